@@ -1,0 +1,138 @@
+/* trawl — the match service: compiled glob patterns.
+ *
+ * A pattern is compiled once from its text and a dialect, then matched against
+ * any number of paths. Paths are byte strings relative to a root, separated by
+ * '/', never starting with "./"; they need not be UTF-8 and are passed with an
+ * explicit length (a NUL inside a path simply never matches a pattern).
+ *
+ * Ownership: trawl_pattern_compile() returns a pattern the caller frees with
+ * trawl_pattern_free(). Every pointer a query function returns points into the
+ * pattern and lives as long as it does.
+ *
+ * Threads: a compiled pattern is immutable. Any number of threads may call the
+ * match and query functions on one pattern at once; matching never allocates.
+ *
+ * Dialects (docs/patterns.md has the full syntax):
+ *   TRAWL_DIALECT_TRAWL  git's wildmatch plus {a,b} alternation; malformed input
+ *                        is an error with a byte offset.
+ *   TRAWL_DIALECT_GIT    exactly git's wildmatch with WM_PATHNAME, as
+ *                        `git ls-files ':(glob)PAT'` applies it; malformed
+ *                        classes and a trailing '\' compile but match nothing.
+ *   TRAWL_DIALECT_CMAKE  file(GLOB): '*', '?', '[...]'; no '**', no braces, '\'
+ *                        is an ordinary byte.
+ *   TRAWL_DIALECT_BAZEL  glob(): '*', '?', '**' as a whole segment only; a
+ *                        segment starting with '.' needs a pattern segment
+ *                        starting with '.', except exactly '*' or '**'.
+ */
+#ifndef TRAWL_PATTERN_H
+#define TRAWL_PATTERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <glib.h>
+
+#include "trawl/export.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  TRAWL_DIALECT_TRAWL = 0,
+  TRAWL_DIALECT_GIT,
+  TRAWL_DIALECT_CMAKE,
+  TRAWL_DIALECT_BAZEL,
+} TrawlDialect;
+
+typedef enum {
+  TRAWL_PATTERN_DEFAULT = 0,
+  TRAWL_PATTERN_ICASE = 1 << 0, /* ASCII case folding of pattern and path */
+} TrawlPatternFlags;
+
+/* Longest pattern text accepted, in bytes. */
+#define TRAWL_PATTERN_MAX_LEN 65536
+/* Most alternatives a pattern's braces may expand to. */
+#define TRAWL_PATTERN_MAX_ALTERNATIVES 4096
+
+/* Errors from trawl_pattern_compile(), in TRAWL_PATTERN_ERROR. The message
+ * names the pattern, the byte offset and the reason; the offset is also
+ * available from trawl_pattern_error_offset(). */
+#define TRAWL_PATTERN_ERROR (trawl_pattern_error_quark())
+typedef enum {
+  TRAWL_PATTERN_ERROR_SYNTAX,   /* unclosed '[' or '{', trailing '\', bad segment … */
+  TRAWL_PATTERN_ERROR_NUL,      /* an embedded NUL byte */
+  TRAWL_PATTERN_ERROR_TOO_LONG, /* over TRAWL_PATTERN_MAX_LEN, or too many alternatives */
+  TRAWL_PATTERN_ERROR_DIALECT,  /* unknown dialect value */
+} TrawlPatternError;
+
+typedef struct trawl_pattern trawl_pattern;
+
+/* The error domain of pattern compilation. */
+TRAWL_API GQuark trawl_pattern_error_quark(void);
+
+/* Byte offset into the pattern text that a TRAWL_PATTERN_ERROR points at, or
+ * -1 when the error is of another domain. */
+TRAWL_API gssize trawl_pattern_error_offset(const GError *error);
+
+/* Compile LEN bytes of TEXT in DIALECT with FLAGS (TrawlPatternFlags). Returns
+ * a new pattern (free with trawl_pattern_free), or NULL with ERROR set. */
+TRAWL_API trawl_pattern *trawl_pattern_compile(const char *text, size_t len,
+                                               TrawlDialect dialect,
+                                               unsigned flags, GError **error);
+
+/* Release a pattern; NULL is allowed. */
+TRAWL_API void trawl_pattern_free(trawl_pattern *p);
+
+/* Does the whole of PATH (LEN bytes) match? Never allocates. */
+TRAWL_API bool trawl_pattern_match(const trawl_pattern *p, const char *path,
+                                   size_t len);
+
+/* Can any path strictly below directory DIR (LEN bytes, relative, no trailing
+ * '/'; LEN 0 is the root) match? false means the walker may leave DIR closed:
+ * a wrong false loses files, so any doubt answers true. */
+TRAWL_API bool trawl_pattern_may_match_below(const trawl_pattern *p,
+                                             const char *dir, size_t len);
+
+/* The pattern text as compiled (not NUL-terminated in general). */
+TRAWL_API const char *trawl_pattern_text(const trawl_pattern *p, size_t *len);
+
+/* The dialect and flags the pattern was compiled with. */
+TRAWL_API TrawlDialect trawl_pattern_dialect(const trawl_pattern *p);
+TRAWL_API unsigned trawl_pattern_flags(const trawl_pattern *p);
+
+/* ---- Facts computed at compile time (for prefilters and the planner) ----
+ *
+ * A pattern with braces is a set of alternatives; the whole-pattern facts are
+ * those every alternative shares. Under TRAWL_PATTERN_ICASE literal facts are
+ * reported as written and compared ASCII-case-insensitively. */
+
+/* True if the pattern can match no path at all (git dialect: malformed). */
+TRAWL_API bool trawl_pattern_matches_nothing(const trawl_pattern *p);
+
+/* Bytes every match starts with; *LEN may be 0. */
+TRAWL_API const char *trawl_pattern_literal_prefix(const trawl_pattern *p,
+                                                   size_t *len);
+
+/* Bytes every match ends with; *LEN may be 0. */
+TRAWL_API const char *trawl_pattern_literal_suffix(const trawl_pattern *p,
+                                                   size_t *len);
+
+/* The extension (".c", with its dot) every match's last component ends with,
+ * or NULL when there is none common to all alternatives. */
+TRAWL_API const char *trawl_pattern_extension(const trawl_pattern *p,
+                                              size_t *len);
+
+/* Fewest bytes a matching path can have. */
+TRAWL_API size_t trawl_pattern_min_length(const trawl_pattern *p);
+
+/* The literal leading directories a walk must start from to find every match:
+ * "{src,packages}/x.c" gives "src" and "packages"; "" means the root itself.
+ * None is below another. Returns a NULL-terminated array owned by P; *N (if
+ * not NULL) receives its length. */
+TRAWL_API const char *const *trawl_pattern_roots(const trawl_pattern *p,
+                                                 size_t *n);
+
+/* Number of alternatives the braces expanded to (1 without braces). */
+TRAWL_API size_t trawl_pattern_alternative_count(const trawl_pattern *p);
+
+G_END_DECLS
+
+#endif /* TRAWL_PATTERN_H */

@@ -1,0 +1,13 @@
+/* trawl — finds source files for build systems, fast and exactly.
+ *
+ * The umbrella header of libcore: include this one, or the header of the
+ * service you use. Services: match (trawl/pattern.h).
+ */
+#ifndef TRAWL_H
+#define TRAWL_H
+
+#include "trawl/export.h"
+#include "trawl/version.h"
+#include "trawl/pattern.h"
+
+#endif /* TRAWL_H */

@@ -1,0 +1,329 @@
+/* trawl — the matching engine.
+ *
+ * Every alternative of a pattern is first screened by facts computed at
+ * compile time: the minimum length, the literal prefix and the literal
+ * suffix. Most real patterns are then decided by those facts alone
+ * ("src/ **" + "/ *.c" is a prefix, a suffix and a length; "*.{ts,tsx}" a
+ * suffix and the absence of '/'), so the engine below runs only for the rest.
+ *
+ * The engine matches component by component. Because '*', '?' and classes
+ * never cross '/', a component of the pattern matches exactly one component of
+ * the path, and inside one component the classic single-backtrack glob
+ * algorithm is exact and O(n·m): on a mismatch, retry from the most recent
+ * '*' one byte further on; an earlier '*' never needs revisiting, since the
+ * later one can absorb whatever the earlier would have. The same argument one
+ * level up handles globstars: they split the pattern into chunks of plain
+ * components; the first chunk is anchored at the start of the path, the last
+ * at its end, and each chunk between is placed at its leftmost fit after the
+ * previous one (a later fit never helps, because the next globstar absorbs
+ * the gap). Nothing is ever tried twice from the same state, so matching is
+ * O(path length × pattern length) in the worst case, with no recursion and
+ * no allocation.
+ */
+#include "pattern-private.h"
+
+static bool
+class_has(const trawl_pattern *p, uint32_t cls, uint8_t c)
+{
+  return (p->classes[cls][c >> 6] >> (c & 63)) & 1;
+}
+
+static const char *
+find_byte(const char *s, size_t n, char c)
+{
+  return n ? memchr(s, c, n) : NULL;
+}
+
+bool
+trawl_comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
+                 size_t len, uint64_t *steps)
+{
+  const bool icase = p->icase;
+  if (c->kind == COMP_LITERAL)
+    return len == c->lit_len && trawl_bytes_equal(s, p->lits + c->lit_off, len, icase);
+  if (c->kind == COMP_GLOBSTAR)
+    return true;
+  if (c->dot_guard && len > 0 && s[0] == '.')
+    return false;
+
+  const struct op *ops = p->ops + c->op_first;
+  const uint32_t n = c->op_count;
+  uint32_t pi = 0, star_pi = UINT32_MAX;
+  size_t ti = 0, star_ti = 0;
+  uint64_t k = 0;
+  for (;;) {
+    k++;
+    if (pi < n) {
+      const struct op *o = &ops[pi];
+      switch (o->kind) {
+      case OP_STAR:
+        star_pi = pi++;
+        star_ti = ti;
+        continue;
+      case OP_LIT:
+        if (len - ti >= o->len &&
+            trawl_bytes_equal(s + ti, p->lits + o->arg, o->len, icase)) {
+          ti += o->len;
+          pi++;
+          k += o->len;
+          continue;
+        }
+        break;
+      case OP_ANY:
+        if (ti < len) {
+          ti++;
+          pi++;
+          continue;
+        }
+        break;
+      default:
+        if (ti < len && class_has(p, o->arg, (uint8_t)s[ti])) {
+          ti++;
+          pi++;
+          continue;
+        }
+        break;
+      }
+    } else if (ti == len) {
+      *steps += k;
+      return true;
+    }
+    /* Mismatch: let the last '*' take one more byte, or fail. */
+    if (star_pi == UINT32_MAX || star_ti >= len) {
+      *steps += k;
+      return false;
+    }
+    ti = ++star_ti;
+    pi = star_pi + 1;
+  }
+}
+
+/* Match COUNT consecutive components C against the path from offset POS (a
+ * component start). On success *END is where the last one ends: at a '/' or
+ * at LEN. */
+static bool
+chunk_match(const trawl_pattern *p, const struct comp *c, uint32_t count,
+            const char *path, size_t len, size_t pos, size_t *end,
+            uint64_t *steps)
+{
+  for (uint32_t i = 0; i < count; i++) {
+    if (pos > len)
+      return false;
+    const char *slash = find_byte(path + pos, len - pos, '/');
+    size_t e = slash ? (size_t)(slash - path) : len;
+    if (!trawl_comp_match(p, &c[i], path + pos, e - pos, steps))
+      return false;
+    pos = e + 1;
+  }
+  *end = pos - 1;
+  return true;
+}
+
+/* Offset where the last COUNT components of PATH start, or SIZE_MAX when it
+ * has fewer. */
+static size_t
+tail_start(const char *path, size_t len, uint32_t count)
+{
+  size_t i = len;
+  while (count > 0) {
+    while (i > 0 && path[i - 1] != '/')
+      i--;
+    if (--count == 0)
+      return i;
+    if (i == 0)
+      return SIZE_MAX;
+    i--;
+  }
+  return i;
+}
+
+static bool
+alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
+           size_t len, uint64_t *steps)
+{
+  const struct comp *c = p->comps + a->comp_first;
+  const uint32_t n = a->comp_count;
+  size_t end;
+
+  if (!a->has_globstar)
+    return chunk_match(p, c, n, path, len, 0, &end, steps) && end == len;
+
+  /* Head: the components before the first globstar, anchored at 0. */
+  size_t cur = 0; /* the first path component still free */
+  if (a->head_count > 0) {
+    if (!chunk_match(p, c, a->head_count, path, len, 0, &end, steps))
+      return false;
+    cur = end + 1;
+  }
+
+  /* Tail: the components after the last globstar, anchored at the end. */
+  uint32_t last_gs = n;
+  while (c[last_gs - 1].kind != COMP_GLOBSTAR)
+    last_gs--;
+  last_gs--;
+  const uint32_t tail_count = n - last_gs - 1;
+  size_t limit; /* middle chunks must end at or before this offset */
+  size_t tail_at = 0;
+  if (tail_count > 0) {
+    tail_at = tail_start(path, len, tail_count);
+    if (tail_at == SIZE_MAX || tail_at < cur)
+      return false;
+    limit = tail_at == 0 ? 0 : tail_at - 1;
+  } else {
+    /* A trailing globstar needs one more component, except Bazel's. */
+    limit = p->dialect == TRAWL_DIALECT_BAZEL ? len : (len == 0 ? 0 : len - 1);
+  }
+
+  /* Middle chunks, each at its leftmost fit. */
+  uint32_t i = a->head_count + 1;
+  while (i < last_gs) {
+    uint32_t j = i;
+    while (c[j].kind != COMP_GLOBSTAR)
+      j++;
+    bool placed = false;
+    size_t q = cur;
+    while (q <= len) {
+      (*steps)++;
+      if (chunk_match(p, c + i, j - i, path, len, q, &end, steps)) {
+        if (end > limit || (tail_count > 0 && end >= tail_at && tail_at > 0))
+          return false;
+        placed = true;
+        break;
+      }
+      const char *slash = find_byte(path + q, len - q, '/');
+      if (!slash)
+        break;
+      q = (size_t)(slash - path) + 1;
+    }
+    if (!placed)
+      return false;
+    cur = end + 1;
+    i = j + 1;
+  }
+
+  if (tail_count > 0) {
+    if (tail_at < cur)
+      return false;
+    return chunk_match(p, c + last_gs + 1, tail_count, path, len, tail_at, &end,
+                       steps) && end == len;
+  }
+  if (p->dialect == TRAWL_DIALECT_BAZEL)
+    return cur <= len + 1;
+  return cur < len;
+}
+
+static bool
+prefix_suffix_ok(const trawl_pattern *p, const struct alt *a, const char *path,
+                 size_t len)
+{
+  if (len < a->min_len)
+    return false;
+  if (a->prefix_len &&
+      (len < a->prefix_len ||
+       !trawl_bytes_equal(path, p->lits + a->prefix_off, a->prefix_len, p->icase)))
+    return false;
+  if (a->suffix_len &&
+      (len < a->suffix_len ||
+       !trawl_bytes_equal(path + len - a->suffix_len, p->lits + a->suffix_off,
+                          a->suffix_len, p->icase)))
+    return false;
+  return true;
+}
+
+static bool
+alt_match(const trawl_pattern *p, const struct alt *a, const char *path,
+          size_t len)
+{
+  if (!prefix_suffix_ok(p, a, path, len))
+    return false;
+  const size_t pl = a->prefix_len, sl = a->suffix_len;
+  switch (a->strategy) {
+  case STRAT_EXACT:
+    return len == pl;
+  case STRAT_STAR:
+    if (len < pl + sl || find_byte(path + pl, len - pl - sl, '/'))
+      return false;
+    return !(a->guard_last && len > pl && path[pl] == '.');
+  case STRAT_GLOBSTAR_STAR: {
+    if (len < pl + (sl ? sl : 1))
+      return false;
+    if (a->guard_last) {
+      size_t b = len;
+      while (b > 0 && path[b - 1] != '/')
+        b--;
+      if (path[b] == '.')
+        return false;
+    }
+    return true;
+  }
+  case STRAT_GLOBSTAR_TAIL:
+    return len > pl;
+  default: {
+    uint64_t steps = 0;
+    return alt_engine(p, a, path, len, &steps);
+  }
+  }
+}
+
+bool
+trawl_pattern_match(const trawl_pattern *p, const char *path, size_t len)
+{
+  if (len < p->min_len)
+    return false;
+  for (size_t i = 0; i < p->n_alts; i++)
+    if (alt_match(p, &p->alts[i], path, len))
+      return true;
+  return false;
+}
+
+bool
+trawl_pattern_match_engine(const trawl_pattern *p, const char *path, size_t len,
+                           uint64_t *steps)
+{
+  uint64_t local = 0;
+  if (steps == NULL)
+    steps = &local;
+  if (p->nothing)
+    return false;
+  for (size_t i = 0; i < p->n_alts; i++)
+    if (alt_engine(p, &p->alts[i], path, len, steps))
+      return true;
+  return false;
+}
+
+/* Can a path below DIR match alternative A? Walk DIR's components against
+ * the head (the components before the first globstar): once the head is
+ * used up at a globstar, the globstar absorbs the rest of DIR and the
+ * remaining pattern can always be completed below it. */
+static bool
+alt_may_match_below(const trawl_pattern *p, const struct alt *a,
+                    const char *dir, size_t len)
+{
+  const struct comp *c = p->comps + a->comp_first;
+  uint64_t steps = 0;
+  uint32_t i = 0;
+  size_t pos = 0;
+  while (len > 0 && pos <= len) {
+    if (i == a->head_count)
+      return a->has_globstar;
+    const char *slash = find_byte(dir + pos, len - pos, '/');
+    size_t e = slash ? (size_t)(slash - dir) : len;
+    if (!trawl_comp_match(p, &c[i], dir + pos, e - pos, &steps))
+      return false;
+    i++;
+    pos = e + 1;
+  }
+  return i < a->comp_count;
+}
+
+bool
+trawl_pattern_may_match_below(const trawl_pattern *p, const char *dir,
+                              size_t len)
+{
+  if (p->nothing)
+    return false;
+  for (size_t i = 0; i < p->n_alts; i++)
+    if (alt_may_match_below(p, &p->alts[i], dir, len))
+      return true;
+  return false;
+}

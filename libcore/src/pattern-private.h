@@ -1,0 +1,122 @@
+/* trawl — the compiled form of a pattern, shared by pattern.c (which builds
+ * it) and match.c (which runs it). Private: not installed.
+ *
+ * A pattern is a list of alternatives (its braces expanded). An alternative is
+ * a list of components (the pattern split at '/'); a component is either a
+ * globstar ("**" alone, any number of whole path components), a literal, or a
+ * short program of ops (literal runs, '?', '*', classes) matched against one
+ * path component. Each alternative also carries the facts the prefilters use
+ * and the strategy chosen for it at compile time.
+ */
+#ifndef TRAWL_PATTERN_PRIVATE_H
+#define TRAWL_PATTERN_PRIVATE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "trawl/pattern.h"
+
+enum op_kind {
+  OP_LIT,   /* arg: offset into lits, len: byte count */
+  OP_ANY,   /* one byte, never '/' */
+  OP_STAR,  /* any run of bytes within the component */
+  OP_CLASS, /* arg: index into classes */
+};
+
+struct op {
+  uint8_t kind;
+  uint32_t arg;
+  uint32_t len;
+};
+
+enum comp_kind {
+  COMP_GLOBSTAR, /* zero or more whole components */
+  COMP_LITERAL,  /* exactly the bytes lits[lit_off .. lit_off + lit_len) */
+  COMP_WILD,     /* ops[op_first .. op_first + op_count) */
+};
+
+struct comp {
+  uint8_t kind;
+  bool dot_guard;    /* bazel: a name starting with '.' does not match */
+  uint32_t op_first;
+  uint32_t op_count;
+  uint32_t lit_off;  /* COMP_LITERAL */
+  uint32_t lit_len;
+};
+
+/* How an alternative is decided once its prefix and suffix have matched. */
+enum strategy {
+  STRAT_EXACT,         /* the whole alternative is literal: prefix == path */
+  STRAT_STAR,          /* prefix, then '*' within one component, then suffix */
+  STRAT_GLOBSTAR_STAR, /* prefix ending in '/', "**" then "*", suffix (no '/') */
+  STRAT_GLOBSTAR_TAIL, /* prefix ending in '/', then a trailing "**" */
+  STRAT_ENGINE,        /* anything else: the component engine */
+};
+
+struct alt {
+  uint32_t comp_first;
+  uint32_t comp_count;
+  uint32_t head_count;  /* components before the first globstar */
+  bool has_globstar;
+  uint8_t strategy;
+  bool guard_last;      /* strategy shortcut must refuse a last component starting with '.' */
+  uint32_t min_len;
+  uint32_t prefix_off, prefix_len; /* literal bytes every match starts with (in lits) */
+  uint32_t suffix_off, suffix_len; /* literal bytes every match ends with */
+  uint32_t ext_off, ext_len;       /* required extension of the last component, or 0 */
+};
+
+struct trawl_pattern {
+  char *text;
+  size_t text_len;
+  TrawlDialect dialect;
+  unsigned flags;
+  bool icase;
+  bool nothing;         /* matches no path (git dialect: malformed) */
+  size_t min_len;
+
+  struct alt *alts;
+  size_t n_alts;
+  struct comp *comps;
+  struct op *ops;
+  uint64_t (*classes)[4]; /* 256-bit membership maps, '/' never a member */
+  char *lits;
+
+  /* whole-pattern facts (own storage) */
+  char *prefix;
+  size_t prefix_len;
+  char *suffix;
+  size_t suffix_len;
+  char *ext;
+  size_t ext_len;
+  char **roots;         /* NULL-terminated */
+  size_t n_roots;
+};
+
+static inline uint8_t
+trawl_fold(uint8_t c)
+{
+  return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
+}
+
+static inline bool
+trawl_bytes_equal(const char *a, const char *b, size_t n, bool icase)
+{
+  if (!icase)
+    return memcmp(a, b, n) == 0;
+  for (size_t i = 0; i < n; i++)
+    if (trawl_fold((uint8_t)a[i]) != trawl_fold((uint8_t)b[i]))
+      return false;
+  return true;
+}
+
+/* The engine alone, without the prefilters or strategy shortcuts, counting
+ * the elementary steps it takes into *STEPS (for the linear-time tests). */
+bool trawl_pattern_match_engine(const trawl_pattern *p, const char *path,
+                                size_t len, uint64_t *steps);
+
+/* Does component C of P match the LEN bytes at S (one path component)? */
+bool trawl_comp_match(const trawl_pattern *p, const struct comp *c,
+                      const char *s, size_t len, uint64_t *steps);
+
+#endif /* TRAWL_PATTERN_PRIVATE_H */
