@@ -57,6 +57,11 @@ trawl_comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
       const struct op *o = &ops[pi];
       switch (o->kind) {
       case OP_STAR:
+        if (pi + 1 == n) {
+          /* A trailing '*' takes the rest of the component. */
+          *steps += k;
+          return true;
+        }
         star_pi = pi++;
         star_ti = ti;
         continue;
@@ -185,8 +190,8 @@ alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
     while (q <= len) {
       (*steps)++;
       if (chunk_match(p, c + i, j - i, path, len, q, &end, steps)) {
-        if (end > limit || (tail_count > 0 && end >= tail_at && tail_at > 0))
-          return false;
+        if (end > limit)
+          return false; /* a later fit would end later still */
         placed = true;
         break;
       }
