@@ -142,6 +142,17 @@ tail_start(const char *path, size_t len, uint32_t count)
   return i;
 }
 
+/* Offset just past the component starting at POS (after its '/'), or
+ * SIZE_MAX when it is the last one. */
+static size_t
+skip_component(const char *path, size_t len, size_t pos)
+{
+  if (pos > len)
+    return SIZE_MAX;
+  const char *slash = find_byte(path + pos, len - pos, '/');
+  return slash ? (size_t)(slash - path) + 1 : SIZE_MAX;
+}
+
 static bool
 alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
            size_t len, uint64_t *steps)
@@ -162,59 +173,51 @@ alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
   }
 
   /* Tail: the components after the last globstar, anchored at the end. */
-  uint32_t last_gs = n;
-  while (c[last_gs - 1].kind != COMP_GLOBSTAR)
+  uint32_t last_gs = n - 1;
+  while (c[last_gs].kind != COMP_GLOBSTAR)
     last_gs--;
-  last_gs--;
   const uint32_t tail_count = n - last_gs - 1;
-  size_t limit; /* middle chunks must end at or before this offset */
-  size_t tail_at = 0;
+  size_t tail_at = len + 1;
   if (tail_count > 0) {
     tail_at = tail_start(path, len, tail_count);
-    if (tail_at == SIZE_MAX || tail_at < cur)
+    if (tail_at == SIZE_MAX)
       return false;
-    limit = tail_at == 0 ? 0 : tail_at - 1;
-  } else {
-    /* A trailing globstar needs one more component, except Bazel's. */
-    limit = p->dialect == TRAWL_DIALECT_BAZEL ? len : (len == 0 ? 0 : len - 1);
   }
+  /* Middle chunks must end before the tail's '/' (or by the end). */
+  const size_t limit = tail_count > 0 ? (tail_at == 0 ? 0 : tail_at - 1) : len;
 
-  /* Middle chunks, each at its leftmost fit. */
-  uint32_t i = a->head_count + 1;
-  while (i < last_gs) {
-    uint32_t j = i;
-    while (c[j].kind != COMP_GLOBSTAR)
-      j++;
-    bool placed = false;
-    size_t q = cur;
-    while (q <= len) {
+  /* Each globstar, then the chunk after it at its leftmost fit. */
+  for (uint32_t g = a->head_count; g < n;) {
+    size_t earliest = cur;
+    if (c[g].needs_one && (earliest = skip_component(path, len, cur)) == SIZE_MAX)
+      return false;
+    if (g == last_gs) {
+      if (tail_count == 0) /* trailing: git needs the '/', Bazel not even that */
+        return p->dialect == TRAWL_DIALECT_BAZEL || cur <= len;
+      return tail_at >= earliest &&
+             chunk_match(p, c + g + 1, tail_count, path, len, tail_at, &end, steps) &&
+             end == len;
+    }
+    uint32_t next = g + 1;
+    while (c[next].kind != COMP_GLOBSTAR)
+      next++;
+    size_t q = earliest;
+    for (;;) {
       (*steps)++;
-      if (chunk_match(p, c + i, j - i, path, len, q, &end, steps)) {
+      if (q > len)
+        return false;
+      if (chunk_match(p, c + g + 1, next - g - 1, path, len, q, &end, steps)) {
         if (end > limit)
           return false; /* a later fit would end later still */
-        placed = true;
         break;
       }
-      const char *slash = find_byte(path + q, len - q, '/');
-      if (!slash)
-        break;
-      q = (size_t)(slash - path) + 1;
+      if ((q = skip_component(path, len, q)) == SIZE_MAX)
+        return false;
     }
-    if (!placed)
-      return false;
     cur = end + 1;
-    i = j + 1;
+    g = next;
   }
-
-  if (tail_count > 0) {
-    if (tail_at < cur)
-      return false;
-    return chunk_match(p, c + last_gs + 1, tail_count, path, len, tail_at, &end,
-                       steps) && end == len;
-  }
-  if (p->dialect == TRAWL_DIALECT_BAZEL)
-    return cur <= len + 1;
-  return cur < len;
+  return false; /* not reached: the loop ends at the last globstar */
 }
 
 static bool
@@ -250,19 +253,19 @@ alt_match(const trawl_pattern *p, const struct alt *a, const char *path,
       return false;
     return !(a->guard_last && len > pl && path[pl] == '.');
   case STRAT_GLOBSTAR_STAR: {
-    if (len < pl + (sl ? sl : 1))
+    if (len < pl + sl)
       return false;
     if (a->guard_last) {
       size_t b = len;
       while (b > 0 && path[b - 1] != '/')
         b--;
-      if (path[b] == '.')
+      if (b < len && path[b] == '.')
         return false;
     }
     return true;
   }
   case STRAT_GLOBSTAR_TAIL:
-    return len > pl;
+    return len >= pl;
   default: {
     uint64_t steps = 0;
     return alt_engine(p, a, path, len, &steps);

@@ -38,6 +38,7 @@ enum comp_kind {
 struct comp {
   uint8_t kind;
   bool dot_guard;    /* bazel: a name starting with '.' does not match */
+  bool needs_one;    /* globstar followed by an escaped '/': no zero match */
   uint32_t op_first;
   uint32_t op_count;
   uint32_t lit_off;  /* COMP_LITERAL */

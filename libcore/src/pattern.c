@@ -153,7 +153,8 @@ posix_class_has(const char *name, size_t n, unsigned c, bool icase)
   if (IS("lower")) return is_lower(c);
   if (IS("print")) return c >= 32 && c < 127;
   if (IS("punct")) return is_graph(c) && !is_alnum(c);
-  if (IS("space")) return c == ' ' || (c >= '\t' && c <= '\r');
+  /* git's own ctype: no '\v' or '\f' */
+  if (IS("space")) return c == ' ' || c == '\t' || c == '\n' || c == '\r';
   if (IS("upper")) return is_upper(c) || (icase && is_lower(c));
   if (IS("xdigit")) return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
   return -1;
@@ -409,7 +410,18 @@ lex_wildmatch(struct builder *b, bool strict, bool braces, GError **error)
         b->nothing = true;
         return true;
       }
-      emit(b, s[i + 1] == '/' ? T_SEP : T_LIT, (uint8_t)s[i + 1], 0, i);
+      if (s[i + 1] == '/') {
+        /* count 1 marks an escaped separator: after "**" it does not
+         * let the globstar match zero components (wildmatch's rule). */
+        emit(b, T_SEP, '/', 1, i);
+      } else if (b->icase && !strict && is_upper((uint8_t)s[i + 1])) {
+        /* wildmatch folds the path byte but not an escaped pattern byte:
+         * under icase "\A" matches nothing. An empty class says so. */
+        struct classmap none = {{0}};
+        emit(b, T_CLASS, 0, add_class(b, &none), i);
+      } else {
+        emit(b, T_LIT, (uint8_t)s[i + 1], 0, i);
+      }
       i += 2;
       break;
     case '*': {
@@ -899,6 +911,7 @@ derive_alt_facts(struct builder *b, struct alt *a)
    * between them, and what a trailing globstar must add (git and trawl: a
    * '/' and at least one byte; Bazel: nothing). */
   uint32_t min = 0, plain = 0;
+  bool needs_one = false;
   a->has_globstar = false;
   a->head_count = n;
   for (uint32_t i = 0; i < n; i++) {
@@ -907,6 +920,10 @@ derive_alt_facts(struct builder *b, struct alt *a)
       if (!a->has_globstar)
         a->head_count = i;
       a->has_globstar = true;
+      if (c->needs_one) {
+        needs_one = true;
+        min++;
+      }
       continue;
     }
     min += comp_min_len(b, c);
@@ -914,8 +931,9 @@ derive_alt_facts(struct builder *b, struct alt *a)
   }
   if (plain > 1)
     min += plain - 1;
-  if (n > 0 && comp_at(b, a->comp_first + n - 1)->kind == COMP_GLOBSTAR && !bazel)
-    min += plain > 0 ? 2 : 1;
+  /* A trailing globstar (git, trawl) needs the '/' before it. */
+  if (n > 1 && comp_at(b, a->comp_first + n - 1)->kind == COMP_GLOBSTAR && !bazel)
+    min += 1;
   a->min_len = min;
 
   /* Strategy: after the literal leading components, the shapes that the
@@ -927,7 +945,9 @@ derive_alt_facts(struct builder *b, struct alt *a)
   const struct comp *r1 = k + 1 < n ? comp_at(b, a->comp_first + k + 1) : NULL;
   a->strategy = STRAT_ENGINE;
   a->guard_last = false;
-  if (k == n) {
+  if (needs_one) {
+    /* rare ("**\\/"): the engine handles it */
+  } else if (k == n) {
     a->strategy = STRAT_EXACT;
   } else if (n - k == 1 && r0->kind == COMP_GLOBSTAR && !bazel) {
     a->strategy = STRAT_GLOBSTAR_TAIL;
@@ -965,13 +985,24 @@ build_alt(struct builder *b, const struct tok *t, size_t n, GError **error)
     size_t end = start;
     while (end < n && t[end].kind != T_SEP)
       end++;
-    build_comp(b, t + start, end - start);
-    /* "**" followed by "**" is one globstar. */
-    guint cn = b->comps->len;
-    if (cn - a.comp_first >= 2 &&
-        comp_at(b, cn - 1)->kind == COMP_GLOBSTAR &&
-        comp_at(b, cn - 2)->kind == COMP_GLOBSTAR)
-      g_array_set_size(b->comps, cn - 1);
+    size_t k = end - start;
+    /* CMake normalises the pattern's path first: "a//b" and "a/./b" are
+     * "a/b" (a leading '/' stays: the pattern is absolute). */
+    bool skip = b->dialect == TRAWL_DIALECT_CMAKE && start > 0 &&
+                (k == 0 || (k == 1 && t[start].kind == T_LIT && t[start].byte == '.'));
+    if (!skip) {
+      build_comp(b, t + start, k);
+      guint cn = b->comps->len;
+      struct comp *last = &g_array_index(b->comps, struct comp, cn - 1);
+      if (last->kind == COMP_GLOBSTAR && end < n && t[end].count == 1)
+        last->needs_one = true;
+      /* "**" followed by "**" is one globstar. */
+      if (cn - a.comp_first >= 2 && last->kind == COMP_GLOBSTAR &&
+          comp_at(b, cn - 2)->kind == COMP_GLOBSTAR) {
+        g_array_index(b->comps, struct comp, cn - 2).needs_one |= last->needs_one;
+        g_array_set_size(b->comps, cn - 1);
+      }
+    }
     start = end + 1;
   }
   a.comp_count = b->comps->len - a.comp_first;
