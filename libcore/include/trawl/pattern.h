@@ -3,7 +3,7 @@
  * A pattern is compiled once from its text and a dialect, then matched against
  * any number of paths. Paths are byte strings relative to a root, separated by
  * '/', never starting with "./"; they need not be UTF-8 and are passed with an
- * explicit length (a NUL inside a path simply never matches a pattern).
+ * explicit length. Every byte is matched as it is, a NUL included.
  *
  * Ownership: trawl_pattern_compile() returns a pattern the caller frees with
  * trawl_pattern_free(). Every pointer a query function returns points into the
