@@ -34,6 +34,27 @@ find_byte(const char *s, size_t n, char c)
   return n ? memchr(s, c, n) : NULL;
 }
 
+/* Ops without a star against exactly the bytes they take. */
+static bool
+fixed_match(const trawl_pattern *p, const struct op *ops, uint32_t n,
+            const char *s, uint64_t *steps)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    const struct op *o = &ops[i];
+    (*steps)++;
+    if (o->kind == OP_LIT) {
+      if (!trawl_bytes_equal(s, p->lits + o->arg, o->len, p->icase))
+        return false;
+      s += o->len;
+    } else {
+      if (o->kind == OP_CLASS && !class_has(p, o->arg, (uint8_t)*s))
+        return false;
+      s++;
+    }
+  }
+  return true;
+}
+
 bool
 trawl_comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
                  size_t len, uint64_t *steps)
@@ -47,59 +68,75 @@ trawl_comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
     return false;
 
   const struct op *ops = p->ops + c->op_first;
-  const uint32_t n = c->op_count;
-  uint32_t pi = 0, star_pi = UINT32_MAX;
+  if (c->last_star == NO_STAR)
+    return len == c->tail_len && fixed_match(p, ops, c->op_count, s, steps);
+
+  /* What follows the last '*' has a fixed length: it must match the end of
+   * the component. Then the last '*' is trailing and takes whatever is left
+   * between the earlier ops and that end (musl's order: tail first). */
+  if (len < c->tail_len ||
+      !fixed_match(p, ops + c->last_star + 1, c->op_count - c->last_star - 1,
+                   s + len - c->tail_len, steps))
+    return false;
+  len -= c->tail_len;
+
+  const uint32_t n = c->last_star;
+  uint32_t pi = 0, star_pi = NO_STAR;
   size_t ti = 0, star_ti = 0;
   uint64_t k = 0;
   for (;;) {
     k++;
-    if (pi < n) {
-      const struct op *o = &ops[pi];
-      switch (o->kind) {
-      case OP_STAR:
-        if (pi + 1 == n) {
-          /* A trailing '*' takes the rest of the component. */
-          *steps += k;
-          return true;
-        }
-        star_pi = pi++;
-        star_ti = ti;
-        continue;
-      case OP_LIT:
-        if (len - ti >= o->len &&
-            trawl_bytes_equal(s + ti, p->lits + o->arg, o->len, icase)) {
-          ti += o->len;
-          pi++;
-          k += o->len;
-          continue;
-        }
-        break;
-      case OP_ANY:
-        if (ti < len) {
-          ti++;
-          pi++;
-          continue;
-        }
-        break;
-      default:
-        if (ti < len && class_has(p, o->arg, (uint8_t)s[ti])) {
-          ti++;
-          pi++;
-          continue;
-        }
-        break;
+    const struct op *o = &ops[pi];
+    switch (o->kind) {
+    case OP_STAR:
+      if (pi == n) {
+        *steps += k;
+        return true;
       }
-    } else if (ti == len) {
-      *steps += k;
-      return true;
+      star_pi = pi++;
+      star_ti = ti;
+      continue;
+    case OP_LIT:
+      if (len - ti >= o->len &&
+          trawl_bytes_equal(s + ti, p->lits + o->arg, o->len, icase)) {
+        ti += o->len;
+        pi++;
+        k += o->len;
+        continue;
+      }
+      break;
+    case OP_ANY:
+      if (ti < len) {
+        ti++;
+        pi++;
+        continue;
+      }
+      break;
+    default:
+      if (ti < len && class_has(p, o->arg, (uint8_t)s[ti])) {
+        ti++;
+        pi++;
+        continue;
+      }
+      break;
     }
     /* Mismatch: let the last '*' take one more byte, or fail. */
-    if (star_pi == UINT32_MAX || star_ti >= len) {
+    if (star_pi == NO_STAR || star_ti >= len) {
       *steps += k;
       return false;
     }
     ti = ++star_ti;
     pi = star_pi + 1;
+    const struct op *next = &ops[pi];
+    if (next->kind == OP_LIT && !icase) {
+      /* The next literal can only start at its first byte: skip to it. */
+      const char *hit = find_byte(s + ti, len - ti, p->lits[next->arg]);
+      if (hit == NULL) {
+        *steps += k;
+        return false;
+      }
+      ti = star_ti = (size_t)(hit - s);
+    }
   }
 }
 

@@ -43,7 +43,11 @@ struct comp {
   uint32_t op_count;
   uint32_t lit_off;  /* COMP_LITERAL */
   uint32_t lit_len;
+  uint32_t last_star; /* COMP_WILD: index of the last OP_STAR, or NO_STAR */
+  uint32_t tail_len;  /* bytes the ops after it (or all ops, without a star) take */
 };
+
+#define NO_STAR UINT32_MAX
 
 /* How an alternative is decided once its prefix and suffix have matched. */
 enum strategy {
@@ -103,8 +107,15 @@ trawl_fold(uint8_t c)
 static inline bool
 trawl_bytes_equal(const char *a, const char *b, size_t n, bool icase)
 {
-  if (!icase)
-    return memcmp(a, b, n) == 0;
+  if (!icase) {
+    /* Most literals in patterns are a few bytes: a loop beats a call. */
+    if (n > 16)
+      return memcmp(a, b, n) == 0;
+    for (size_t i = 0; i < n; i++)
+      if (a[i] != b[i])
+        return false;
+    return true;
+  }
   for (size_t i = 0; i < n; i++)
     if (trawl_fold((uint8_t)a[i]) != trawl_fold((uint8_t)b[i]))
       return false;

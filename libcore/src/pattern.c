@@ -318,7 +318,10 @@ static size_t
 lex_cmake_class(struct builder *b, size_t open, struct classmap *map)
 {
   const char *s = b->text;
-  size_t len = b->len;
+  /* CMake splits the pattern at '/' before it reads brackets: a class ends
+   * with its component. */
+  const char *slash = memchr(s + open, '/', b->len - open);
+  size_t len = slash ? (size_t)(slash - s) : b->len;
   size_t j = open + 1;
   if (j < len && (s[j] == '!' || s[j] == '^'))
     j++;
@@ -737,6 +740,16 @@ build_comp(struct builder *b, const struct tok *t, size_t n)
       g_array_append_val(b->ops, o);
     }
     c.op_count = b->ops->len - c.op_first;
+    c.last_star = NO_STAR;
+    c.tail_len = 0;
+    for (uint32_t i = c.op_count; i-- > 0;) {
+      const struct op *o = &g_array_index(b->ops, struct op, c.op_first + i);
+      if (o->kind == OP_STAR) {
+        c.last_star = i;
+        break;
+      }
+      c.tail_len += o->kind == OP_LIT ? o->len : 1;
+    }
     if (b->dialect == TRAWL_DIALECT_BAZEL) {
       const struct op *first = &g_array_index(b->ops, struct op, c.op_first);
       bool lone_star = c.op_count == 1 && first->kind == OP_STAR;
@@ -986,12 +999,13 @@ build_alt(struct builder *b, const struct tok *t, size_t n, GError **error)
     while (end < n && t[end].kind != T_SEP)
       end++;
     size_t k = end - start;
-    /* CMake normalises the pattern's path first: "a//b" and "a/./b" are
-     * "a/b" (a leading '/' stays: the pattern is absolute). */
-    bool skip = b->dialect == TRAWL_DIALECT_CMAKE && start > 0 &&
-                (k == 0 || (k == 1 && t[start].kind == T_LIT && t[start].byte == '.'));
+    /* CMake normalises the pattern's path first: "a//b", "a/./b" and
+     * "./a/b" are "a/b" (a leading '/' stays: the pattern is absolute). */
+    bool skip = b->dialect == TRAWL_DIALECT_CMAKE &&
+                ((k == 0 && start > 0) ||
+                 (k == 1 && t[start].kind == T_LIT && t[start].byte == '.'));
     if (!skip) {
-      build_comp(b, t + start, k);
+      build_comp(b, k ? t + start : NULL, k);
       guint cn = b->comps->len;
       struct comp *last = &g_array_index(b->comps, struct comp, cn - 1);
       if (last->kind == COMP_GLOBSTAR && end < n && t[end].count == 1)
@@ -1005,6 +1019,8 @@ build_alt(struct builder *b, const struct tok *t, size_t n, GError **error)
     }
     start = end + 1;
   }
+  if (b->comps->len == a.comp_first) /* cmake "." or "./": the root itself */
+    build_comp(b, NULL, 0);
   a.comp_count = b->comps->len - a.comp_first;
   derive_alt_facts(b, &a);
   g_array_append_val(b->alts, a);
@@ -1085,7 +1101,8 @@ derive_roots(trawl_pattern *p)
     if (p->icase)
       g_ptr_array_add(roots, g_strdup(""));
   }
-  qsort(roots->pdata, roots->len, sizeof(char *), compare_roots);
+  if (roots->len > 1)
+    qsort(roots->pdata, roots->len, sizeof(char *), compare_roots);
   /* Sorted, a root's ancestors come before it: keep those no kept root
    * contains. */
   GPtrArray *kept = g_ptr_array_new();

@@ -71,6 +71,13 @@ cli_match(int argc, char **argv)
     fprintf(stderr, "trawl match: %s\n", error->message);
     goto out;
   }
+  /* GOption leaves "--" in place when an argument after it starts with
+   * '-'; it only ends the options, it is never the pattern. */
+  if (argc >= 2 && strcmp(argv[1], "--") == 0) {
+    argv[1] = argv[0];
+    argv++;
+    argc--;
+  }
   if (argc < 2) {
     fprintf(stderr, "trawl match: a PATTERN is required\n");
     goto out;
