@@ -310,10 +310,23 @@ alt_match(const trawl_pattern *p, const struct alt *a, const char *path,
   }
 }
 
+/* git's literal cut (pattern.c): compare it, then match what follows. */
+static bool
+strip_cut(const trawl_pattern *p, const char **path, size_t *len)
+{
+  if (p->strip_len == 0)
+    return true;
+  if (*len < p->strip_len || !trawl_bytes_equal(*path, p->strip, p->strip_len, p->icase))
+    return false;
+  *path += p->strip_len;
+  *len -= p->strip_len;
+  return true;
+}
+
 bool
 trawl_pattern_match(const trawl_pattern *p, const char *path, size_t len)
 {
-  if (len < p->min_len)
+  if (len < p->min_len || !strip_cut(p, &path, &len))
     return false;
   for (size_t i = 0; i < p->n_alts; i++)
     if (alt_match(p, &p->alts[i], path, len))
@@ -328,7 +341,7 @@ trawl_pattern_match_engine(const trawl_pattern *p, const char *path, size_t len,
   uint64_t local = 0;
   if (steps == NULL)
     steps = &local;
-  if (p->nothing)
+  if (p->nothing || !strip_cut(p, &path, &len))
     return false;
   for (size_t i = 0; i < p->n_alts; i++)
     if (alt_engine(p, &p->alts[i], path, len, steps))
@@ -367,6 +380,19 @@ trawl_pattern_may_match_below(const trawl_pattern *p, const char *dir,
 {
   if (p->nothing)
     return false;
+  if (p->strip_len) {
+    const size_t cut = p->strip_len;
+    if (len == 0)
+      return true;
+    if (len < cut) /* DIR must lead into the cut: "x/" of "x/ab" */
+      return p->strip[len] == '/' && trawl_bytes_equal(dir, p->strip, len, p->icase);
+    if (!trawl_bytes_equal(dir, p->strip, cut, p->icase))
+      return false;
+    if (len == cut) /* the rest starts with an empty component: stay open */
+      return true;
+    dir += cut;
+    len -= cut;
+  }
   for (size_t i = 0; i < p->n_alts; i++)
     if (alt_may_match_below(p, &p->alts[i], dir, len))
       return true;

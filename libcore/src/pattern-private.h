@@ -96,6 +96,12 @@ struct trawl_pattern {
   size_t ext_len;
   char **roots;         /* NULL-terminated */
   size_t n_roots;
+
+  /* git: the literal bytes before the first wildcard, compared on their own
+   * when they end inside a component and a "**" follows (see pattern.c). The
+   * alternatives then match what follows them. */
+  char *strip;
+  size_t strip_len;
 };
 
 static inline uint8_t

@@ -1133,9 +1133,66 @@ steal_array(GArray *a)
   return g_array_free(a, FALSE);
 }
 
+static trawl_pattern *compile_plain(const char *text, size_t len,
+                                    TrawlDialect dialect, unsigned flags,
+                                    GError **error);
+
+/* Where git's pathspec matching would cut PATTERN before handing it to
+ * wildmatch: git compares the bytes before the first wildcard ('*', '?',
+ * '[' or '\\') on their own and runs wildmatch on the rest, so a "**" right
+ * after that cut counts as starting the pattern: "a**" takes "a/b", and
+ * "a**" followed by "/b" takes "ab". The cut changes the meaning only there;
+ * 0 elsewhere. */
+static size_t
+git_literal_cut(const char *text, size_t len)
+{
+  size_t f = 0;
+  while (f < len && !strchr("*?[\\", text[f]))
+    f++;
+  if (f == 0 || f + 1 >= len || text[f - 1] == '/' || text[f] != '*' || text[f + 1] != '*')
+    return 0;
+  return f;
+}
+
 trawl_pattern *
 trawl_pattern_compile(const char *text, size_t len, TrawlDialect dialect,
                       unsigned flags, GError **error)
+{
+  size_t cut = 0;
+  if (dialect == TRAWL_DIALECT_GIT && len <= TRAWL_PATTERN_MAX_LEN &&
+      (len == 0 || memchr(text, '\0', len) == NULL))
+    cut = git_literal_cut(text, len);
+  if (cut == 0)
+    return compile_plain(text, len, dialect, flags, error);
+
+  trawl_pattern *p = compile_plain(text + cut, len - cut, dialect, flags, error);
+  if (p == NULL)
+    return NULL;
+  g_free(p->text);
+  p->text = g_strndup(text, len);
+  p->text_len = len;
+  p->strip = g_strndup(text, cut);
+  p->strip_len = cut;
+  if (!p->nothing) {
+    char *prefix = g_strconcat(p->strip, p->prefix, NULL);
+    g_free(p->prefix);
+    p->prefix = prefix;
+    p->prefix_len += cut;
+    p->min_len += cut;
+    /* Roots: the directory part of the cut (the rest starts with "**"). */
+    g_strfreev(p->roots);
+    const char *slash = strrchr(p->strip, '/');
+    p->roots = g_new0(char *, 2);
+    p->roots[0] = (slash && !p->icase) ? g_strndup(p->strip, (size_t)(slash - p->strip))
+                                       : g_strdup("");
+    p->n_roots = 1;
+  }
+  return p;
+}
+
+static trawl_pattern *
+compile_plain(const char *text, size_t len, TrawlDialect dialect,
+              unsigned flags, GError **error)
 {
   g_return_val_if_fail(text != NULL || len == 0, NULL);
   g_return_val_if_fail(error == NULL || *error == NULL, NULL);
@@ -1241,6 +1298,7 @@ trawl_pattern_free(trawl_pattern *p)
   g_free(p->suffix);
   g_free(p->ext);
   g_strfreev(p->roots);
+  g_free(p->strip);
   g_free(p);
 }
 
