@@ -62,6 +62,8 @@ struct alt {
   uint32_t comp_first;
   uint32_t comp_count;
   uint32_t head_count;  /* components before the first globstar */
+  uint32_t skip_comps;  /* leading literal components the prefix check covers */
+  uint32_t skip_bytes;  /* where the component after them starts */
   bool has_globstar;
   uint8_t strategy;
   bool guard_last;      /* strategy shortcut must refuse a last component starting with '.' */

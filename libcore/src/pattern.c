@@ -956,6 +956,19 @@ derive_alt_facts(struct builder *b, struct alt *a)
     k++;
   const struct comp *r0 = k < n ? comp_at(b, a->comp_first + k) : NULL;
   const struct comp *r1 = k + 1 < n ? comp_at(b, a->comp_first + k + 1) : NULL;
+  /* The engine may start after leading literal components whose bytes, and
+   * the '/' after each, the prefix check has already compared. */
+  a->skip_comps = 0;
+  a->skip_bytes = 0;
+  for (uint32_t i = 0; i < a->head_count; i++) {
+    const struct comp *c = comp_at(b, a->comp_first + i);
+    if (c->kind != COMP_LITERAL || i + 1 == n ||
+        a->skip_bytes + c->lit_len + 1 > a->prefix_len)
+      break;
+    a->skip_comps++;
+    a->skip_bytes += c->lit_len + 1;
+  }
+
   a->strategy = STRAT_ENGINE;
   a->guard_last = false;
   if (needs_one) {
