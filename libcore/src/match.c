@@ -424,3 +424,52 @@ trawl_pattern_may_match_below(const trawl_pattern *p, const char *dir,
       return true;
   return false;
 }
+
+bool
+trawl_pattern_covers_below(const trawl_pattern *p, const char *dir, size_t len)
+{
+  if (p->nothing || !strip_cut(p, &dir, &len))
+    return false;
+  for (size_t i = 0; i < p->n_alts; i++) {
+    const struct alt *a = &p->alts[i];
+    const struct comp *c = p->comps + a->comp_first;
+    if (a->comp_count < 2 || c[a->comp_count - 1].kind != COMP_GLOBSTAR)
+      continue;
+    /* The alternative without its trailing globstar, matched against DIR. */
+    struct alt stem = *a;
+    stem.comp_count--;
+    stem.has_globstar = false;
+    for (uint32_t k = 0; k < stem.comp_count && !stem.has_globstar; k++)
+      stem.has_globstar = c[k].kind == COMP_GLOBSTAR;
+    if (stem.head_count > stem.comp_count)
+      stem.head_count = stem.comp_count;
+    uint64_t steps = 0;
+    if (alt_engine(p, &stem, dir, len, 0, 0, &steps))
+      return true;
+  }
+  return false;
+}
+
+bool
+trawl_pattern_names_hidden(const trawl_pattern *p, const char *name, size_t len)
+{
+  if (p->nothing || len == 0 || name[0] != '.')
+    return false;
+  uint64_t steps = 0;
+  for (size_t i = 0; i < p->n_alts; i++) {
+    const struct alt *a = &p->alts[i];
+    for (uint32_t k = 0; k < a->comp_count; k++) {
+      const struct comp *c = &p->comps[a->comp_first + k];
+      bool dot;
+      if (c->kind == COMP_LITERAL)
+        dot = c->lit_len > 0 && p->lits[c->lit_off] == '.';
+      else if (c->kind == COMP_WILD)
+        dot = p->ops[c->op_first].kind == OP_LIT && p->lits[p->ops[c->op_first].arg] == '.';
+      else
+        dot = false;
+      if (dot && comp_match(p, c, name, len, &steps))
+        return true;
+    }
+  }
+  return false;
+}

@@ -139,4 +139,15 @@ bool trawl_pattern_match_engine(const trawl_pattern *p, const char *path,
 bool trawl_comp_match(const trawl_pattern *p, const struct comp *c,
                       const char *s, size_t len, uint64_t *steps);
 
+/* Does every path strictly below directory DIR match P? True when an
+ * alternative ends in a globstar ("build/ **") and what precedes it matches
+ * DIR: the walker then leaves DIR closed for an exclude. */
+bool trawl_pattern_covers_below(const trawl_pattern *p, const char *dir,
+                                size_t len);
+
+/* Does P name a hidden entry NAME explicitly: does one of its components
+ * start with a literal '.' and match NAME? (".github/ **", "**" "/.env") */
+bool trawl_pattern_names_hidden(const trawl_pattern *p, const char *name,
+                                size_t len);
+
 #endif /* TRAWL_PATTERN_PRIVATE_H */

@@ -13,7 +13,7 @@ root=$(find "$tmp/stage" -name trawl.h -path '*/include/trawl/*' | head -n1)
 [ -n "$root" ] || { echo "FAIL: no installed trawl/trawl.h"; exit 1; }
 prefix=${root%/include/trawl/trawl.h}
 fail() { echo "FAIL: $*" >&2; exit 1; }
-for h in trawl.h export.h version.h pattern.h; do
+for h in trawl.h export.h version.h pattern.h walk.h; do
   [ -f "$prefix/include/trawl/$h" ] || fail "header $h not installed"
 done
 libdir=$(dirname "$(find "$prefix" -name 'libtrawl.so.*.*.*' | head -n1)")

@@ -1,7 +1,7 @@
 /* trawl — finds source files for build systems, fast and exactly.
  *
  * The umbrella header of libcore: include this one, or the header of the
- * service you use. Services: match (trawl/pattern.h).
+ * service you use. Services: match (trawl/pattern.h), walk (trawl/walk.h).
  */
 #ifndef TRAWL_H
 #define TRAWL_H
@@ -9,5 +9,6 @@
 #include "trawl/export.h"
 #include "trawl/version.h"
 #include "trawl/pattern.h"
+#include "trawl/walk.h"
 
 #endif /* TRAWL_H */

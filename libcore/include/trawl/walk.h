@@ -1,0 +1,133 @@
+/* trawl — the walk service: a parallel, pattern-pruned directory walker.
+ *
+ * A walker is configured once (options, roots, include and exclude
+ * patterns), then run any number of times. A run visits the directories that
+ * can hold a match and no others: it starts at the literal leading
+ * directories of the includes, leaves closed every directory below which no
+ * include can match, every directory an exclude covers, and hidden
+ * directories the patterns do not name; it reports each entry that an
+ * include matches and no exclude does, with its path relative to its root.
+ *
+ * Ownership: the walker borrows the patterns given to it (they must outlive
+ * it) and copies the root strings. trawl_walker_collect() returns an array
+ * the caller frees with g_ptr_array_unref().
+ *
+ * Threads: a run may use helper threads (options.threads, default the online
+ * CPUs; they start only once the walk has shown enough work). The callback of
+ * trawl_walker_run() is called from those threads, concurrently, in no
+ * particular order; the entry it receives is valid during the call only.
+ * One walker runs one walk at a time.
+ *
+ * Errors: a root that cannot be opened fails the run (TRAWL_WALK_ERROR_ROOT).
+ * A directory that cannot be read below a root does not: it is skipped, the
+ * rest completes, and the problem is listed by trawl_walker_problems(). An
+ * entry that vanishes while the walk runs is not a problem.
+ */
+#ifndef TRAWL_WALK_H
+#define TRAWL_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <glib.h>
+
+#include "trawl/export.h"
+#include "trawl/pattern.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  TRAWL_ENTRY_FILE = 1 << 0,    /* regular files, and anything not below */
+  TRAWL_ENTRY_DIR = 1 << 1,     /* directories */
+  TRAWL_ENTRY_SYMLINK = 1 << 2, /* symbolic links (not followed) */
+} TrawlEntryType;
+
+typedef enum {
+  TRAWL_READER_DEFAULT = 0, /* the Linux reader where built, else POSIX */
+  TRAWL_READER_LINUX,       /* getdents64 into a large buffer, openat(parent) */
+  TRAWL_READER_POSIX,       /* opendir/readdir */
+} TrawlReader;
+
+typedef struct {
+  bool hidden;          /* visit entries whose name starts with '.' */
+  bool follow;          /* follow symbolic links (loops are detected) */
+  unsigned types;       /* TrawlEntryType mask to report; 0 means files */
+  int max_depth;        /* deepest entry reported (1: the root's own); < 0 unlimited */
+  bool one_file_system; /* do not cross into other file systems */
+  unsigned threads;     /* 0: online CPUs; 1: serial */
+  TrawlReader reader;
+} trawl_walk_options;
+
+typedef struct {
+  const char *path;     /* relative to its root, NUL-terminated */
+  size_t len;
+  TrawlEntryType type;  /* what it is (a followed link: what it points to) */
+  unsigned root;        /* index of its root, in the order added */
+} trawl_entry;
+
+typedef struct {
+  uint64_t dirs_opened;   /* directories read */
+  uint64_t dirs_pruned;   /* subdirectories left closed by the patterns */
+  uint64_t entries_seen;  /* directory entries examined */
+  uint64_t results;       /* entries reported */
+  unsigned threads_used;  /* threads that took part (1 when serial) */
+} trawl_walk_stats;
+
+/* Called for each result, from worker threads; return false to stop. */
+typedef bool (*trawl_entry_fn)(const trawl_entry *entry, void *data);
+
+typedef struct trawl_walker trawl_walker;
+
+#define TRAWL_WALK_ERROR (trawl_walk_error_quark())
+typedef enum {
+  TRAWL_WALK_ERROR_ROOT,    /* a root is missing or not a readable directory */
+  TRAWL_WALK_ERROR_READ,    /* a directory could not be read (a problem) */
+  TRAWL_WALK_ERROR_LOOP,    /* a followed link leads back to an ancestor (a problem) */
+} TrawlWalkError;
+
+/* The error domain of the walker. */
+TRAWL_API GQuark trawl_walk_error_quark(void);
+
+/* Options with their defaults: files only, no hidden, no follow, unlimited
+ * depth, online CPUs, the default reader. */
+TRAWL_API void trawl_walk_options_init(trawl_walk_options *options);
+
+/* A new walker with a copy of OPTIONS (NULL: defaults). Free with
+ * trawl_walker_free(). */
+TRAWL_API trawl_walker *trawl_walker_new(const trawl_walk_options *options);
+
+/* Release a walker; NULL is allowed. */
+TRAWL_API void trawl_walker_free(trawl_walker *w);
+
+/* Add a root directory (copied); results carry its index. */
+TRAWL_API void trawl_walker_add_root(trawl_walker *w, const char *root);
+
+/* Add an include (borrowed). With no include, everything matches. */
+TRAWL_API void trawl_walker_add_include(trawl_walker *w, const trawl_pattern *p);
+
+/* Add an exclude (borrowed): matching entries are not reported, and a
+ * directory it matches, or covers ("build/ **"), is not entered. */
+TRAWL_API void trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p);
+
+/* Walk, calling FN for every result (unsorted, from worker threads). Returns
+ * false with ERROR set only when the walk could not run (a bad root); an
+ * early stop by FN is a success. */
+TRAWL_API bool trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data,
+                                GError **error);
+
+/* Walk and return the results as an array of NUL-terminated paths, relative
+ * to their roots and sorted bytewise (the roots' results merged), or NULL
+ * with ERROR set.
+ * Free with g_ptr_array_unref(). */
+TRAWL_API GPtrArray *trawl_walker_collect(trawl_walker *w, GError **error);
+
+/* Problems of the last run that did not stop it, as GErrors in
+ * TRAWL_WALK_ERROR, each naming its path; owned by the walker. */
+TRAWL_API const GPtrArray *trawl_walker_problems(const trawl_walker *w);
+
+/* Counters of the last run. */
+TRAWL_API void trawl_walker_stats(const trawl_walker *w, trawl_walk_stats *out);
+
+G_END_DECLS
+
+#endif /* TRAWL_WALK_H */

@@ -1,0 +1,724 @@
+/* trawl — the walker: pruning decisions and the scheduler.
+ *
+ * A walk is a set of directory items. Processing one opens the directory
+ * (openat on its parent's descriptor while the parent keeps it open, or on
+ * the root's by relative path once descriptors run short), reads its listing
+ * with the chosen reader, reports the entries that match, and turns each
+ * subdirectory that can hold a match into a new item. Whether a
+ * subdirectory is opened is decided from its path alone, before any system
+ * call: some include may match below it (trawl_pattern_may_match_below), no
+ * exclude matches it or covers it, it is not hidden unless a pattern names
+ * it, it is not deeper than the depth limit.
+ *
+ * Scheduling: every thread owns a deque of items; it pushes and pops at the
+ * back (LIFO: depth first, which keeps few descriptors open and the path
+ * buffers warm) and steals from the front of another's (the oldest, largest
+ * subtrees). The walk starts serial on the calling thread; helper threads
+ * start only once the calling thread's deque holds HELPER_FLOOR items, so a
+ * small walk never pays for threads. A shared count of pending items ends
+ * the walk when it reaches zero.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dirread.h"
+#include "pattern-private.h"
+#include "trawl/walk.h"
+
+/* Directories queued before helper threads start. A first guess, to be
+ * settled by the sweep of tree shapes in bench/ (issue 3). */
+#define HELPER_FLOOR 8
+/* Longest relative path handed to one openat(); longer ones are opened in
+ * steps. */
+#define OPEN_PATH_MAX 3072
+
+G_DEFINE_QUARK(trawl-walk-error-quark, trawl_walk_error)
+
+/* A directory descriptor shared by the items of its subdirectories. */
+struct dirref {
+  int fd;
+  gint refs;
+};
+
+/* (device, inode) of a directory and its ancestors, for --follow. */
+struct chain {
+  dev_t dev;
+  ino_t ino;
+  struct chain *up;
+  gint refs;
+};
+
+struct item {
+  char *path;           /* relative to the root; "" for the root */
+  size_t len;
+  size_t name_off;      /* start of the last component in path */
+  unsigned root;
+  int depth;            /* components in path */
+  bool via_link;        /* reached through a followed symbolic link */
+  struct dirref *parent;
+  struct chain *chain;  /* the parent's chain (follow mode) */
+};
+
+struct worker {
+  struct run *run;
+  unsigned index;
+  GMutex lock;
+  GQueue deque;         /* struct item *, newest at the tail */
+  GThread *thread;
+  struct listing listing;
+  GString *path;        /* the entry path being built */
+  GPtrArray *results;   /* collect mode */
+  trawl_walk_stats stats;
+};
+
+struct run {
+  trawl_walker *w;
+  trawl_entry_fn fn;
+  void *data;
+  bool collect;
+  struct worker *workers;
+  unsigned n_workers;
+  gint started;         /* helpers started (0 or 1) */
+  gint pending;         /* items queued or being processed */
+  gint stop;
+  gint open_fds;        /* shared descriptors held by dirrefs */
+  gint fd_budget;
+  GMutex idle_lock;
+  GCond idle_cond;
+  GMutex problem_lock;
+  int *root_fds;
+  dev_t *root_devs;
+};
+
+struct trawl_walker {
+  trawl_walk_options opt;
+  GPtrArray *roots;     /* char * */
+  GPtrArray *includes;  /* const trawl_pattern * */
+  GPtrArray *excludes;
+  GPtrArray *problems;  /* GError * */
+  trawl_walk_stats stats;
+};
+
+/* ---- configuration ---------------------------------------------------- */
+
+void
+trawl_walk_options_init(trawl_walk_options *o)
+{
+  memset(o, 0, sizeof *o);
+  o->types = TRAWL_ENTRY_FILE;
+  o->max_depth = -1;
+}
+
+trawl_walker *
+trawl_walker_new(const trawl_walk_options *options)
+{
+  trawl_walker *w = g_new0(trawl_walker, 1);
+  if (options)
+    w->opt = *options;
+  else
+    trawl_walk_options_init(&w->opt);
+  if (w->opt.types == 0)
+    w->opt.types = TRAWL_ENTRY_FILE;
+  w->roots = g_ptr_array_new_with_free_func(g_free);
+  w->includes = g_ptr_array_new();
+  w->excludes = g_ptr_array_new();
+  w->problems = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
+  return w;
+}
+
+void
+trawl_walker_free(trawl_walker *w)
+{
+  if (w == NULL)
+    return;
+  g_ptr_array_unref(w->roots);
+  g_ptr_array_unref(w->includes);
+  g_ptr_array_unref(w->excludes);
+  g_ptr_array_unref(w->problems);
+  g_free(w);
+}
+
+void
+trawl_walker_add_root(trawl_walker *w, const char *root)
+{
+  g_ptr_array_add(w->roots, g_strdup(root));
+}
+
+void
+trawl_walker_add_include(trawl_walker *w, const trawl_pattern *p)
+{
+  g_ptr_array_add(w->includes, (gpointer)p);
+}
+
+void
+trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p)
+{
+  g_ptr_array_add(w->excludes, (gpointer)p);
+}
+
+const GPtrArray *
+trawl_walker_problems(const trawl_walker *w)
+{
+  return w->problems;
+}
+
+void
+trawl_walker_stats(const trawl_walker *w, trawl_walk_stats *out)
+{
+  *out = w->stats;
+}
+
+/* ---- decisions -------------------------------------------------------- */
+
+static bool
+any_match(const GPtrArray *pats, const char *path, size_t len)
+{
+  for (guint i = 0; i < pats->len; i++)
+    if (trawl_pattern_match(pats->pdata[i], path, len))
+      return true;
+  return false;
+}
+
+/* Is PATH a result (before its type is considered)? */
+static bool
+selected(const trawl_walker *w, const char *path, size_t len)
+{
+  if (w->includes->len > 0 && !any_match(w->includes, path, len))
+    return false;
+  return !any_match(w->excludes, path, len);
+}
+
+/* Should directory PATH be opened? */
+static bool
+worth_opening(const trawl_walker *w, const char *path, size_t len)
+{
+  bool wanted = w->includes->len == 0;
+  for (guint i = 0; i < w->includes->len && !wanted; i++)
+    wanted = trawl_pattern_may_match_below(w->includes->pdata[i], path, len);
+  if (!wanted)
+    return false;
+  for (guint i = 0; i < w->excludes->len; i++) {
+    const trawl_pattern *x = w->excludes->pdata[i];
+    if (trawl_pattern_match(x, path, len) || trawl_pattern_covers_below(x, path, len))
+      return false;
+  }
+  return true;
+}
+
+/* A hidden name is visited only with --hidden or when a pattern names it. */
+static bool
+hidden_allowed(const trawl_walker *w, const char *name, size_t len)
+{
+  if (w->opt.hidden || name[0] != '.')
+    return true;
+  for (guint i = 0; i < w->includes->len; i++)
+    if (trawl_pattern_names_hidden(w->includes->pdata[i], name, len))
+      return true;
+  return false;
+}
+
+/* ---- problems ---------------------------------------------------------- */
+
+static void
+add_problem(struct run *run, unsigned root, const char *path, TrawlWalkError code,
+            const char *what)
+{
+  const char *r = run->w->roots->pdata[root];
+  char *shown = path[0] == '\0' ? g_strdup(r)
+                : strcmp(r, ".") == 0 ? g_strdup(path)
+                : g_strconcat(r, "/", path, NULL);
+  g_mutex_lock(&run->problem_lock);
+  g_ptr_array_add(run->w->problems,
+                  g_error_new(TRAWL_WALK_ERROR, code, "%s: %s", shown, what));
+  g_mutex_unlock(&run->problem_lock);
+  g_free(shown);
+}
+
+/* ---- items and descriptors -------------------------------------------- */
+
+static void
+dirref_unref(struct run *run, struct dirref *d)
+{
+  if (d && g_atomic_int_dec_and_test(&d->refs)) {
+    close(d->fd);
+    g_atomic_int_add(&run->open_fds, -1);
+    g_free(d);
+  }
+}
+
+static void
+chain_unref(struct chain *c)
+{
+  while (c && g_atomic_int_dec_and_test(&c->refs)) {
+    struct chain *up = c->up;
+    g_free(c);
+    c = up;
+  }
+}
+
+static void
+item_free(struct run *run, struct item *it)
+{
+  dirref_unref(run, it->parent);
+  chain_unref(it->chain);
+  g_free(it->path);
+  g_free(it);
+}
+
+/* openat() a relative path of any length: in steps of at most
+ * OPEN_PATH_MAX bytes, each ending at a '/'. */
+static int
+open_relative(int base, const char *path, int flags)
+{
+  const int dir_flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  int fd = base, owned = -1;
+  while (strlen(path) > OPEN_PATH_MAX) {
+    const char *cut = path + OPEN_PATH_MAX;
+    while (cut > path && *cut != '/')
+      cut--;
+    if (cut == path)
+      break; /* one component over the limit: let the kernel refuse it */
+    char *step = g_strndup(path, (size_t)(cut - path));
+    int next = openat(fd, step, dir_flags);
+    int err = errno;
+    g_free(step);
+    if (owned >= 0)
+      close(owned);
+    if (next < 0) {
+      errno = err;
+      return -1;
+    }
+    fd = owned = next;
+    path = cut + 1;
+  }
+  int result = openat(fd, path, flags);
+  int err = errno;
+  if (owned >= 0)
+    close(owned);
+  errno = err;
+  return result;
+}
+
+static int
+open_item(struct run *run, const struct item *it)
+{
+  int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (it->via_link ? 0 : O_NOFOLLOW);
+  int root_fd = run->root_fds[it->root];
+  if (it->len == 0)
+    return fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+  if (it->parent)
+    return openat(it->parent->fd, it->path + it->name_off, flags);
+  return open_relative(root_fd, it->path, flags);
+}
+
+/* ---- the per-directory step --------------------------------------------- */
+
+static void
+push(struct worker *wk, struct item *it)
+{
+  g_atomic_int_inc(&wk->run->pending);
+  g_mutex_lock(&wk->lock);
+  g_queue_push_tail(&wk->deque, it);
+  g_mutex_unlock(&wk->lock);
+}
+
+static void
+report(struct worker *wk, unsigned root, TrawlEntryType type)
+{
+  struct run *run = wk->run;
+  wk->stats.results++;
+  if (run->collect) {
+    g_ptr_array_add(wk->results, g_strndup(wk->path->str, wk->path->len));
+    return;
+  }
+  trawl_entry e = {wk->path->str, wk->path->len, type, root};
+  if (!run->fn(&e, run->data))
+    g_atomic_int_set(&run->stop, 1);
+}
+
+static void
+process(struct worker *wk, struct item *it)
+{
+  struct run *run = wk->run;
+  const trawl_walker *w = run->w;
+  const trawl_walk_options *o = &w->opt;
+
+  int fd = open_item(run, it);
+  if (fd < 0) {
+    int err = errno;
+    /* Gone, or replaced by something that is not a directory: not an error. */
+    if (err != ENOENT && err != ENOTDIR && err != ELOOP)
+      add_problem(run, it->root, it->path, TRAWL_WALK_ERROR_READ, g_strerror(err));
+    return;
+  }
+  struct chain *here = NULL;
+  if (o->follow || o->one_file_system) {
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+      if (o->one_file_system && st.st_dev != run->root_devs[it->root]) {
+        close(fd);
+        return;
+      }
+      if (o->follow) {
+        here = g_new0(struct chain, 1);
+        here->dev = st.st_dev;
+        here->ino = st.st_ino;
+        here->up = it->chain;
+        here->refs = 1;
+        if (it->chain)
+          g_atomic_int_inc(&it->chain->refs);
+      }
+    }
+  }
+  /* The parent descriptor is no longer needed. */
+  dirref_unref(run, it->parent);
+  it->parent = NULL;
+
+  int err = o->reader == TRAWL_READER_POSIX || !dirread_linux_available()
+              ? dirread_posix(fd, &wk->listing)
+              : dirread_linux(fd, &wk->listing);
+  wk->stats.dirs_opened++;
+  if (err != 0 && err != ENOENT)
+    add_problem(run, it->root, it->path, TRAWL_WALK_ERROR_READ, g_strerror(err));
+
+  const struct listing_entry *ents = (const void *)wk->listing.entries->data;
+  const guint n = wk->listing.entries->len;
+  const char *names = wk->listing.names->str;
+  const int depth = it->depth + 1;
+  const bool report_here = o->max_depth < 0 || depth <= o->max_depth;
+  const bool descend = o->max_depth < 0 || depth < o->max_depth;
+  struct dirref *shared = NULL;
+
+  for (guint i = 0; i < n && !g_atomic_int_get(&run->stop); i++) {
+    const char *name = names + ents[i].name_off;
+    const size_t nlen = ents[i].name_len;
+    wk->stats.entries_seen++;
+    if (!hidden_allowed(w, name, nlen))
+      continue;
+    g_string_truncate(wk->path, 0);
+    if (it->len) {
+      g_string_append_len(wk->path, it->path, (gssize)it->len);
+      g_string_append_c(wk->path, '/');
+    }
+    g_string_append_len(wk->path, name, (gssize)nlen);
+
+    unsigned type = ents[i].type;
+    if (type == DT_UNKNOWN) {
+      struct stat st;
+      if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue; /* vanished */
+      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+    }
+    bool via_link = false;
+    TrawlEntryType kind = type == DT_DIR ? TRAWL_ENTRY_DIR
+                          : type == DT_LNK ? TRAWL_ENTRY_SYMLINK : TRAWL_ENTRY_FILE;
+    if (kind == TRAWL_ENTRY_SYMLINK && o->follow) {
+      struct stat st;
+      if (fstatat(fd, name, &st, 0) == 0) {
+        kind = S_ISDIR(st.st_mode) ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE;
+        via_link = kind == TRAWL_ENTRY_DIR;
+        if (via_link) {
+          bool loop = false;
+          for (const struct chain *c = here; c && !loop; c = c->up)
+            loop = c->dev == st.st_dev && c->ino == st.st_ino;
+          if (loop) {
+            add_problem(run, it->root, wk->path->str, TRAWL_WALK_ERROR_LOOP,
+                        "symbolic link loop, not followed");
+            continue;
+          }
+        }
+      }
+    }
+
+    if (report_here) {
+      /* A link that is not followed is reported with the files as well. */
+      bool wanted = (o->types & kind) ||
+                    (kind == TRAWL_ENTRY_SYMLINK && (o->types & TRAWL_ENTRY_FILE));
+      if (wanted && selected(w, wk->path->str, wk->path->len))
+        report(wk, it->root, kind);
+    }
+    if (kind != TRAWL_ENTRY_DIR || !descend)
+      continue;
+    if (!worth_opening(w, wk->path->str, wk->path->len)) {
+      wk->stats.dirs_pruned++;
+      continue;
+    }
+    struct item *child = g_new0(struct item, 1);
+    child->path = g_strndup(wk->path->str, wk->path->len);
+    child->len = wk->path->len;
+    child->name_off = it->len ? it->len + 1 : 0;
+    child->root = it->root;
+    child->depth = depth;
+    child->via_link = via_link;
+    if (here) {
+      g_atomic_int_inc(&here->refs);
+      child->chain = here;
+    }
+    /* Children open themselves with openat(this fd) while descriptors
+     * last; past the budget they open by path from the root. */
+    if (shared == NULL && g_atomic_int_get(&run->open_fds) < g_atomic_int_get(&run->fd_budget)) {
+      shared = g_new0(struct dirref, 1);
+      shared->fd = fd;
+      shared->refs = 1;
+      g_atomic_int_inc(&run->open_fds);
+    }
+    if (shared) {
+      g_atomic_int_inc(&shared->refs);
+      child->parent = shared;
+    }
+    push(wk, child);
+  }
+  if (shared)
+    dirref_unref(run, shared);
+  else
+    close(fd);
+  chain_unref(here);
+}
+
+/* ---- the scheduler -------------------------------------------------------- */
+
+static struct item *
+take(struct worker *wk)
+{
+  struct run *run = wk->run;
+  g_mutex_lock(&wk->lock);
+  struct item *it = g_queue_pop_tail(&wk->deque);
+  g_mutex_unlock(&wk->lock);
+  for (unsigned k = 1; it == NULL && k < run->n_workers; k++) {
+    struct worker *victim = &run->workers[(wk->index + k) % run->n_workers];
+    g_mutex_lock(&victim->lock);
+    it = g_queue_pop_head(&victim->deque);
+    g_mutex_unlock(&victim->lock);
+  }
+  return it;
+}
+
+static gpointer worker_main(gpointer data);
+
+static void
+start_helpers(struct run *run)
+{
+  if (run->n_workers < 2 || !g_atomic_int_compare_and_exchange(&run->started, 0, 1))
+    return;
+  for (unsigned i = 1; i < run->n_workers; i++)
+    run->workers[i].thread = g_thread_new("trawl-walk", worker_main, &run->workers[i]);
+}
+
+static void
+finish_item(struct run *run)
+{
+  if (g_atomic_int_dec_and_test(&run->pending)) {
+    g_mutex_lock(&run->idle_lock);
+    g_cond_broadcast(&run->idle_cond);
+    g_mutex_unlock(&run->idle_lock);
+  }
+}
+
+static gpointer
+worker_main(gpointer data)
+{
+  struct worker *wk = data;
+  struct run *run = wk->run;
+  for (;;) {
+    if (g_atomic_int_get(&run->stop)) {
+      /* Drain what is left without processing it. */
+      struct item *it = take(wk);
+      if (it == NULL)
+        break;
+      item_free(run, it);
+      finish_item(run);
+      continue;
+    }
+    struct item *it = take(wk);
+    if (it == NULL) {
+      if (g_atomic_int_get(&run->pending) == 0)
+        break;
+      g_mutex_lock(&run->idle_lock);
+      if (g_atomic_int_get(&run->pending) != 0)
+        g_cond_wait_until(&run->idle_cond, &run->idle_lock,
+                          g_get_monotonic_time() + 200);
+      g_mutex_unlock(&run->idle_lock);
+      continue;
+    }
+    process(wk, it);
+    item_free(run, it);
+    if (wk->index == 0 && !g_atomic_int_get(&run->started) &&
+        g_queue_get_length(&wk->deque) >= HELPER_FLOOR)
+      start_helpers(run);
+    finish_item(run);
+  }
+  return NULL;
+}
+
+/* Literal start directories of the includes, none below another. */
+static GPtrArray *
+start_dirs(const trawl_walker *w)
+{
+  GPtrArray *dirs = g_ptr_array_new();
+  if (w->includes->len == 0)
+    g_ptr_array_add(dirs, (gpointer) "");
+  for (guint i = 0; i < w->includes->len; i++) {
+    const char *const *roots = trawl_pattern_roots(w->includes->pdata[i], NULL);
+    for (; *roots; roots++)
+      g_ptr_array_add(dirs, (gpointer)*roots);
+  }
+  GPtrArray *kept = g_ptr_array_new();
+  for (guint i = 0; i < dirs->len; i++) {
+    const char *d = dirs->pdata[i];
+    bool covered = false;
+    for (guint j = 0; j < dirs->len && !covered; j++) {
+      const char *o = dirs->pdata[j];
+      size_t ol = strlen(o);
+      if (j == i)
+        continue;
+      bool below = ol == 0 ? d[0] != '\0'
+                           : strncmp(d, o, ol) == 0 && d[ol] == '/';
+      covered = below || (strcmp(d, o) == 0 && j < i);
+    }
+    if (!covered)
+      g_ptr_array_add(kept, (gpointer)d);
+  }
+  g_ptr_array_free(dirs, TRUE);
+  return kept;
+}
+
+static int
+compare_paths(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool
+walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
+     GError **error)
+{
+  g_ptr_array_set_size(w->problems, 0);
+  memset(&w->stats, 0, sizeof w->stats);
+  if (w->roots->len == 0)
+    trawl_walker_add_root(w, ".");
+
+  struct run run = {.w = w, .fn = fn, .data = data, .collect = collected != NULL};
+  run.root_fds = g_new0(int, w->roots->len);
+  run.root_devs = g_new0(dev_t, w->roots->len);
+  for (guint r = 0; r < w->roots->len; r++) {
+    const char *root = w->roots->pdata[r];
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+      g_set_error(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT, "%s: %s", root,
+                  g_strerror(errno));
+      for (guint k = 0; k < r; k++)
+        close(run.root_fds[k]);
+      if (fd >= 0)
+        close(fd);
+      g_free(run.root_fds);
+      g_free(run.root_devs);
+      return false;
+    }
+    run.root_fds[r] = fd;
+    run.root_devs[r] = st.st_dev;
+  }
+
+  /* Shared descriptors may use half of what is left; the rest is for the
+   * directories being read and the caller. */
+  struct rlimit lim;
+  rlim_t soft = getrlimit(RLIMIT_NOFILE, &lim) == 0 ? lim.rlim_cur : 256;
+  if (soft == RLIM_INFINITY || soft > 8192)
+    soft = 8192;
+  run.fd_budget = (gint)(soft / 2 > 16 ? soft / 2 - 8 : 4);
+
+  unsigned threads = w->opt.threads ? w->opt.threads : g_get_num_processors();
+  run.n_workers = MAX(threads, 1u);
+  run.workers = g_new0(struct worker, run.n_workers);
+  g_mutex_init(&run.idle_lock);
+  g_cond_init(&run.idle_cond);
+  g_mutex_init(&run.problem_lock);
+  for (unsigned i = 0; i < run.n_workers; i++) {
+    struct worker *wk = &run.workers[i];
+    wk->run = &run;
+    wk->index = i;
+    g_mutex_init(&wk->lock);
+    g_queue_init(&wk->deque);
+    listing_init(&wk->listing);
+    wk->path = g_string_sized_new(256);
+    if (collected)
+      wk->results = g_ptr_array_new_with_free_func(g_free);
+  }
+
+  GPtrArray *starts = start_dirs(w);
+  for (guint r = 0; r < w->roots->len; r++) {
+    for (guint i = 0; i < starts->len; i++) {
+      const char *d = starts->pdata[i];
+      if (d[0] && !worth_opening(w, d, strlen(d)))
+        continue;
+      struct item *it = g_new0(struct item, 1);
+      it->path = g_strdup(d);
+      it->len = strlen(d);
+      it->root = r;
+      for (const char *c = d; *c; c++)
+        if (*c == '/')
+          it->depth++;
+      it->depth += it->len ? 1 : 0;
+      push(&run.workers[0], it);
+    }
+  }
+  g_ptr_array_free(starts, TRUE);
+
+  worker_main(&run.workers[0]);
+  for (unsigned i = 1; i < run.n_workers; i++)
+    if (run.workers[i].thread)
+      g_thread_join(run.workers[i].thread);
+
+  w->stats.threads_used = g_atomic_int_get(&run.started) ? run.n_workers : 1;
+  GPtrArray *all = collected ? g_ptr_array_new_with_free_func(g_free) : NULL;
+  for (unsigned i = 0; i < run.n_workers; i++) {
+    struct worker *wk = &run.workers[i];
+    w->stats.dirs_opened += wk->stats.dirs_opened;
+    w->stats.dirs_pruned += wk->stats.dirs_pruned;
+    w->stats.entries_seen += wk->stats.entries_seen;
+    w->stats.results += wk->stats.results;
+    if (all) {
+      g_ptr_array_extend_and_steal(all, wk->results);
+      wk->results = NULL;
+    }
+    g_string_free(wk->path, TRUE);
+    listing_clear(&wk->listing);
+    g_array_free(wk->listing.entries, TRUE);
+    g_string_free(wk->listing.names, TRUE);
+    g_mutex_clear(&wk->lock);
+  }
+  if (all) {
+    g_ptr_array_sort(all, compare_paths);
+    *collected = all;
+  }
+  for (guint r = 0; r < w->roots->len; r++)
+    close(run.root_fds[r]);
+  g_free(run.root_fds);
+  g_free(run.root_devs);
+  g_free(run.workers);
+  g_mutex_clear(&run.idle_lock);
+  g_cond_clear(&run.idle_cond);
+  g_mutex_clear(&run.problem_lock);
+  return true;
+}
+
+bool
+trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data, GError **error)
+{
+  g_return_val_if_fail(fn != NULL, false);
+  return walk(w, fn, data, NULL, error);
+}
+
+GPtrArray *
+trawl_walker_collect(trawl_walker *w, GError **error)
+{
+  GPtrArray *out = NULL;
+  if (!walk(w, NULL, NULL, &out, error))
+    return NULL;
+  return out;
+}
