@@ -29,6 +29,7 @@
 #include "dirread.h"
 #include "pattern-private.h"
 #include "trawl/walk.h"
+#include "walk-private.h"
 
 /* Directories queued before helper threads start. A first guess, to be
  * settled by the sweep of tree shapes in bench/ (issue 3). */
@@ -102,6 +103,8 @@ struct trawl_walker {
   GPtrArray *excludes;
   GPtrArray *problems;  /* GError * */
   trawl_walk_stats stats;
+  trawl_open_hook open_hook;
+  void *open_hook_data;
 };
 
 /* ---- configuration ---------------------------------------------------- */
@@ -159,6 +162,13 @@ void
 trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p)
 {
   g_ptr_array_add(w->excludes, (gpointer)p);
+}
+
+void
+trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *data)
+{
+  w->open_hook = hook;
+  w->open_hook_data = data;
 }
 
 const GPtrArray *
@@ -383,6 +393,8 @@ process(struct worker *wk, struct item *it)
               ? dirread_posix(fd, &wk->listing)
               : dirread_linux(fd, &wk->listing);
   wk->stats.dirs_opened++;
+  if (w->open_hook)
+    w->open_hook(it->root, it->path, w->open_hook_data);
   if (err != 0 && err != ENOENT)
     add_problem(run, it->root, it->path, TRAWL_WALK_ERROR_READ, g_strerror(err));
 

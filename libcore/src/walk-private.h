@@ -1,0 +1,15 @@
+/* trawl — test hooks of the walker (private, not installed). */
+#ifndef TRAWL_WALK_PRIVATE_H
+#define TRAWL_WALK_PRIVATE_H
+
+#include "trawl/walk.h"
+
+/* Called with the root index and the relative path ("" for the root) of
+ * every directory the walker reads, from the worker thread that reads it:
+ * the tests assert exactly which directories a query opened. */
+typedef void (*trawl_open_hook)(unsigned root, const char *path, void *data);
+
+/* Install (or, with NULL, remove) the hook. */
+void trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *data);
+
+#endif /* TRAWL_WALK_PRIVATE_H */
