@@ -16,12 +16,15 @@
  * subtrees). The walk starts serial on the calling thread; helper threads
  * start only once the calling thread's deque holds HELPER_FLOOR items, so a
  * small walk never pays for threads. A shared count of pending items ends
- * the walk when it reaches zero.
+ * the walk when it reaches zero. Locks are pthread's rather than GLib's:
+ * GMutex is a bare futex on Linux, which ThreadSanitizer cannot see.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,7 +71,7 @@ struct item {
 struct worker {
   struct run *run;
   unsigned index;
-  GMutex lock;
+  pthread_mutex_t lock;
   GQueue deque;         /* struct item *, newest at the tail */
   GThread *thread;
   struct listing listing;
@@ -89,9 +92,9 @@ struct run {
   gint stop;
   gint open_fds;        /* shared descriptors held by dirrefs */
   gint fd_budget;
-  GMutex idle_lock;
-  GCond idle_cond;
-  GMutex problem_lock;
+  pthread_mutex_t idle_lock;
+  pthread_cond_t idle_cond;
+  pthread_mutex_t problem_lock;
   int *root_fds;
   dev_t *root_devs;
 };
@@ -242,10 +245,10 @@ add_problem(struct run *run, unsigned root, const char *path, TrawlWalkError cod
   char *shown = path[0] == '\0' ? g_strdup(r)
                 : strcmp(r, ".") == 0 ? g_strdup(path)
                 : g_strconcat(r, "/", path, NULL);
-  g_mutex_lock(&run->problem_lock);
+  pthread_mutex_lock(&run->problem_lock);
   g_ptr_array_add(run->w->problems,
                   g_error_new(TRAWL_WALK_ERROR, code, "%s: %s", shown, what));
-  g_mutex_unlock(&run->problem_lock);
+  pthread_mutex_unlock(&run->problem_lock);
   g_free(shown);
 }
 
@@ -332,9 +335,9 @@ static void
 push(struct worker *wk, struct item *it)
 {
   g_atomic_int_inc(&wk->run->pending);
-  g_mutex_lock(&wk->lock);
+  pthread_mutex_lock(&wk->lock);
   g_queue_push_tail(&wk->deque, it);
-  g_mutex_unlock(&wk->lock);
+  pthread_mutex_unlock(&wk->lock);
 }
 
 static void
@@ -498,14 +501,14 @@ static struct item *
 take(struct worker *wk)
 {
   struct run *run = wk->run;
-  g_mutex_lock(&wk->lock);
+  pthread_mutex_lock(&wk->lock);
   struct item *it = g_queue_pop_tail(&wk->deque);
-  g_mutex_unlock(&wk->lock);
+  pthread_mutex_unlock(&wk->lock);
   for (unsigned k = 1; it == NULL && k < run->n_workers; k++) {
     struct worker *victim = &run->workers[(wk->index + k) % run->n_workers];
-    g_mutex_lock(&victim->lock);
+    pthread_mutex_lock(&victim->lock);
     it = g_queue_pop_head(&victim->deque);
-    g_mutex_unlock(&victim->lock);
+    pthread_mutex_unlock(&victim->lock);
   }
   return it;
 }
@@ -525,9 +528,9 @@ static void
 finish_item(struct run *run)
 {
   if (g_atomic_int_dec_and_test(&run->pending)) {
-    g_mutex_lock(&run->idle_lock);
-    g_cond_broadcast(&run->idle_cond);
-    g_mutex_unlock(&run->idle_lock);
+    pthread_mutex_lock(&run->idle_lock);
+    pthread_cond_broadcast(&run->idle_cond);
+    pthread_mutex_unlock(&run->idle_lock);
   }
 }
 
@@ -550,11 +553,21 @@ worker_main(gpointer data)
     if (it == NULL) {
       if (g_atomic_int_get(&run->pending) == 0)
         break;
-      g_mutex_lock(&run->idle_lock);
-      if (g_atomic_int_get(&run->pending) != 0)
-        g_cond_wait_until(&run->idle_cond, &run->idle_lock,
-                          g_get_monotonic_time() + 200);
-      g_mutex_unlock(&run->idle_lock);
+      /* Nothing to take, but work is in flight: nap until it ends or a
+       * moment passes (new items are not signalled, so as not to pay a
+       * broadcast per directory). */
+      pthread_mutex_lock(&run->idle_lock);
+      if (g_atomic_int_get(&run->pending) != 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 200 * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+          until.tv_sec++;
+          until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&run->idle_cond, &run->idle_lock, &until);
+      }
+      pthread_mutex_unlock(&run->idle_lock);
       continue;
     }
     process(wk, it);
@@ -647,14 +660,18 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
   unsigned threads = w->opt.threads ? w->opt.threads : g_get_num_processors();
   run.n_workers = MAX(threads, 1u);
   run.workers = g_new0(struct worker, run.n_workers);
-  g_mutex_init(&run.idle_lock);
-  g_cond_init(&run.idle_cond);
-  g_mutex_init(&run.problem_lock);
+  pthread_mutex_init(&run.idle_lock, NULL);
+  pthread_condattr_t cattr;
+  pthread_condattr_init(&cattr);
+  pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+  pthread_cond_init(&run.idle_cond, &cattr);
+  pthread_condattr_destroy(&cattr);
+  pthread_mutex_init(&run.problem_lock, NULL);
   for (unsigned i = 0; i < run.n_workers; i++) {
     struct worker *wk = &run.workers[i];
     wk->run = &run;
     wk->index = i;
-    g_mutex_init(&wk->lock);
+    pthread_mutex_init(&wk->lock, NULL);
     g_queue_init(&wk->deque);
     listing_init(&wk->listing);
     wk->path = g_string_sized_new(256);
@@ -702,7 +719,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
     listing_clear(&wk->listing);
     g_array_free(wk->listing.entries, TRUE);
     g_string_free(wk->listing.names, TRUE);
-    g_mutex_clear(&wk->lock);
+    pthread_mutex_destroy(&wk->lock);
   }
   if (all) {
     g_ptr_array_sort(all, compare_paths);
@@ -713,9 +730,9 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
   g_free(run.root_fds);
   g_free(run.root_devs);
   g_free(run.workers);
-  g_mutex_clear(&run.idle_lock);
-  g_cond_clear(&run.idle_cond);
-  g_mutex_clear(&run.problem_lock);
+  pthread_mutex_destroy(&run.idle_lock);
+  pthread_cond_destroy(&run.idle_cond);
+  pthread_mutex_destroy(&run.problem_lock);
   return true;
 }
 
