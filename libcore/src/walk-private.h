@@ -12,4 +12,9 @@ typedef void (*trawl_open_hook)(unsigned root, const char *path, void *data);
 /* Install (or, with NULL, remove) the hook. */
 void trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *data);
 
+/* Directories the calling thread must have queued before helper threads
+ * start (default HELPER_FLOOR in walk.c); 0 starts them at once. For the
+ * sweep in bench/ that chooses the default. */
+void trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor);
+
 #endif /* TRAWL_WALK_PRIVATE_H */

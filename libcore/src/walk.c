@@ -34,9 +34,12 @@
 #include "trawl/walk.h"
 #include "walk-private.h"
 
-/* Directories queued before helper threads start. A first guess, to be
- * settled by the sweep of tree shapes in bench/ (issue 3). */
-#define HELPER_FLOOR 8
+/* Directories queued before helper threads start. The sweep in
+ * bench/walk_sweep.py (docs/benchmarks.md, 2026-11-29, 2 shared vCPUs) found
+ * helpers slower than the serial route below 256 queued directories for
+ * every file count tried, and about even above; rerun it on a machine with
+ * more cores before lowering this. */
+#define HELPER_FLOOR 256
 /* Longest relative path handed to one openat(); longer ones are opened in
  * steps. */
 #define OPEN_PATH_MAX 3072
@@ -108,6 +111,7 @@ struct trawl_walker {
   trawl_walk_stats stats;
   trawl_open_hook open_hook;
   void *open_hook_data;
+  unsigned helper_floor;
 };
 
 /* ---- configuration ---------------------------------------------------- */
@@ -134,6 +138,7 @@ trawl_walker_new(const trawl_walk_options *options)
   w->includes = g_ptr_array_new();
   w->excludes = g_ptr_array_new();
   w->problems = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
+  w->helper_floor = HELPER_FLOOR;
   return w;
 }
 
@@ -165,6 +170,12 @@ void
 trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p)
 {
   g_ptr_array_add(w->excludes, (gpointer)p);
+}
+
+void
+trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor)
+{
+  w->helper_floor = floor;
 }
 
 void
@@ -573,7 +584,7 @@ worker_main(gpointer data)
     process(wk, it);
     item_free(run, it);
     if (wk->index == 0 && !g_atomic_int_get(&run->started) &&
-        g_queue_get_length(&wk->deque) >= HELPER_FLOOR)
+        g_queue_get_length(&wk->deque) >= run->w->helper_floor)
       start_helpers(run);
     finish_item(run);
   }
