@@ -19,6 +19,10 @@ enum {
   EXIT_IO = 3,
 };
 
+/* `trawl [OPTIONS] PATTERN...`, the walk; ARGV[0] is the program. Returns
+ * the exit code. */
+int cli_walk(int argc, char **argv);
+
 /* `trawl match …`; ARGV[0] is "match". Returns the exit code. */
 int cli_match(int argc, char **argv);
 

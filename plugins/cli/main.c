@@ -5,18 +5,25 @@
 #include "cli.h"
 
 static const char usage[] =
-  "Usage: trawl COMMAND [OPTIONS] ...\n"
+  "Usage: trawl [OPTIONS] PATTERN...\n"
+  "       trawl COMMAND [OPTIONS] ...\n"
+  "\n"
+  "  trawl [OPTIONS] PATTERN...\n"
+  "        print the paths below the root (-C DIR, default .) that a PATTERN\n"
+  "        matches, sorted; `trawl '**'` lists every file; see trawl --help\n"
   "\n"
   "Commands:\n"
   "  match [--dialect D] [--icase] [-0] PATTERN [PATH...|-]\n"
   "        print the PATHs (or lines of stdin, with '-') that PATTERN matches;\n"
   "        exit 0 if any matched, 1 if none, 2 for a bad pattern\n"
+  "  help  show this help\n"
   "\n"
   "Options:\n"
-  "  -h, --help     show this help\n"
+  "  -h, --help     show the options of the walk (trawl PATTERN...)\n"
   "  --version      print the version\n"
   "\n"
-  "Dialects: trawl (default), git, cmake, bazel; see docs/patterns.md.\n";
+  "Dialects: trawl (default), git, cmake, bazel; see docs/patterns.md.\n"
+  "The command is docs/cli.md.\n";
 
 bool
 cli_parse_dialect(const char *name, TrawlDialect *out)
@@ -62,8 +69,11 @@ main(int argc, char **argv)
     fputs(usage, stderr);
     return EXIT_USAGE;
   }
+  /* Anything but a known command, an option included, is the walk:
+   * `trawl -H '*.c'`, `trawl --help`. A pattern spelled like a command
+   * goes after "--" (`trawl -- match`). */
   const char *cmd = argv[1];
-  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+  if (strcmp(cmd, "help") == 0) {
     fputs(usage, stdout);
     return EXIT_OK;
   }
@@ -73,6 +83,5 @@ main(int argc, char **argv)
   }
   if (strcmp(cmd, "match") == 0)
     return cli_match(argc - 1, argv + 1);
-  fprintf(stderr, "trawl: unknown command '%s'\n\n%s", cmd, usage);
-  return EXIT_USAGE;
+  return cli_walk(argc, argv);
 }

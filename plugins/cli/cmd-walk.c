@@ -1,0 +1,555 @@
+/* trawl [OPTIONS] PATTERN... — the default command: walk a root and print
+ * the paths that the patterns select (docs/cli.md is its reference).
+ *
+ * Shape: parse the options, compile every pattern and exclude (all errors
+ * are reported before exiting), check the root, then either collect the
+ * results sorted and print them, or (--unsorted) print each one from the
+ * walker's callback under the output's mutex. Problems the walk survived are
+ * printed afterwards; --stats reads the walker's counters and a monotonic
+ * clock.
+ */
+#define _POSIX_C_SOURCE 200809L /* getcwd, stat */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "output.h"
+#include "trawl/walk.h"
+
+/* -d and -j when not given. */
+#define UNSET_NUMBER INT_MIN
+
+static const char walk_description[] =
+  "Prints the paths below the root that any PATTERN matches and no --exclude\n"
+  "does, relative to the root, sorted bytewise, one per line. Quote the\n"
+  "patterns so the shell does not expand them; `trawl '**'` lists everything.\n"
+  "A PATTERN that starts with '-' goes after '--'.\n"
+  "\n"
+  "Output formats (docs/cli.md):\n"
+  "  lines  one path per line; a path with a control byte, '\"' or '\\' is\n"
+  "         printed as a C string in double quotes, as git quotes paths\n"
+  "  null   each path followed by a NUL byte (same as -0)\n"
+  "  json   {\"root\": \"...\", \"paths\": [...]}; bytes that are not UTF-8\n"
+  "         are \\udcXX escapes (Python's surrogateescape)\n"
+  "\n"
+  "Exit status: 0 the walk completed (also when nothing matched); 2 usage\n"
+  "error, bad pattern or missing root; 3 an I/O error stopped the walk, or\n"
+  "--strict and a problem (an unreadable directory, a link loop) was reported.\n"
+  "\n"
+  "Other commands: `trawl match --help`, `trawl help`.";
+
+/* The command line, as GOption fills it. */
+struct walk_args {
+  char *root;
+  char **excludes;
+  gboolean hidden, no_ignore, follow;
+  char **types;
+  int max_depth;
+  int threads;
+  gboolean print0, unsorted, absolute, strict, stats, version;
+  char *dialect;
+  char *format;
+};
+
+/* One run: what the callback and the reports need. */
+struct walk_run {
+  output out;
+  GPtrArray *patterns; /* trawl_pattern *, includes then excludes */
+  trawl_walker *walker;
+};
+
+static bool
+parse_types(char **values, unsigned *mask)
+{
+  static const struct {
+    const char *name;
+    unsigned type;
+  } table[] = {
+    {"f", TRAWL_ENTRY_FILE},    {"file", TRAWL_ENTRY_FILE},
+    {"d", TRAWL_ENTRY_DIR},     {"dir", TRAWL_ENTRY_DIR},
+    {"directory", TRAWL_ENTRY_DIR},
+    {"l", TRAWL_ENTRY_SYMLINK}, {"symlink", TRAWL_ENTRY_SYMLINK},
+  };
+  *mask = 0;
+  for (char **v = values; v && *v; v++) {
+    char **names = g_strsplit(*v, ",", -1);
+    for (char **name = names; *name; name++) {
+      size_t i = 0;
+      while (i < G_N_ELEMENTS(table) && strcmp(*name, table[i].name) != 0)
+        i++;
+      if (i == G_N_ELEMENTS(table)) {
+        fprintf(stderr, "trawl: unknown --type '%s' (expected f, d or l)\n", *name);
+        g_strfreev(names);
+        return false;
+      }
+      *mask |= table[i].type;
+    }
+    g_strfreev(names);
+  }
+  if (*mask == 0)
+    *mask = TRAWL_ENTRY_FILE;
+  return true;
+}
+
+static bool
+parse_format(const struct walk_args *args, OutputFormat *format)
+{
+  *format = args->print0 ? OUTPUT_NUL : OUTPUT_LINES;
+  if (args->format == NULL)
+    return true;
+  static const struct {
+    const char *name;
+    OutputFormat format;
+  } table[] = {
+    {"lines", OUTPUT_LINES},
+    {"null", OUTPUT_NUL},
+    {"json", OUTPUT_JSON},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
+    if (strcmp(args->format, table[i].name) == 0) {
+      if (args->print0 && table[i].format != OUTPUT_NUL) {
+        fprintf(stderr, "trawl: -0 conflicts with --format %s\n", args->format);
+        return false;
+      }
+      *format = table[i].format;
+      return true;
+    }
+  }
+  fprintf(stderr, "trawl: unknown --format '%s' (expected lines, null or json)\n",
+          args->format);
+  return false;
+}
+
+/* A -d or -j value: UNSET_NUMBER gives FALLBACK, a negative is an error. */
+static bool
+parse_count(int value, const char *option, int fallback, int *out)
+{
+  if (value == UNSET_NUMBER) {
+    *out = fallback;
+    return true;
+  }
+  if (value < 0) {
+    fprintf(stderr, "trawl: %s must be 0 or more, not %d\n", option, value);
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+/* Build the walker's options from the command line. */
+static bool
+walk_options(const struct walk_args *args, TrawlDialect dialect,
+             trawl_walk_options *options)
+{
+  trawl_walk_options_init(options);
+  /* Hidden entries are a rule of the trawl dialect; the compatibility
+   * dialects (git, cmake, bazel) decide about them in their patterns, as
+   * the real tools do. */
+  options->hidden = args->hidden || dialect != TRAWL_DIALECT_TRAWL;
+  options->follow = args->follow;
+  if (!parse_types(args->types, &options->types))
+    return false;
+  int depth, threads;
+  if (!parse_count(args->max_depth, "--max-depth", -1, &depth) ||
+      !parse_count(args->threads, "--threads", 0, &threads))
+    return false;
+  options->max_depth = depth;
+  options->threads = (unsigned)threads;
+  return true;
+}
+
+/* Compile TEXTS into RUN->patterns; every error is reported. */
+static bool
+compile_patterns(struct walk_run *run, char **texts, int n, TrawlDialect dialect)
+{
+  bool ok = true;
+  for (int i = 0; i < n; i++) {
+    GError *error = NULL;
+    trawl_pattern *p = trawl_pattern_compile(texts[i], strlen(texts[i]), dialect,
+                                             0, &error);
+    if (p == NULL) {
+      cli_report_pattern_error(texts[i], error);
+      g_error_free(error);
+      ok = false;
+      continue;
+    }
+    g_ptr_array_add(run->patterns, p);
+  }
+  return ok;
+}
+
+/* A missing root is a usage error with a message that names it. */
+static bool
+check_root(const char *root)
+{
+  struct stat st;
+  if (stat(root, &st) != 0) {
+    fprintf(stderr, "trawl: root '%s': %s\n", root, strerror(errno));
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "trawl: root '%s' is not a directory\n", root);
+    return false;
+  }
+  return true;
+}
+
+/* The current directory, or NULL with a message. */
+static char *
+current_dir(void)
+{
+  for (size_t size = 256;; size *= 2) {
+    char *buf = g_malloc(size);
+    if (getcwd(buf, size) != NULL)
+      return buf;
+    int err = errno;
+    g_free(buf);
+    if (err != ERANGE) {
+      fprintf(stderr, "trawl: cannot get the current directory: %s\n", strerror(err));
+      return NULL;
+    }
+  }
+}
+
+/* ROOT as an absolute path, without resolving symbolic links: the current
+ * directory joined with ROOT, with empty and "." components dropped. ".."
+ * is kept, so the path names what ROOT names even through a symlink. */
+static char *
+absolute_root(const char *root)
+{
+  GString *abs;
+  if (root[0] == '/') {
+    abs = g_string_new("/");
+  } else {
+    char *cwd = current_dir();
+    if (cwd == NULL)
+      return NULL;
+    abs = g_string_new(cwd);
+    g_free(cwd);
+  }
+  char **parts = g_strsplit(root, "/", -1);
+  for (char **part = parts; *part; part++) {
+    if (**part == '\0' || strcmp(*part, ".") == 0)
+      continue;
+    if (abs->str[abs->len - 1] != '/')
+      g_string_append_c(abs, '/');
+    g_string_append(abs, *part);
+  }
+  g_strfreev(parts);
+  return g_string_free(abs, FALSE);
+}
+
+static bool
+print_entry(const trawl_entry *entry, void *data)
+{
+  struct walk_run *run = data;
+  return output_path_locked(&run->out, entry->path, entry->len);
+}
+
+/* Print one line of stderr, control bytes escaped so that a file name in a
+ * message cannot forge another line. */
+static void
+print_message(const char *message)
+{
+  GString *line = g_string_new("trawl: ");
+  for (const unsigned char *c = (const unsigned char *)message; *c; c++) {
+    if (*c < 0x20 || *c == 0x7f)
+      g_string_append_printf(line, "\\%03o", *c);
+    else
+      g_string_append_c(line, (char)*c);
+  }
+  g_string_append_c(line, '\n');
+  fputs(line->str, stderr);
+  g_string_free(line, TRUE);
+}
+
+/* Print the problems the walk survived; returns how many. */
+static unsigned
+report_problems(const trawl_walker *walker)
+{
+  const GPtrArray *problems = trawl_walker_problems(walker);
+  if (problems == NULL)
+    return 0;
+  for (unsigned i = 0; i < problems->len; i++)
+    print_message(((const GError *)problems->pdata[i])->message);
+  return problems->len;
+}
+
+/* Microseconds as milliseconds. */
+static double
+ms(gint64 us)
+{
+  return (double)us / 1e3;
+}
+
+static void
+report_stats(const trawl_walker *walker, gint64 start, gint64 walked, gint64 printed)
+{
+  trawl_walk_stats stats;
+  trawl_walker_stats(walker, &stats);
+  fprintf(stderr,
+          "trawl: directories opened: %" G_GUINT64_FORMAT "\n"
+          "trawl: directories pruned: %" G_GUINT64_FORMAT "\n"
+          "trawl: entries seen:       %" G_GUINT64_FORMAT "\n"
+          "trawl: results:            %" G_GUINT64_FORMAT "\n"
+          "trawl: threads used:       %u\n"
+          "trawl: milliseconds:       %.3f (walk %.3f, output %.3f)\n",
+          stats.dirs_opened, stats.dirs_pruned, stats.entries_seen, stats.results,
+          stats.threads_used, ms(printed - start), ms(walked - start),
+          ms(printed - walked));
+}
+
+/* Walk and print; returns the exit code. */
+static int
+walk_and_print(struct walk_run *run, const struct walk_args *args)
+{
+  GError *error = NULL;
+  gint64 start = g_get_monotonic_time(), walked;
+  bool ran;
+  if (args->unsorted) {
+    ran = trawl_walker_run(run->walker, print_entry, run, &error);
+    walked = g_get_monotonic_time();
+  } else {
+    GPtrArray *paths = trawl_walker_collect(run->walker, &error);
+    walked = g_get_monotonic_time();
+    ran = paths != NULL;
+    for (unsigned i = 0; ran && i < paths->len && run->out.error == 0; i++) {
+      const char *path = paths->pdata[i];
+      output_path(&run->out, path, strlen(path));
+    }
+    if (paths)
+      g_ptr_array_unref(paths);
+  }
+  /* A walk that could not run found nothing: no document that says so. */
+  bool written = true;
+  if (ran)
+    written = output_end(&run->out);
+  else
+    output_abort(&run->out);
+  gint64 printed = g_get_monotonic_time();
+
+  int status = EXIT_OK;
+  if (!ran) {
+    g_assert(error != NULL);
+    print_message(error->message);
+    bool root = g_error_matches(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT);
+    status = root ? EXIT_USAGE : EXIT_IO;
+    g_error_free(error);
+  }
+  unsigned problems = report_problems(run->walker);
+  if (!written) {
+    fprintf(stderr, "trawl: writing output: %s\n", strerror(run->out.error));
+    status = EXIT_IO;
+  }
+  if (status == EXIT_OK && args->strict && problems > 0)
+    status = EXIT_IO;
+  if (args->stats)
+    report_stats(run->walker, start, walked, printed);
+  return status;
+}
+
+/* The walk with parsed options and the N PATTERNS; returns the exit code. */
+static int
+walk_command(const struct walk_args *args, char **patterns, int n)
+{
+  if (n == 0) {
+    fprintf(stderr, "trawl: a PATTERN is required; `trawl '**'` lists every file "
+                    "(see trawl --help)\n");
+    return EXIT_USAGE;
+  }
+  TrawlDialect dialect = TRAWL_DIALECT_TRAWL;
+  OutputFormat format;
+  trawl_walk_options options;
+  if ((args->dialect && !cli_parse_dialect(args->dialect, &dialect)) ||
+      !parse_format(args, &format) || !walk_options(args, dialect, &options))
+    return EXIT_USAGE;
+
+  struct walk_run run = {
+    .patterns = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free),
+  };
+  int n_excludes = args->excludes ? (int)g_strv_length(args->excludes) : 0;
+  bool compiled = compile_patterns(&run, patterns, n, dialect);
+  compiled = compile_patterns(&run, args->excludes, n_excludes, dialect) && compiled;
+  const char *root = args->root ? args->root : ".";
+  char *absolute = NULL;
+  int status = EXIT_USAGE;
+  if (!compiled || !check_root(root) ||
+      (args->absolute && (absolute = absolute_root(root)) == NULL))
+    goto out;
+
+  run.walker = trawl_walker_new(&options);
+  trawl_walker_add_root(run.walker, root);
+  for (unsigned i = 0; i < run.patterns->len; i++) {
+    if (i < (unsigned)n)
+      trawl_walker_add_include(run.walker, run.patterns->pdata[i]);
+    else
+      trawl_walker_add_exclude(run.walker, run.patterns->pdata[i]);
+  }
+
+  /* With --absolute every path is preceded by "<absolute root>/" ("/" when
+   * the root is "/"), and json's "root" is the absolute root. */
+  const char *shown_root = absolute ? absolute : root;
+  char *prefix = absolute == NULL ? g_strdup("")
+                 : g_str_has_suffix(absolute, "/") ? g_strdup(absolute)
+                 : g_strconcat(absolute, "/", NULL);
+  output_init(&run.out, STDOUT_FILENO, format, prefix, strlen(prefix));
+  g_free(prefix);
+  /* Someone watching a terminal sees each result as it is found. */
+  run.out.flush_each = args->unsorted && isatty(STDOUT_FILENO);
+  output_begin(&run.out, shown_root, strlen(shown_root));
+  status = walk_and_print(&run, args);
+  output_release(&run.out);
+
+out:
+  trawl_walker_free(run.walker);
+  g_ptr_array_unref(run.patterns);
+  g_free(absolute);
+  return status;
+}
+
+/* GOption reads "-j 4" but not "-j4": split an option letter that takes a
+ * value from the value attached to it ("-j4" -> "-j" "4", "-Hx*.o" -> "-Hx"
+ * "*.o"). Arguments that are themselves values, and all after "--", are
+ * copied as they are. Returns a new NULL-terminated vector (free with
+ * g_free) and its length in *ARGC; its strings are ARGV's or, for split
+ * options, new ones added to OWNED. */
+static char **
+split_attached_values(int *argc, char **argv, GPtrArray *owned)
+{
+  static const char short_with_value[] = "Cxtdj";
+  static const char *const long_with_value[] = {
+    "--root", "--exclude", "--type", "--max-depth", "--threads", "--dialect", "--format",
+  };
+  GPtrArray *out = g_ptr_array_new();
+  int i = 0;
+  g_ptr_array_add(out, argv[i++]);
+  while (i < *argc) {
+    char *arg = argv[i++];
+    g_ptr_array_add(out, arg);
+    if (strcmp(arg, "--") == 0)
+      break;
+    if (arg[0] != '-' || arg[1] == '\0')
+      continue;
+    if (arg[1] == '-') {
+      for (size_t k = 0; k < G_N_ELEMENTS(long_with_value); k++)
+        if (strcmp(arg, long_with_value[k]) == 0 && i < *argc)
+          g_ptr_array_add(out, argv[i++]);
+      continue;
+    }
+    for (char *c = arg + 1; *c; c++) {
+      if (strchr(short_with_value, *c) == NULL)
+        continue;
+      if (c[1] == '\0') {
+        if (i < *argc)
+          g_ptr_array_add(out, argv[i++]);
+      } else {
+        /* "-jN": the option part, then the value. */
+        char *option = g_strndup(arg, (gsize)(c + 1 - arg));
+        g_ptr_array_add(owned, option);
+        g_ptr_array_index(out, out->len - 1) = option;
+        g_ptr_array_add(out, c + 1);
+      }
+      break;
+    }
+  }
+  while (i < *argc)
+    g_ptr_array_add(out, argv[i++]);
+  *argc = (int)out->len;
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
+}
+
+/* GOption leaves "--" among the arguments when one after it starts with
+ * '-'; the first "--" only ends the options and is never a pattern. */
+static void
+drop_separator(int *argc, char **argv)
+{
+  for (int i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "--") == 0) {
+      memmove(argv + i, argv + i + 1, (size_t)(*argc - i - 1) * sizeof *argv);
+      (*argc)--;
+      return;
+    }
+  }
+}
+
+int
+cli_walk(int argc, char **argv)
+{
+  struct walk_args args = {
+    .max_depth = UNSET_NUMBER,
+    .threads = UNSET_NUMBER,
+  };
+  /* FILENAME arguments: GOption converts STRING ones from the locale's
+   * charset and would refuse a root or pattern that is not UTF-8. */
+  GOptionEntry entries[] = {
+    {"root", 'C', 0, G_OPTION_ARG_FILENAME, &args.root,
+     "Walk DIR and print paths relative to it (default .)", "DIR"},
+    {"exclude", 'x', 0, G_OPTION_ARG_FILENAME_ARRAY, &args.excludes,
+     "Leave out paths PATTERN matches, and directories it covers (repeatable)",
+     "PATTERN"},
+    {"hidden", 'H', 0, G_OPTION_ARG_NONE, &args.hidden,
+     "Include hidden entries (names starting with '.')", NULL},
+    {"no-ignore", 'I', 0, G_OPTION_ARG_NONE, &args.no_ignore,
+     "Do not read ignore files (accepted; ignore files are not read yet)", NULL},
+    {"follow", 'L', 0, G_OPTION_ARG_NONE, &args.follow,
+     "Follow symbolic links (loops are detected and reported)", NULL},
+    {"type", 't', 0, G_OPTION_ARG_STRING_ARRAY, &args.types,
+     "Entry types to print: f file, d directory, l symlink; repeatable or "
+     "comma-separated (default f)", "f|d|l"},
+    {"max-depth", 'd', 0, G_OPTION_ARG_INT, &args.max_depth,
+     "Print entries at most N levels below the root (1: its own entries)", "N"},
+    {"threads", 'j', 0, G_OPTION_ARG_INT, &args.threads,
+     "Use at most N threads (default: online CPUs; 1: serial)", "N"},
+    {"print0", '0', 0, G_OPTION_ARG_NONE, &args.print0,
+     "End each path with a NUL byte (--format null)", NULL},
+    {"unsorted", 0, 0, G_OPTION_ARG_NONE, &args.unsorted,
+     "Print paths as they are found, in no particular order", NULL},
+    {"absolute", 0, 0, G_OPTION_ARG_NONE, &args.absolute,
+     "Print absolute paths (the root's absolute path, then the path)", NULL},
+    {"dialect", 0, 0, G_OPTION_ARG_STRING, &args.dialect,
+     "Pattern dialect: trawl (default), git, cmake or bazel", "D"},
+    {"format", 0, 0, G_OPTION_ARG_STRING, &args.format,
+     "Output format: lines (default), null or json", "F"},
+    {"strict", 0, 0, G_OPTION_ARG_NONE, &args.strict,
+     "Exit 3 if a problem was reported (unreadable directory, link loop)", NULL},
+    {"stats", 0, 0, G_OPTION_ARG_NONE, &args.stats,
+     "Print walk counters and times to stderr", NULL},
+    {"version", 0, 0, G_OPTION_ARG_NONE, &args.version, "Print the version", NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionContext *ctx = g_option_context_new("PATTERN...");
+  g_option_context_set_summary(ctx, "Find the files below a root that the patterns match.");
+  g_option_context_set_description(ctx, walk_description);
+  g_option_context_add_main_entries(ctx, entries, NULL);
+
+  GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
+  char **split = split_attached_values(&argc, argv, owned);
+  char **rest = split;
+  GError *error = NULL;
+  int status = EXIT_USAGE;
+  if (!g_option_context_parse(ctx, &argc, &rest, &error)) {
+    fprintf(stderr, "trawl: %s (see trawl --help)\n", error->message);
+    g_error_free(error);
+  } else if (args.version) {
+    printf("trawl %s\n", trawl_version());
+    status = EXIT_OK;
+  } else {
+    drop_separator(&argc, rest);
+    status = walk_command(&args, rest + 1, argc - 1);
+  }
+  g_free(args.root);
+  g_strfreev(args.excludes);
+  g_strfreev(args.types);
+  g_free(args.dialect);
+  g_free(args.format);
+  g_option_context_free(ctx);
+  g_free(split);
+  g_ptr_array_unref(owned);
+  return status;
+}

@@ -1,0 +1,320 @@
+/* trawl — output formats of the walk command (see output.h for the rules).
+ *
+ * The common case is a path that needs no escaping: one scan for a byte
+ * outside the format's plain set, then a memcpy into the buffer. Only paths
+ * that hold such a byte take the escaping route, which copies the plain runs
+ * between escapes in one piece and emits each escape through the same sink,
+ * so the prefix (escaped once, up front) and the paths share one encoder.
+ */
+#define _POSIX_C_SOURCE 200809L /* write */
+#include "output.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Where an encoder sends its bytes: the output's buffer or a GString. */
+typedef void (*emit_fn)(void *target, const char *bytes, size_t n);
+
+/* ---- Writing ---- */
+
+static void
+write_all(output *out, const char *bytes, size_t n)
+{
+  while (n > 0 && out->error == 0) {
+    ssize_t done = write(out->fd, bytes, n);
+    if (done < 0) {
+      if (errno != EINTR)
+        out->error = errno;
+      continue;
+    }
+    bytes += done;
+    n -= (size_t)done;
+  }
+}
+
+static void
+flush(output *out)
+{
+  write_all(out, out->buf, out->len);
+  out->len = 0;
+}
+
+static inline void
+put(output *out, const char *bytes, size_t n)
+{
+  if (n > OUTPUT_BUFFER_SIZE - out->len) {
+    flush(out);
+    if (n >= OUTPUT_BUFFER_SIZE) {
+      write_all(out, bytes, n);
+      return;
+    }
+  }
+  memcpy(out->buf + out->len, bytes, n);
+  out->len += n;
+}
+
+static void
+emit_output(void *target, const char *bytes, size_t n)
+{
+  put(target, bytes, n);
+}
+
+static void
+emit_gstring(void *target, const char *bytes, size_t n)
+{
+  g_string_append_len(target, bytes, (gssize)n);
+}
+
+/* ---- lines: git's C-style quoting ---- */
+
+/* Does byte C force a path to be quoted (git's cq_must_quote with
+ * core.quotePath=false)? */
+static inline bool
+lines_special(unsigned char c)
+{
+  return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
+}
+
+static bool
+lines_needs_quoting(const char *path, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    if (lines_special((unsigned char)path[i]))
+      return true;
+  return false;
+}
+
+/* The inside of a quoted path: plain bytes as they are, the rest escaped. */
+static void
+lines_quote_body(emit_fn emit, void *target, const char *path, size_t len)
+{
+  static const char letters[0x20] = {
+    [0x07] = 'a', [0x08] = 'b', [0x09] = 't', [0x0a] = 'n',
+    [0x0b] = 'v', [0x0c] = 'f', [0x0d] = 'r',
+  };
+  size_t start = 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)path[i];
+    if (!lines_special(c))
+      continue;
+    emit(target, path + start, i - start);
+    char esc[4] = {'\\', (char)c, 0, 0};
+    size_t n = 2;
+    if (c < 0x20 && letters[c]) {
+      esc[1] = letters[c];
+    } else if (c < 0x20 || c == 0x7f) {
+      esc[1] = (char)('0' + (c >> 6));
+      esc[2] = (char)('0' + ((c >> 3) & 7));
+      esc[3] = (char)('0' + (c & 7));
+      n = 4;
+    }
+    emit(target, esc, n);
+    start = i + 1;
+  }
+  emit(target, path + start, len - start);
+}
+
+static void
+lines_path(output *out, const char *path, size_t len)
+{
+  if (!out->prefix_special && !lines_needs_quoting(path, len)) {
+    put(out, out->raw_prefix->str, out->raw_prefix->len);
+    put(out, path, len);
+    put(out, "\n", 1);
+    return;
+  }
+  put(out, "\"", 1);
+  put(out, out->prefix->str, out->prefix->len);
+  lines_quote_body(emit_output, out, path, len);
+  put(out, "\"\n", 2);
+}
+
+/* ---- json: RFC 8259 strings, surrogateescape for bytes that are not UTF-8 ---- */
+
+/* Length of the valid UTF-8 sequence at S (N bytes available) that starts
+ * with a byte >= 0x80, or 0 if none starts there (Unicode table 3-7: no
+ * overlong forms, no surrogates, nothing above U+10FFFF). */
+static size_t
+utf8_sequence(const unsigned char *s, size_t n)
+{
+  unsigned char c = s[0];
+  size_t need;
+  unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
+  if (c >= 0xc2 && c <= 0xdf) {
+    need = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    need = 3;
+    if (c == 0xe0)
+      lo = 0xa0;
+    else if (c == 0xed)
+      hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    need = 4;
+    if (c == 0xf0)
+      lo = 0x90;
+    else if (c == 0xf4)
+      hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (n < need || s[1] < lo || s[1] > hi)
+    return 0;
+  for (size_t i = 2; i < need; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf)
+      return 0;
+  return need;
+}
+
+/* Is byte C copied as it is when it is ASCII? */
+static inline bool
+json_plain_ascii(unsigned char c)
+{
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* The inside of a JSON string for the LEN bytes at S. */
+static void
+json_string_body(emit_fn emit, void *target, const char *s, size_t len)
+{
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *u = (const unsigned char *)s;
+  size_t start = 0, i = 0;
+  while (i < len) {
+    unsigned char c = u[i];
+    if (json_plain_ascii(c)) {
+      i++;
+      continue;
+    }
+    if (c >= 0x80) {
+      size_t seq = utf8_sequence(u + i, len - i);
+      if (seq > 0) {
+        i += seq;
+        continue;
+      }
+    }
+    emit(target, s + start, i - start);
+    char esc[6] = {'\\', (char)c};
+    size_t n = 2;
+    switch (c) {
+    case '"': case '\\': break;
+    case '\b': esc[1] = 'b'; break;
+    case '\f': esc[1] = 'f'; break;
+    case '\n': esc[1] = 'n'; break;
+    case '\r': esc[1] = 'r'; break;
+    case '\t': esc[1] = 't'; break;
+    default:
+      /* A control byte is \u00XX; a stray byte >= 0x80 is \udcXX. */
+      memcpy(esc + 1, c < 0x80 ? "u00" : "udc", 3);
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
+      n = 6;
+      break;
+    }
+    emit(target, esc, n);
+    i++;
+    start = i;
+  }
+  emit(target, s + start, len - start);
+}
+
+static void
+json_path(output *out, const char *path, size_t len)
+{
+  put(out, out->count ? ",\n\"" : "\n\"", out->count ? 3 : 2);
+  put(out, out->prefix->str, out->prefix->len);
+  json_string_body(emit_output, out, path, len);
+  put(out, "\"", 1);
+}
+
+/* ---- The output ---- */
+
+void
+output_init(output *out, int fd, OutputFormat format, const char *prefix,
+            size_t prefix_len)
+{
+  memset(out, 0, sizeof *out);
+  out->fd = fd;
+  out->format = format;
+  out->buf = g_malloc(OUTPUT_BUFFER_SIZE);
+  out->raw_prefix = g_string_new_len(prefix, (gssize)prefix_len);
+  out->prefix = g_string_new(NULL);
+  switch (format) {
+  case OUTPUT_LINES:
+    out->prefix_special = lines_needs_quoting(prefix, prefix_len);
+    lines_quote_body(emit_gstring, out->prefix, prefix, prefix_len);
+    break;
+  case OUTPUT_JSON:
+    json_string_body(emit_gstring, out->prefix, prefix, prefix_len);
+    break;
+  case OUTPUT_NUL:
+    g_string_append_len(out->prefix, prefix, (gssize)prefix_len);
+    break;
+  }
+  pthread_mutex_init(&out->lock, NULL);
+}
+
+void
+output_begin(output *out, const char *root, size_t root_len)
+{
+  if (out->format != OUTPUT_JSON)
+    return;
+  put(out, "{\"root\": \"", 10);
+  json_string_body(emit_output, out, root, root_len);
+  put(out, "\", \"paths\": [", 13);
+}
+
+void
+output_path(output *out, const char *path, size_t len)
+{
+  switch (out->format) {
+  case OUTPUT_LINES:
+    lines_path(out, path, len);
+    break;
+  case OUTPUT_NUL:
+    put(out, out->prefix->str, out->prefix->len);
+    put(out, path, len);
+    put(out, "", 1);
+    break;
+  case OUTPUT_JSON:
+    json_path(out, path, len);
+    break;
+  }
+  out->count++;
+}
+
+bool
+output_path_locked(output *out, const char *path, size_t len)
+{
+  pthread_mutex_lock(&out->lock);
+  output_path(out, path, len);
+  if (out->flush_each)
+    flush(out);
+  bool ok = out->error == 0;
+  pthread_mutex_unlock(&out->lock);
+  return ok;
+}
+
+bool
+output_end(output *out)
+{
+  if (out->format == OUTPUT_JSON)
+    put(out, "\n]}\n", 4);
+  flush(out);
+  return out->error == 0;
+}
+
+void
+output_abort(output *out)
+{
+  out->len = 0;
+}
+
+void
+output_release(output *out)
+{
+  g_free(out->buf);
+  g_string_free(out->prefix, TRUE);
+  g_string_free(out->raw_prefix, TRUE);
+  pthread_mutex_destroy(&out->lock);
+}
