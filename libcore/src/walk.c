@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
@@ -98,6 +99,7 @@ struct run {
   pthread_mutex_t idle_lock;
   pthread_cond_t idle_cond;
   pthread_mutex_t problem_lock;
+  GHashTable *loops;    /* "dev:ino" of each looping link reported */
   int *root_fds;
   dev_t *root_devs;
 };
@@ -453,8 +455,19 @@ process(struct worker *wk, struct item *it)
           for (const struct chain *c = here; c && !loop; c = c->up)
             loop = c->dev == st.st_dev && c->ino == st.st_ino;
           if (loop) {
-            add_problem(run, it->root, wk->path->str, TRAWL_WALK_ERROR_LOOP,
-                        "symbolic link loop, not followed");
+            /* One link can be reached by several paths (through another
+             * followed link): report each looping link once. */
+            struct stat lst;
+            char *key = fstatat(fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0
+                          ? g_strdup_printf("%ju:%ju", (uintmax_t)lst.st_dev,
+                                            (uintmax_t)lst.st_ino)
+                          : g_strdup(wk->path->str);
+            pthread_mutex_lock(&run->problem_lock);
+            bool first = g_hash_table_add(run->loops, key);
+            pthread_mutex_unlock(&run->problem_lock);
+            if (first)
+              add_problem(run, it->root, wk->path->str, TRAWL_WALK_ERROR_LOOP,
+                          "symbolic link loop, not followed");
             continue;
           }
         }
@@ -678,6 +691,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
   pthread_cond_init(&run.idle_cond, &cattr);
   pthread_condattr_destroy(&cattr);
   pthread_mutex_init(&run.problem_lock, NULL);
+  run.loops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   for (unsigned i = 0; i < run.n_workers; i++) {
     struct worker *wk = &run.workers[i];
     wk->run = &run;
@@ -744,6 +758,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
   pthread_mutex_destroy(&run.idle_lock);
   pthread_cond_destroy(&run.idle_cond);
   pthread_mutex_destroy(&run.problem_lock);
+  g_hash_table_unref(run.loops);
   return true;
 }
 
