@@ -68,6 +68,7 @@ struct item {
   unsigned root;
   int depth;            /* components in path */
   bool via_link;        /* reached through a followed symbolic link */
+  bool start;           /* a literal start directory: opened component by component */
   struct dirref *parent;
   struct chain *chain;  /* the parent's chain (follow mode) */
 };
@@ -330,13 +331,55 @@ open_relative(int base, const char *path, int flags)
   return result;
 }
 
+static struct chain *
+chain_new(const struct stat *st, struct chain *up)
+{
+  struct chain *c = g_new0(struct chain, 1);
+  c->dev = st->st_dev;
+  c->ino = st->st_ino;
+  c->up = up; /* takes the caller's reference */
+  c->refs = 1;
+  return c;
+}
+
+/* A literal start directory ("src/x" of "src/x/ **"): one component at a
+ * time, so that without --follow no link on the way is followed, and with it
+ * every directory on the way joins the loop-detection chain. */
 static int
-open_item(struct run *run, const struct item *it)
+open_start(struct run *run, struct item *it)
+{
+  const bool follow = run->w->opt.follow;
+  const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+  int fd = fcntl(run->root_fds[it->root], F_DUPFD_CLOEXEC, 0);
+  const char *p = it->path;
+  while (fd >= 0) {
+    const char *slash = strchr(p, '/');
+    char *comp = slash ? g_strndup(p, (size_t)(slash - p)) : g_strdup(p);
+    int next = openat(fd, comp, flags);
+    int err = errno;
+    g_free(comp);
+    close(fd);
+    errno = err;
+    fd = next;
+    if (fd < 0 || slash == NULL)
+      break;
+    struct stat st;
+    if (follow && fstat(fd, &st) == 0)
+      it->chain = chain_new(&st, it->chain);
+    p = slash + 1;
+  }
+  return fd;
+}
+
+static int
+open_item(struct run *run, struct item *it)
 {
   int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (it->via_link ? 0 : O_NOFOLLOW);
   int root_fd = run->root_fds[it->root];
   if (it->len == 0)
     return fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+  if (it->start)
+    return open_start(run, it);
   if (it->parent)
     return openat(it->parent->fd, it->path + it->name_off, flags);
   return open_relative(root_fd, it->path, flags);
@@ -391,13 +434,25 @@ process(struct worker *wk, struct item *it)
         return;
       }
       if (o->follow) {
-        here = g_new0(struct chain, 1);
-        here->dev = st.st_dev;
-        here->ino = st.st_ino;
-        here->up = it->chain;
-        here->refs = 1;
+        /* Through a followed link, a plain directory can be its own
+         * ancestor too ("to-core/util/back/core"): check every one. */
+        bool loop = false;
+        for (const struct chain *c = it->chain; c && !loop; c = c->up)
+          loop = c->dev == st.st_dev && c->ino == st.st_ino;
+        if (loop) {
+          char *key = g_strdup_printf("%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+          pthread_mutex_lock(&run->problem_lock);
+          bool first = g_hash_table_add(run->loops, key);
+          pthread_mutex_unlock(&run->problem_lock);
+          if (first)
+            add_problem(run, it->root, it->path, TRAWL_WALK_ERROR_LOOP,
+                        "directory loop through a followed link, not entered");
+          close(fd);
+          return;
+        }
         if (it->chain)
           g_atomic_int_inc(&it->chain->refs);
+        here = chain_new(&st, it->chain);
       }
     }
   }
@@ -445,31 +500,35 @@ process(struct worker *wk, struct item *it)
     bool via_link = false;
     TrawlEntryType kind = type == DT_DIR ? TRAWL_ENTRY_DIR
                           : type == DT_LNK ? TRAWL_ENTRY_SYMLINK : TRAWL_ENTRY_FILE;
-    if (kind == TRAWL_ENTRY_SYMLINK && o->follow) {
+    if (o->follow && kind != TRAWL_ENTRY_FILE) {
+      /* Following links, any directory may be its own ancestor: a link to
+       * one, or a plain directory reached through a followed link
+       * ("to-core/util/back/core"). Such an entry is neither reported nor
+       * entered, and each loop is reported once, keyed by the link's own
+       * (device, inode) or the directory's. */
       struct stat st;
-      if (fstatat(fd, name, &st, 0) == 0) {
-        kind = S_ISDIR(st.st_mode) ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE;
-        via_link = kind == TRAWL_ENTRY_DIR;
-        if (via_link) {
-          bool loop = false;
-          for (const struct chain *c = here; c && !loop; c = c->up)
-            loop = c->dev == st.st_dev && c->ino == st.st_ino;
-          if (loop) {
-            /* One link can be reached by several paths (through another
-             * followed link): report each looping link once. */
-            struct stat lst;
-            char *key = fstatat(fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0
-                          ? g_strdup_printf("%ju:%ju", (uintmax_t)lst.st_dev,
-                                            (uintmax_t)lst.st_ino)
-                          : g_strdup(wk->path->str);
-            pthread_mutex_lock(&run->problem_lock);
-            bool first = g_hash_table_add(run->loops, key);
-            pthread_mutex_unlock(&run->problem_lock);
-            if (first)
-              add_problem(run, it->root, wk->path->str, TRAWL_WALK_ERROR_LOOP,
-                          "symbolic link loop, not followed");
-            continue;
-          }
+      bool is_link = kind == TRAWL_ENTRY_SYMLINK;
+      if (fstatat(fd, name, &st, is_link ? 0 : AT_SYMLINK_NOFOLLOW) == 0) {
+        if (is_link)
+          kind = S_ISDIR(st.st_mode) ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE;
+        via_link = is_link && kind == TRAWL_ENTRY_DIR;
+        bool loop = false;
+        for (const struct chain *c = here; c && !loop && kind == TRAWL_ENTRY_DIR; c = c->up)
+          loop = c->dev == st.st_dev && c->ino == st.st_ino;
+        if (loop) {
+          struct stat key_st = st;
+          if (is_link)
+            fstatat(fd, name, &key_st, AT_SYMLINK_NOFOLLOW);
+          char *key = g_strdup_printf("%ju:%ju", (uintmax_t)key_st.st_dev,
+                                      (uintmax_t)key_st.st_ino);
+          pthread_mutex_lock(&run->problem_lock);
+          bool first = g_hash_table_add(run->loops, key);
+          pthread_mutex_unlock(&run->problem_lock);
+          if (first)
+            add_problem(run, it->root, wk->path->str, TRAWL_WALK_ERROR_LOOP,
+                        is_link ? "symbolic link loop, not followed"
+                                : "directory loop through a followed link, not entered");
+          continue;
         }
       }
     }
@@ -636,6 +695,30 @@ start_dirs(const trawl_walker *w)
   return kept;
 }
 
+/* May start directory D be walked? Not when an exclude closes it or one of
+ * its ancestors, nor when its entries would lie deeper than the limit.
+ * *DEPTH receives its depth in components. */
+static bool
+start_allowed(const trawl_walker *w, const char *d, int *depth)
+{
+  size_t len = strlen(d);
+  *depth = len ? 1 : 0;
+  for (size_t i = 0; i <= len && len; i++) {
+    if (i < len && d[i] != '/')
+      continue;
+    for (guint k = 0; k < w->excludes->len; k++) {
+      const trawl_pattern *x = w->excludes->pdata[k];
+      if (trawl_pattern_match(x, d, i) || trawl_pattern_covers_below(x, d, i))
+        return false;
+    }
+    if (i < len)
+      (*depth)++;
+  }
+  if (w->opt.max_depth >= 0 && *depth + 1 > w->opt.max_depth)
+    return false;
+  return len == 0 || worth_opening(w, d, len);
+}
+
 static int
 compare_paths(gconstpointer a, gconstpointer b)
 {
@@ -706,20 +789,28 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
 
   GPtrArray *starts = start_dirs(w);
   for (guint r = 0; r < w->roots->len; r++) {
+    struct chain *root_chain = NULL;
+    struct stat st;
+    if (w->opt.follow && fstat(run.root_fds[r], &st) == 0)
+      root_chain = chain_new(&st, NULL);
     for (guint i = 0; i < starts->len; i++) {
       const char *d = starts->pdata[i];
-      if (d[0] && !worth_opening(w, d, strlen(d)))
+      int depth = 0;
+      if (!start_allowed(w, d, &depth))
         continue;
       struct item *it = g_new0(struct item, 1);
       it->path = g_strdup(d);
       it->len = strlen(d);
       it->root = r;
-      for (const char *c = d; *c; c++)
-        if (*c == '/')
-          it->depth++;
-      it->depth += it->len ? 1 : 0;
+      it->depth = depth;
+      it->start = it->len > 0;
+      if (it->start && root_chain) {
+        g_atomic_int_inc(&root_chain->refs);
+        it->chain = root_chain;
+      }
       push(&run.workers[0], it);
     }
+    chain_unref(root_chain);
   }
   g_ptr_array_free(starts, TRUE);
 
