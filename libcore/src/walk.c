@@ -418,6 +418,14 @@ process(struct worker *wk, struct item *it)
   const trawl_walk_options *o = &w->opt;
 
   int fd = open_item(run, it);
+  if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+    /* Out of descriptors (the caller holds more than the budget assumed):
+     * stop sharing parents, give this one's back, and open by path. */
+    g_atomic_int_set(&run->fd_budget, 0);
+    dirref_unref(run, it->parent);
+    it->parent = NULL;
+    fd = open_item(run, it);
+  }
   if (fd < 0) {
     int err = errno;
     /* Gone, or replaced by something that is not a directory: not an error. */
