@@ -350,12 +350,19 @@ open_start(struct run *run, struct item *it)
 {
   const bool follow = run->w->opt.follow;
   const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+  /* Directories on the way need only search permission, as in a path
+   * lookup: O_PATH where the system has it. */
+#ifdef O_PATH
+  const int pass = O_PATH | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+#else
+  const int pass = flags;
+#endif
   int fd = fcntl(run->root_fds[it->root], F_DUPFD_CLOEXEC, 0);
   const char *p = it->path;
   while (fd >= 0) {
     const char *slash = strchr(p, '/');
     char *comp = slash ? g_strndup(p, (size_t)(slash - p)) : g_strdup(p);
-    int next = openat(fd, comp, flags);
+    int next = openat(fd, comp, slash ? pass : flags);
     int err = errno;
     g_free(comp);
     close(fd);
