@@ -392,6 +392,23 @@ open_item(struct run *run, struct item *it)
   return open_relative(root_fd, it->path, flags);
 }
 
+/* Make every queued item open by path, closing the parent descriptors they
+ * shared. */
+static void
+shed_descriptors(struct run *run)
+{
+  for (unsigned i = 0; i < run->n_workers; i++) {
+    struct worker *wk = &run->workers[i];
+    pthread_mutex_lock(&wk->lock);
+    for (GList *l = wk->deque.head; l; l = l->next) {
+      struct item *queued = l->data;
+      dirref_unref(run, queued->parent);
+      queued->parent = NULL;
+    }
+    pthread_mutex_unlock(&wk->lock);
+  }
+}
+
 /* ---- the per-directory step --------------------------------------------- */
 
 static void
@@ -427,10 +444,12 @@ process(struct worker *wk, struct item *it)
   int fd = open_item(run, it);
   if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
     /* Out of descriptors (the caller holds more than the budget assumed):
-     * stop sharing parents, give this one's back, and open by path. */
+     * stop sharing parents, give back every shared descriptor that queued
+     * items hold, and open by path. */
     g_atomic_int_set(&run->fd_budget, 0);
     dirref_unref(run, it->parent);
     it->parent = NULL;
+    shed_descriptors(run);
     fd = open_item(run, it);
   }
   if (fd < 0) {
@@ -475,9 +494,14 @@ process(struct worker *wk, struct item *it)
   dirref_unref(run, it->parent);
   it->parent = NULL;
 
-  int err = o->reader == TRAWL_READER_POSIX || !dirread_linux_available()
-              ? dirread_posix(fd, &wk->listing)
-              : dirread_linux(fd, &wk->listing);
+  const bool posix = o->reader == TRAWL_READER_POSIX || !dirread_linux_available();
+  int err = posix ? dirread_posix(fd, &wk->listing) : dirread_linux(fd, &wk->listing);
+  if (err == EMFILE || err == ENFILE) {
+    /* The POSIX reader needs a descriptor of its own: make room as above. */
+    g_atomic_int_set(&run->fd_budget, 0);
+    shed_descriptors(run);
+    err = posix ? dirread_posix(fd, &wk->listing) : dirread_linux(fd, &wk->listing);
+  }
   wk->stats.dirs_opened++;
   if (w->open_hook)
     w->open_hook(it->root, it->path, w->open_hook_data);
