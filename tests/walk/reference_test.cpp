@@ -1,0 +1,612 @@
+// The walker against an independent reference, on seeded generated trees.
+//
+// Every tree is built from names that trouble a walker or a printer (spaces,
+// newlines, ';', '[', quotes, glob metacharacters, leading dots, bytes that
+// are not UTF-8), with links to files, to directories, to ancestors and to
+// nothing. Every query (generated includes, excludes and options; one in
+// five in the git, bazel or cmake dialect) runs through
+// trawl_walker_collect (sorted) and trawl_walker_run (callback, sorted
+// here), serial and with four threads (helpers from the first directory),
+// with the Linux and the POSIX reader, and must return exactly what the
+// reference of walk_util.hpp (nftw plus trawl_pattern_match) selects,
+// without reading a directory twice, a directory that is not one (a link),
+// or one the rules keep closed.
+#include "walk_util.hpp"
+
+using namespace walktest;
+
+namespace {
+
+// A deterministic generator (std::mt19937 is specified bit for bit).
+class Rng {
+public:
+  explicit Rng(uint32_t seed) : gen_(seed) {}
+  unsigned below(unsigned n) { return n ? (unsigned)(gen_() % n) : 0; }
+  bool chance(unsigned one_in) { return below(one_in) == 0; }
+  template <typename T, size_t N> const T &pick(const T (&a)[N]) { return a[below(N)]; }
+  template <typename T> const T &pick(const std::vector<T> &v) { return v[below((unsigned)v.size())]; }
+
+private:
+  std::mt19937 gen_;
+};
+
+const char *const kDirNames[] = {
+  "src", "lib", "test", "pkg", "node_modules", "build", ".hidden", ".github",
+  "a b", "semi;colon", "new\nline", "br[ack", "quo'te", "dq\"uote", "\xff\xfe",
+  "caf\xc3\xa9", "{x,y}", "back\\slash", "-dash", "st*r", "q?", "docs", "x",
+  "workflows", "Src",
+};
+const char *const kFileBases[] = {
+  "main", "util", "a", "b b", "x;y", "n\nl", "[1]", "it's", "\"q\"", "\xe9t\xe9",
+  "\xc3\xa9t\xc3\xa9", ".env", ".hidden", "README", "st*r", "c\\d", "{a,b}", "-opt",
+  "  lead", "tab\there", "b", "Main",
+};
+const char *const kExts[] = {".c", ".h", ".ts", ".md", ".yml", ".txt", "", ".C"};
+
+// Build a tree below ROOT: the root wide enough (10 to 14 directories) for
+// the parallel route to start its helpers, four levels at most.
+void generate_dir(Rng &rng, const std::string &root, const std::string &rel, int depth)
+{
+  std::set<std::string> used;
+  auto fresh = [&](const std::string &name) { return used.insert(name).second; };
+  const std::string here = rel.empty() ? root : root + "/" + rel;
+  auto child = [&](const std::string &name) { return rel.empty() ? name : rel + "/" + name; };
+
+  unsigned files = rng.below(7);
+  for (unsigned i = 0; i < files; i++) {
+    std::string name = std::string(rng.pick(kFileBases)) + rng.pick(kExts);
+    if (fresh(name))
+      write_file(here + "/" + name);
+  }
+  unsigned dirs = depth == 0 ? 10 + rng.below(5) : depth < 4 ? rng.below(5 - (unsigned)depth) : 0;
+  std::vector<std::string> made;
+  for (unsigned i = 0; i < dirs; i++) {
+    std::string name = rng.pick(kDirNames);
+    if (!fresh(name))
+      continue;
+    make_dir(here + "/" + name);
+    made.push_back(name);
+  }
+  // Links: to a file, to a directory (a sibling, an ancestor, itself), to
+  // nothing.
+  if (rng.chance(4)) {
+    std::string name = "ln-file" + std::string(rng.pick(kExts));
+    if (fresh(name))
+      make_link(std::string(rng.pick(kFileBases)) + ".c", here + "/" + name);
+  }
+  if (rng.chance(5) && !made.empty()) {
+    std::string name = rng.chance(3) ? ".ln-dir" : "ln-dir";
+    if (fresh(name))
+      make_link(rng.pick(made), here + "/" + name);
+  }
+  if (rng.chance(8)) {
+    std::string name = "ln-up";
+    if (fresh(name))
+      make_link(rng.chance(2) ? ".." : ".", here + "/" + name);
+  }
+  if (rng.chance(8)) {
+    std::string name = "dangling.c";
+    if (fresh(name))
+      make_link("does-not-exist", here + "/" + name);
+  }
+  for (const auto &name : made)
+    generate_dir(rng, root, child(name), depth + 1);
+}
+
+// Escape the glob metacharacters of a name.
+std::string escape(const std::string &s)
+{
+  std::string out;
+  for (char c : s) {
+    if (strchr("*?[]{}\\,", c))
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string upper(std::string s)
+{
+  for (char &c : s)
+    if (c >= 'a' && c <= 'z')
+      c = (char)(c - 'a' + 'A');
+  return s;
+}
+
+struct TreeFacts {
+  std::vector<std::string> top_dirs, dirs, files, names;
+};
+
+TreeFacts facts_of(const std::vector<FsEntry> &entries)
+{
+  TreeFacts f;
+  for (const auto &e : entries) {
+    std::string name = e.path.substr(e.path.rfind('/') == std::string::npos ? 0 : e.path.rfind('/') + 1);
+    f.names.push_back(name);
+    if (e.kind == 'd') {
+      f.dirs.push_back(e.path);
+      if (e.path.find('/') == std::string::npos)
+        f.top_dirs.push_back(e.path);
+    } else {
+      f.files.push_back(e.path);
+    }
+  }
+  if (f.top_dirs.empty())
+    f.top_dirs.push_back("src");
+  if (f.dirs.empty())
+    f.dirs.push_back("src");
+  if (f.files.empty())
+    f.files.push_back("a.c");
+  return f;
+}
+
+std::string escaped_path(const std::string &path)
+{
+  std::string out;
+  for (const auto &c : components(path))
+    out += (out.empty() ? "" : "/") + escape(c);
+  return out;
+}
+
+std::string gen_include(Rng &rng, const TreeFacts &f)
+{
+  const char *ext = rng.pick(kExts);
+  std::string e = *ext ? ext : ".c";
+  switch (rng.below(27)) {
+  case 0: return "**";
+  case 1: return "**/*" + e;
+  case 2: return "*" + e;
+  case 3: return escape(rng.pick(f.top_dirs)) + "/**/*" + e;
+  case 4: return "{" + escape(rng.pick(f.top_dirs)) + "," + escape(rng.pick(f.top_dirs)) + "}/**/*" + e;
+  case 5: return escape(rng.pick(f.top_dirs)) + "/*/" + escape(rng.pick(kDirNames)) + "/*" + e;
+  case 6: return "**/" + escape(rng.pick(kDirNames)) + "/**";
+  case 7: return ".github/**/*.yml";
+  case 8: return "**/.env";
+  case 9: return "**/.hidden/**";
+  case 10: return escaped_path(rng.pick(f.files));
+  case 11: return escaped_path(rng.pick(f.dirs)) + "/*";
+  case 12: return "**/*[ab]*";
+  case 13: return "**/?" + e;
+  case 14: return "*/*";
+  case 15: return escaped_path(rng.pick(f.dirs)) + "/**";
+  case 16: return "**/" + escape(rng.pick(f.names));
+  case 17: return ".*/**";
+  case 18: return "**/*.{c,h}";
+  case 19: return escape(rng.pick(f.top_dirs)) + "/**/.*";
+  case 20: return "{" + escaped_path(rng.pick(f.dirs)) + "," + escaped_path(rng.pick(f.dirs)) + "}/*";
+  case 22: return "s**/*" + e;            // '**' inside a component is '*'
+  case 23: return "**/.*/**";
+  case 24: return "*/**/*";
+  case 25: return "**/**/*" + e;
+  default: return "*/" + escape(rng.pick(kDirNames)) + "/*";
+  }
+}
+
+std::string gen_exclude(Rng &rng, const TreeFacts &f)
+{
+  switch (rng.below(13)) {
+  case 10: return "{build,node_modules}/**";
+  case 11: return "**/{test,lib}/**";
+  case 12: return "**/.*";
+  case 0: return "**/node_modules/**";
+  case 1: return "build/**";
+  case 2: return "**/*.md";
+  case 3: return "**/test";
+  case 4: return escape(rng.pick(f.top_dirs));
+  case 5: return "*/" + escape(rng.pick(kDirNames)) + "/**";
+  case 6: return "**/.hidden";
+  case 7: return "**/*;*";
+  case 8: return escaped_path(rng.pick(f.dirs));
+  default: return "**/lib";
+  }
+}
+
+void gen_query(Rng &rng, const TreeFacts &f, Query &q)
+{
+  // One query in five in another dialect (no braces there), with hidden
+  // entries shown: the compatibility dialects let the pattern decide.
+  const TrawlDialect dialects[] = {TRAWL_DIALECT_GIT, TRAWL_DIALECT_BAZEL, TRAWL_DIALECT_CMAKE};
+  if (rng.chance(5))
+    q.dialect = rng.pick(dialects);
+  auto fits = [&](const std::string &t) {
+    if (q.dialect != TRAWL_DIALECT_TRAWL && t.find('{') != std::string::npos)
+      return false;
+    // Not every template compiles in every dialect (bazel: "s**").
+    trawl_pattern *p = trawl_pattern_compile(t.data(), t.size(), q.dialect, 0, nullptr);
+    trawl_pattern_free(p);
+    return p != nullptr;
+  };
+  unsigned n_inc = rng.below(4); // 0: no include, everything matches
+  for (unsigned i = 0; i < n_inc; i++) {
+    std::string t = gen_include(rng, f);
+    while (!fits(t))
+      t = gen_include(rng, f);
+    q.includes.push_back(t);
+  }
+  unsigned n_exc = rng.chance(2) ? 0 : 1 + rng.below(2);
+  for (unsigned i = 0; i < n_exc; i++) {
+    std::string t = gen_exclude(rng, f);
+    while (!fits(t))
+      t = gen_exclude(rng, f);
+    q.excludes.push_back(t);
+  }
+  if (rng.chance(8)) {
+    q.flags = TRAWL_PATTERN_ICASE;
+    for (auto *list : {&q.includes, &q.excludes})
+      for (auto &t : *list)
+        if (t.find("[:") == std::string::npos && rng.chance(2))
+          t = upper(t);
+  }
+  q.opt.hidden = q.dialect != TRAWL_DIALECT_TRAWL || rng.chance(3);
+  const unsigned types[] = {TRAWL_ENTRY_FILE, TRAWL_ENTRY_FILE, TRAWL_ENTRY_FILE | TRAWL_ENTRY_DIR,
+                            TRAWL_ENTRY_DIR, TRAWL_ENTRY_SYMLINK,
+                            TRAWL_ENTRY_FILE | TRAWL_ENTRY_DIR | TRAWL_ENTRY_SYMLINK};
+  q.opt.types = rng.pick(types);
+  const int depths[] = {-1, -1, -1, 1, 2, 3};
+  q.opt.max_depth = rng.pick(depths);
+  q.compile_all();
+}
+
+// Must the walk leave directory DIR closed (hidden and not named, excluded
+// or below an excluded directory)?
+std::string closed_reason(const Query &q, const std::string &dir)
+{
+  const auto comps = components(dir);
+  std::string prefix;
+  for (const auto &c : comps) {
+    prefix += (prefix.empty() ? "" : "/") + c;
+    if (!q.opt.hidden && c[0] == '.' && !any_match(q.dot_components, c))
+      return "hidden";
+    if (any_match(q.exc, prefix))
+      return "excluded";
+  }
+  // (Depth: see Prune.MaxDepthBelowLiteralRoot; a literal root deeper than
+  // max_depth is a wasted read, not a wrong result.)
+  return "";
+}
+
+// Run Q over ROOT on every route and both ways; compare with the reference.
+// Returns how many of the walks used helper threads.
+unsigned check_query(const Query &q, const std::string &root, const std::vector<FsEntry> &entries,
+                     const std::set<std::string> &real_dirs)
+{
+  const auto want = reference(q, entries);
+  const auto want_paths = paths_of(want);
+  unsigned parallel = 0;
+  for (const Route &route : kRoutes) {
+    Query rq;
+    rq.includes = q.includes;
+    rq.excludes = q.excludes;
+    rq.flags = q.flags;
+    rq.dialect = q.dialect;
+    rq.opt = q.opt;
+    route.apply(rq);
+    rq.compile_all();
+    const std::string what = std::string(route.name) + " " + q.describe();
+
+    Outcome c = walk_collect(rq, {root});
+    EXPECT_TRUE(c.ok) << what;
+    EXPECT_EQ(c.paths, want_paths) << what << " (collect)\n" << diff(c.paths, want_paths);
+    EXPECT_TRUE(c.problems.empty()) << what << ": " << c.problems[0].message;
+    check_counters(c, what + " (collect)");
+
+    Outcome r = walk_run(rq, {root});
+    EXPECT_TRUE(r.ok) << what;
+    EXPECT_EQ(r.typed, want) << what << " (run)\n" << diff(r.paths, want_paths);
+    EXPECT_TRUE(r.problems.empty()) << what;
+    check_counters(r, what + " (run)");
+
+    for (const Outcome *o : {&c, &r}) {
+      parallel += o->stats.threads_used > 1;
+      for (const auto &d : o->opened) {
+        if (d.empty())
+          continue;
+        EXPECT_TRUE(real_dirs.count(d)) << what << ": read " << show(d)
+                                        << ", which is not a directory of the tree (a link?)";
+        std::string why = closed_reason(q, d);
+        EXPECT_EQ(why, "") << what << ": read " << show(d) << ", which must stay closed";
+      }
+    }
+  }
+  return parallel;
+}
+
+class GeneratedTree : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(GeneratedTree, MatchesReference)
+{
+  const uint32_t seed = GetParam();
+  TempDir tmp;
+  Rng rng(seed);
+  generate_dir(rng, tmp.path(), "", 0);
+  const auto entries = scan(tmp.path());
+  ASSERT_GT(entries.size(), 50u);
+  std::set<std::string> real_dirs;
+  for (const auto &e : entries)
+    if (e.kind == 'd')
+      real_dirs.insert(e.path);
+  const TreeFacts facts = facts_of(entries);
+
+  unsigned parallel = 0;
+  // A few fixed queries first, then generated ones.
+  const std::vector<std::vector<std::string>> fixed = {
+    {}, {"**"}, {"**/*.c"}, {"src/**"}, {".github/**/*.yml"}, {"**/.*"},
+  };
+  for (const auto &inc : fixed) {
+    Query q;
+    q.includes = inc;
+    q.compile_all();
+    parallel += check_query(q, tmp.path(), entries, real_dirs);
+  }
+  for (int i = 0; i < 50 && !HasFailure(); i++) {
+    Query q;
+    gen_query(rng, facts, q);
+    parallel += check_query(q, tmp.path(), entries, real_dirs);
+  }
+  EXPECT_GT(parallel, 0u) << "no walk of seed " << seed << " took the parallel route";
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, GeneratedTree, ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u));
+
+// Following links: the walker against a reference that follows them too
+// (walk_util.hpp's follow_scan), on trees with links to siblings, to
+// ancestors (loops) and to nothing.
+class GeneratedFollow : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(GeneratedFollow, MatchesReference)
+{
+  const uint32_t seed = GetParam();
+  TempDir tmp;
+  Rng rng(seed * 7919u);
+  // A smaller tree: every followed link to a directory repeats its subtree.
+  const std::string root = tmp.path();
+  std::vector<std::string> dirs;
+  for (const char *d : {"src", "src/core", "src/core/util", "lib", "lib/x", "docs", ".cfg", "pkg/a b"}) {
+    make_dirs(root, d);
+    dirs.push_back(d);
+  }
+  const std::set<std::string> dir_set(dirs.begin(), dirs.end());
+  for (const auto &d : dirs)
+    for (unsigned i = 0, n = 1 + rng.below(3); i < n; i++) {
+      std::string f = d + "/" + rng.pick(kFileBases) + rng.pick(kExts);
+      if (!dir_set.count(f))
+        write_file(root + "/" + f);
+    }
+  write_file(root + "/top.c");
+  // Links: each run draws a few of these.
+  const std::pair<const char *, const char *> links[] = {
+    {"src/to-lib", "../lib"},        {"lib/x/up", "../.."},     {"src/core/self", "."},
+    {"docs/to-core", "../src/core"}, {"pkg/a b/root", "../.."}, {"dangling.c", "nowhere"},
+    {"lib/file-link.c", "../top.c"}, {".cfg/to-docs", "../docs"}, {"src/core/util/back", "../.."},
+  };
+  for (const auto &l : links)
+    if (rng.chance(2))
+      make_link(l.second, root + "/" + l.first);
+
+  std::vector<std::string> loops;
+  const auto entries = follow_scan(root, &loops);
+  const TreeFacts facts = facts_of(scan(root));
+  for (int i = 0; i < 25 && !HasFailure(); i++) {
+    Query q;
+    if (i == 0)
+      q.compile_all();
+    else
+      gen_query(rng, facts, q);
+    q.opt.follow = true;
+    const auto want = reference(q, entries);
+    const auto want_paths = paths_of(want);
+    for (const Route &route : kRoutes) {
+      Query rq;
+      rq.includes = q.includes;
+      rq.excludes = q.excludes;
+      rq.flags = q.flags;
+      rq.dialect = q.dialect;
+      rq.opt = q.opt;
+      route.apply(rq);
+      rq.compile_all();
+      const std::string what = std::string(route.name) + " " + q.describe();
+      Outcome c = walk_collect(rq, {root});
+      EXPECT_TRUE(c.ok) << what;
+      EXPECT_EQ(c.paths, want_paths) << what << " (collect)\n" << diff(c.paths, want_paths);
+      check_counters(c, what);
+      Outcome r = walk_run(rq, {root});
+      EXPECT_EQ(r.typed, want) << what << " (run)\n" << diff(r.paths, want_paths);
+      check_counters(r, what);
+      for (const auto &p : c.problems)
+        EXPECT_EQ(p.code, TRAWL_WALK_ERROR_LOOP) << what << ": " << p.message;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, GeneratedFollow, ::testing::Values(1u, 2u, 3u, 4u));
+
+// Several roots: results carry their root's index; collect merges them.
+TEST(MultipleRoots, IndexAndMerge)
+{
+  TempDir a, b;
+  Rng ra(11), rb(12);
+  generate_dir(ra, a.path(), "", 0);
+  generate_dir(rb, b.path(), "", 0);
+  Query q;
+  q.includes = {"**/*.c", "**/*.ts"};
+  q.compile_all();
+  const auto want_a = reference(q, scan(a.path()));
+  const auto want_b = reference(q, scan(b.path()));
+  std::vector<std::string> merged = paths_of(want_a);
+  for (const auto &p : paths_of(want_b))
+    merged.push_back(p);
+  std::sort(merged.begin(), merged.end());
+
+  for (const Route &route : kRoutes) {
+    Query rq;
+    rq.includes = q.includes;
+    route.apply(rq);
+    rq.compile_all();
+    Outcome c = walk_collect(rq, {a.path(), b.path()});
+    EXPECT_EQ(c.paths, merged) << route.name << "\n" << diff(c.paths, merged);
+
+    struct PerRoot {
+      std::mutex lock;
+      std::vector<std::pair<std::string, unsigned>> seen[2];
+      bool bad = false;
+    } per;
+    Walker w = make_walker(rq, {a.path(), b.path()}, nullptr);
+    auto fn = [](const trawl_entry *e, void *data) -> bool {
+      auto *p = static_cast<PerRoot *>(data);
+      std::lock_guard<std::mutex> guard(p->lock);
+      if (e->root > 1)
+        p->bad = true;
+      else
+        p->seen[e->root].push_back({std::string(e->path, e->len), (unsigned)e->type});
+      return true;
+    };
+    ASSERT_TRUE(trawl_walker_run(w.get(), fn, &per, nullptr));
+    EXPECT_FALSE(per.bad) << "a root index out of range";
+    std::sort(per.seen[0].begin(), per.seen[0].end());
+    std::sort(per.seen[1].begin(), per.seen[1].end());
+    EXPECT_EQ(per.seen[0], want_a) << route.name;
+    EXPECT_EQ(per.seen[1], want_b) << route.name;
+  }
+}
+
+// The parallel route again and again, with 2 to 8 threads and the default
+// count, helpers from the first directory: for ThreadSanitizer, and for
+// races that only show once in many runs.
+TEST(Parallel, ManyRunsManyThreads)
+{
+  TempDir tmp;
+  Rng rng(99);
+  generate_dir(rng, tmp.path(), "", 0);
+  const auto entries = scan(tmp.path());
+  Query q;
+  q.includes = {"**/*.c", "**/*.ts", "{src,lib}/**"};
+  q.excludes = {"**/node_modules/**"};
+  q.opt.hidden = true;
+  q.compile_all();
+  const auto want = reference(q, entries);
+  const auto want_paths = paths_of(want);
+  ASSERT_GT(want.size(), 20u);
+  for (int i = 0; i < 40 && !HasFailure(); i++) {
+    Query rq;
+    rq.includes = q.includes;
+    rq.excludes = q.excludes;
+    rq.opt.hidden = true;
+    rq.opt.threads = i % 8 == 7 ? 0 : 2 + i % 7;
+    rq.opt.reader = i % 2 ? TRAWL_READER_POSIX : TRAWL_READER_LINUX;
+    rq.helper_floor = 0;
+    rq.compile_all();
+    Outcome c = walk_collect(rq, {tmp.path()});
+    EXPECT_EQ(c.paths, want_paths) << "run " << i << "\n" << diff(c.paths, want_paths);
+    check_counters(c, "collect");
+    Outcome r = walk_run(rq, {tmp.path()});
+    EXPECT_EQ(r.typed, want) << "run " << i << "\n" << diff(r.paths, want_paths);
+    check_counters(r, "run");
+  }
+}
+
+// With the default helper floor, a small walk stays on the calling thread
+// and a wide one (600 sibling directories) starts its helpers.
+TEST(Parallel, HelpersStartLazily)
+{
+  TempDir tmp;
+  make_dir(tmp / "small");
+  make_dir(tmp / "wide");
+  for (int i = 0; i < 5; i++)
+    make_dir(tmp / ("small/d" + std::to_string(i)));
+  for (int i = 0; i < 600; i++)
+    make_dir(tmp / ("wide/d" + std::to_string(i)));
+  for (const std::string which : {"small", "wide"}) {
+    Query q;
+    q.opt.threads = 4;
+    q.opt.types = TRAWL_ENTRY_DIR;
+    q.compile_all();
+    Outcome o = walk_collect(q, {tmp / which});
+    ASSERT_TRUE(o.ok);
+    if (which == "small") {
+      EXPECT_EQ(o.paths.size(), 5u);
+      EXPECT_EQ(o.stats.threads_used, 1u) << "helpers started for 5 directories";
+    } else {
+      EXPECT_EQ(o.paths.size(), 600u);
+      EXPECT_EQ(o.stats.threads_used, 4u) << "no helper for 600 directories";
+    }
+  }
+}
+
+// Listings larger than the Linux reader's 64 KiB buffer (3,000 names of 60
+// to 255 bytes), on both readers.
+TEST(Listing, BigDirectory)
+{
+  TempDir tmp;
+  make_dir(tmp / "big");
+  std::vector<std::string> want;
+  for (int i = 0; i < 3000; i++) {
+    std::string name = std::string(60 + (size_t)(i * 37) % 196, 'n');
+    name.replace(0, 5, std::to_string(10000 + i));
+    name += i % 3 ? ".c" : ".h";
+    name = name.substr(name.size() > 255 ? name.size() - 255 : 0);
+    write_file(tmp / ("big/" + name));
+    if (i % 3)
+      want.push_back("big/" + name);
+  }
+  std::sort(want.begin(), want.end());
+  for (const Route &route : kRoutes) {
+    Query q;
+    q.includes = {"**/*.c"};
+    route.apply(q);
+    q.compile_all();
+    Outcome c = walk_collect(q, {tmp.path()});
+    EXPECT_EQ(c.paths.size(), want.size()) << route.name;
+    EXPECT_TRUE(c.paths == want) << route.name;
+    EXPECT_EQ(c.stats.entries_seen, 3001u) << route.name;
+    Outcome r = walk_run(q, {tmp.path()});
+    EXPECT_TRUE(r.paths == want) << route.name;
+  }
+}
+
+// The hidden rule is about entries below the root: a root whose own name
+// starts with '.' is walked like any other, given by a path with '.' and
+// '..' components or not.
+TEST(Roots, HiddenRootName)
+{
+  TempDir tmp;
+  add_file(tmp.path(), ".root/a.c");
+  add_file(tmp.path(), ".root/sub/b.c");
+  add_file(tmp.path(), ".root/.h/c.c");
+  Query q;
+  q.includes = {"**/*.c"};
+  q.compile_all();
+  for (const std::string &root : {tmp / ".root", tmp / "./.root/sub/..", tmp / ".root/"}) {
+    Outcome o = walk_collect(q, {root});
+    ASSERT_TRUE(o.ok) << root;
+    EXPECT_EQ(o.paths, (std::vector<std::string>{"a.c", "sub/b.c"})) << root;
+  }
+}
+
+// A walker runs any number of times with the same results; the problems and
+// counters are those of the last run.
+TEST(Rerun, SameResultsEveryTime)
+{
+  TempDir tmp;
+  Rng rng(21);
+  generate_dir(rng, tmp.path(), "", 0);
+  Query q;
+  q.includes = {"**/*.c"};
+  q.opt.threads = 4;
+  q.compile_all();
+  const auto want = paths_of(reference(q, scan(tmp.path())));
+  Walker w = make_walker(q, {tmp.path()}, nullptr);
+  for (int i = 0; i < 5; i++) {
+    GPtrArray *res = trawl_walker_collect(w.get(), nullptr);
+    ASSERT_NE(res, nullptr);
+    std::vector<std::string> got;
+    for (guint k = 0; k < res->len; k++)
+      got.push_back(static_cast<const char *>(res->pdata[k]));
+    g_ptr_array_unref(res);
+    EXPECT_EQ(got, want) << "run " << i;
+    trawl_walk_stats st;
+    trawl_walker_stats(w.get(), &st);
+    EXPECT_EQ(st.results, want.size()) << "run " << i;
+  }
+}
+
+} // namespace
