@@ -27,6 +27,7 @@
  *    dialect matches the same paths in both (the trawl dialect is git's
  *    wildmatch plus braces), without ICASE: under it git keeps wildmatch's
  *    quirks ("[A]" and "\L" match no letter at all), the trawl dialect folds;
+ *    and except where git's literal cut makes "a**" a globstar;
  *  - a match is at least trawl_pattern_min_length() long, starts with the
  *    literal prefix, ends with the literal suffix and the extension (ASCII
  *    case-insensitively under ICASE), and is not reported for a pattern that
@@ -287,9 +288,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     abort();
   }
 
-  /* The git dialect's twin of a brace-free trawl pattern, if it has one. */
+  /* The git dialect's twin of a brace-free trawl pattern, if it has one.
+   * Not where git's literal cut applies: a "**" right after the literal bytes
+   * before the first wildcard, inside a component, is a globstar to git and a
+   * '*' to the trawl dialect (docs/patterns.md). */
+  size_t first = 0;
+  while (first < pattern_len && !memchr("*?[\\", rest[first], 4))
+    first++;
+  bool cut = first > 0 && first + 1 < pattern_len && rest[first - 1] != '/' &&
+             rest[first] == '*' && rest[first + 1] == '*';
   trawl_pattern *git = NULL;
-  if (dialect == TRAWL_DIALECT_TRAWL && flags == 0 &&
+  if (dialect == TRAWL_DIALECT_TRAWL && flags == 0 && !cut &&
       !memchr(rest, '{', pattern_len) && !memchr(rest, '}', pattern_len))
     git = trawl_pattern_compile(rest, pattern_len, TRAWL_DIALECT_GIT, flags, NULL);
 
