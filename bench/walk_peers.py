@@ -82,6 +82,16 @@ def floor_arms(floor, threads, args, label_scope=""):
     return arms
 
 
+TRAWL = os.path.join(ROOT, "build", "plugins", "cli", "trawl")
+
+
+def trawl_arms(args):
+    """trawl's own walk, serial and with its default threads (no ignore files yet)."""
+    if not os.access(TRAWL, os.X_OK):
+        return []
+    return [Arm("trawl -j1", [TRAWL, "-j1"] + args), Arm("trawl", [TRAWL] + args)]
+
+
 def questions(shape, stamp, floor, threads, root):
     """(name, description, expected count, arms) for one fixture."""
     fd = find_tool("fdfind", "fd")
@@ -99,6 +109,7 @@ def questions(shape, stamp, floor, threads, root):
         return [("start-up", "an empty directory: process start and exit only", 0, arms)]
 
     arms = floor_arms(floor, threads, ["."])
+    arms += trawl_arms(["-H", "**"])
     arms.append(Arm("find", ["find", ".", "-type", "f"]))
     if fd:
         arms.append(Arm("fd -u", [fd, "-u", "-t", "f"]))
@@ -117,6 +128,7 @@ def questions(shape, stamp, floor, threads, root):
         find_names = ["-name", "*.ts"]
     ext_args = [a for e in exts for a in ("--ext", e)]
     arms = floor_arms(floor, threads, ext_args + ["."])
+    arms += trawl_arms(["-H", "**/" + globs])
     arms.append(Arm("find", ["find", ".", "-type", "f"] + find_names))
     if fd:
         arms.append(Arm("fd -u -e", [fd, "-u", "-t", "f"] + fd_e))
@@ -130,6 +142,7 @@ def questions(shape, stamp, floor, threads, root):
         arms.append(Arm("floor, serial, skips node_modules .git",
                         [floor, "--print", "--skip", "node_modules", "--skip", ".git"]
                         + ext_args + ["."]))
+        arms += trawl_arms([scoped])
         arms.append(Arm("find src packages", ["find", "src", "packages", "-type", "f"] + find_names))
         if fd:
             arms.append(Arm("fd -u, full-path glob",
