@@ -266,6 +266,20 @@ add_problem(struct run *run, unsigned root, const char *path, TrawlWalkError cod
   g_free(shown);
 }
 
+/* Report a loop once per KEY (the looping link's or directory's own device
+ * and inode), however many paths reach it. */
+static void
+report_loop_once(struct run *run, unsigned root, const char *path,
+                 const struct stat *key, const char *what)
+{
+  char *k = g_strdup_printf("%ju:%ju", (uintmax_t)key->st_dev, (uintmax_t)key->st_ino);
+  pthread_mutex_lock(&run->problem_lock);
+  bool first = g_hash_table_add(run->loops, k);
+  pthread_mutex_unlock(&run->problem_lock);
+  if (first)
+    add_problem(run, root, path, TRAWL_WALK_ERROR_LOOP, what);
+}
+
 /* ---- items and descriptors -------------------------------------------- */
 
 static void
@@ -286,6 +300,16 @@ chain_unref(struct chain *c)
     g_free(c);
     c = up;
   }
+}
+
+/* Is the directory ST one of the chain's (device, inode)? */
+static bool
+chain_has(const struct chain *c, const struct stat *st)
+{
+  for (; c; c = c->up)
+    if (c->dev == st->st_dev && c->ino == st->st_ino)
+      return true;
+  return false;
 }
 
 static void
@@ -470,17 +494,9 @@ process(struct worker *wk, struct item *it)
       if (o->follow) {
         /* Through a followed link, a plain directory can be its own
          * ancestor too ("to-core/util/back/core"): check every one. */
-        bool loop = false;
-        for (const struct chain *c = it->chain; c && !loop; c = c->up)
-          loop = c->dev == st.st_dev && c->ino == st.st_ino;
-        if (loop) {
-          char *key = g_strdup_printf("%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
-          pthread_mutex_lock(&run->problem_lock);
-          bool first = g_hash_table_add(run->loops, key);
-          pthread_mutex_unlock(&run->problem_lock);
-          if (first)
-            add_problem(run, it->root, it->path, TRAWL_WALK_ERROR_LOOP,
-                        "directory loop through a followed link, not entered");
+        if (chain_has(it->chain, &st)) {
+          report_loop_once(run, it->root, it->path, &st,
+                           "directory loop through a followed link, not entered");
           close(fd);
           return;
         }
@@ -551,22 +567,13 @@ process(struct worker *wk, struct item *it)
         if (is_link)
           kind = S_ISDIR(st.st_mode) ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE;
         via_link = is_link && kind == TRAWL_ENTRY_DIR;
-        bool loop = false;
-        for (const struct chain *c = here; c && !loop && kind == TRAWL_ENTRY_DIR; c = c->up)
-          loop = c->dev == st.st_dev && c->ino == st.st_ino;
-        if (loop) {
+        if (kind == TRAWL_ENTRY_DIR && chain_has(here, &st)) {
           struct stat key_st = st;
           if (is_link)
             fstatat(fd, name, &key_st, AT_SYMLINK_NOFOLLOW);
-          char *key = g_strdup_printf("%ju:%ju", (uintmax_t)key_st.st_dev,
-                                      (uintmax_t)key_st.st_ino);
-          pthread_mutex_lock(&run->problem_lock);
-          bool first = g_hash_table_add(run->loops, key);
-          pthread_mutex_unlock(&run->problem_lock);
-          if (first)
-            add_problem(run, it->root, wk->path->str, TRAWL_WALK_ERROR_LOOP,
-                        is_link ? "symbolic link loop, not followed"
-                                : "directory loop through a followed link, not entered");
+          report_loop_once(run, it->root, wk->path->str, &key_st,
+                           is_link ? "symbolic link loop, not followed"
+                                   : "directory loop through a followed link, not entered");
           continue;
         }
       }
