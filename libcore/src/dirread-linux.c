@@ -49,9 +49,7 @@ dirread_linux(int fd, struct listing *l)
       if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
         continue;
       size_t len = strlen(name);
-      struct listing_entry e = {(uint32_t)l->names->len, (uint32_t)len, d->d_type};
-      g_string_append_len(l->names, name, (gssize)len + 1);
-      g_array_append_val(l->entries, e);
+      listing_add(l, name, len, d->d_type);
     }
   }
 }

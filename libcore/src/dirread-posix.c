@@ -13,15 +13,22 @@
 void
 listing_init(struct listing *l)
 {
-  l->entries = g_array_new(FALSE, FALSE, sizeof(struct listing_entry));
-  l->names = g_string_sized_new(4096);
+  memset(l, 0, sizeof *l);
 }
 
 void
 listing_clear(struct listing *l)
 {
-  g_array_set_size(l->entries, 0);
-  g_string_truncate(l->names, 0);
+  l->n = 0;
+  l->names.len = 0;
+}
+
+void
+listing_free(struct listing *l)
+{
+  g_free(l->entries);
+  buf_free(&l->names);
+  memset(l, 0, sizeof *l);
 }
 
 int
@@ -54,9 +61,7 @@ dirread_posix(int fd, struct listing *l)
 #else
     uint8_t type = DT_UNKNOWN;
 #endif
-    struct listing_entry e = {(uint32_t)l->names->len, (uint32_t)len, type};
-    g_string_append_len(l->names, name, (gssize)len + 1);
-    g_array_append_val(l->entries, e);
+    listing_add(l, name, len, type);
   }
   closedir(dir);
   return err;

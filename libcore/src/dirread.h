@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <glib.h>
 
+#include "buf.h"
+
 struct listing_entry {
   uint32_t name_off; /* into listing.names */
   uint32_t name_len;
@@ -21,13 +23,30 @@ struct listing_entry {
 };
 
 struct listing {
-  GArray *entries;   /* struct listing_entry */
-  GString *names;
+  struct listing_entry *entries;
+  size_t n, cap;
+  struct buf names;  /* each name followed by its NUL */
 };
 
 /* Prepare an empty listing; buffers are reused across directories. */
 void listing_init(struct listing *l);
 void listing_clear(struct listing *l);
+void listing_free(struct listing *l);
+
+/* Append one entry. */
+static inline void
+listing_add(struct listing *l, const char *name, size_t len, uint8_t type)
+{
+  if (G_UNLIKELY(l->n == l->cap)) {
+    l->cap = l->cap ? l->cap * 2 : 256;
+    l->entries = g_renew(struct listing_entry, l->entries, l->cap);
+  }
+  struct listing_entry *e = &l->entries[l->n++];
+  e->name_off = (uint32_t)l->names.len;
+  e->name_len = (uint32_t)len;
+  e->type = type;
+  buf_add(&l->names, name, len + 1);
+}
 
 /* Read every entry of directory FD into L (emptied first). FD stays open and
  * owned by the caller. Returns 0, or an errno value. */

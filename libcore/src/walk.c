@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "dirread.h"
 #include "pattern-private.h"
 #include "trawl/walk.h"
@@ -61,6 +62,56 @@ struct chain {
   gint refs;
 };
 
+/* Sorted runs (trawl_walker_run_sorted, collect) never sort whole paths.
+ * Each directory read becomes a node holding its results and the
+ * subdirectories it entered, sorted by name with a '/' after a
+ * subdirectory's name — the order their paths take in a bytewise sort of
+ * whole paths ("a" < "a.b" < "a/x"). The subdirectories are queued so that
+ * the first in order is read next, which makes the order directories are
+ * read in the order their results are printed in: the calling thread prints
+ * each node's results as soon as the node and the subtrees before them are
+ * read, and frees it. A serial walk so holds only the nodes of the
+ * directories above the one being read; a parallel one holds what the
+ * helpers read ahead of the printing. */
+enum { REC_RESULT, REC_SUBTREE };
+
+struct node;
+
+struct rec {
+  const char *name;     /* in the node's block */
+  uint32_t len;
+  uint8_t kind;         /* REC_RESULT or REC_SUBTREE */
+  uint8_t type;         /* TrawlEntryType of a result */
+  union {
+    struct node *node;  /* a subtree's directory, once read (NULL if it could not be) */
+    struct item *item;  /* while the node is being built */
+  } child;
+};
+
+struct node {
+  guint n;
+  struct rec recs[];    /* then the names */
+};
+
+/* The node of a directory that could not be read, or was not. A slot holds
+ * NULL until its directory has been processed. */
+static struct node no_node;
+
+/* A start directory of a sorted run and the node read there. */
+struct top {
+  unsigned root;
+  char *key;            /* its path and a '/', or "" for the root itself */
+  struct node *node;
+  struct item *item;    /* its item, until queued */
+};
+
+/* Where the printing of a sorted run stands: a node and its next record. */
+struct frame {
+  struct node *node;
+  guint next;
+  gsize base;           /* length of the node's directory path, with its '/' */
+};
+
 struct item {
   char *path;           /* relative to the root; "" for the root */
   size_t len;
@@ -71,6 +122,7 @@ struct item {
   bool start;           /* a literal start directory: opened component by component */
   struct dirref *parent;
   struct chain *chain;  /* the parent's chain (follow mode) */
+  struct node **slot;   /* sorted runs: where this directory's node goes */
 };
 
 struct worker {
@@ -80,8 +132,11 @@ struct worker {
   GQueue deque;         /* struct item *, newest at the tail */
   GThread *thread;
   struct listing listing;
-  GString *path;        /* the entry path being built */
-  GPtrArray *results;   /* collect mode */
+  struct buf path;      /* the entry path being built */
+  GArray *recs;         /* sorted runs: the directory being read */
+  GPtrArray *kids;      /* sorted runs: its subdirectories' items */
+  struct rec *sort_tmp; /* sorted runs: merge space */
+  size_t sort_cap;
   trawl_walk_stats stats;
 };
 
@@ -89,7 +144,11 @@ struct run {
   trawl_walker *w;
   trawl_entry_fn fn;
   void *data;
-  bool collect;
+  bool sorted;          /* build nodes; FN is called by the calling thread, in order */
+  GPtrArray *tops;      /* sorted runs: struct top *, in order */
+  guint next_top;
+  GArray *frames;       /* struct frame: the nodes being printed */
+  struct buf out_path;
   struct worker *workers;
   unsigned n_workers;
   gint started;         /* helpers started (0 or 1) */
@@ -445,15 +504,164 @@ push(struct worker *wk, struct item *it)
 }
 
 static void
+add_rec(struct worker *wk, const char *name, size_t len, unsigned kind, unsigned type,
+        struct item *child)
+{
+  struct rec r = {name, (uint32_t)len, (uint8_t)kind, (uint8_t)type, {.item = child}};
+  g_array_append_val(wk->recs, r);
+}
+
+/* Bytewise order of the paths the records stand for: a result's path ends
+ * after its name, a subtree's continue with '/'. */
+static inline int
+compare_recs(const struct rec *a, const struct rec *b)
+{
+  const unsigned char *x = (const unsigned char *)a->name;
+  const unsigned char *y = (const unsigned char *)b->name;
+  const uint32_t n = MIN(a->len, b->len);
+  for (uint32_t i = 0; i < n; i++)
+    if (x[i] != y[i])
+      return x[i] - y[i];
+  int ca = a->len > n ? x[n] : a->kind == REC_SUBTREE ? '/' : 0;
+  int cb = b->len > n ? y[n] : b->kind == REC_SUBTREE ? '/' : 0;
+  return ca - cb;
+}
+
+/* Merge sort with insertion-sorted runs: O(n log n) whatever the names,
+ * and the comparison inlined (qsort's indirect calls and memcmp were half
+ * the cost of sorting a 50-entry directory). TMP holds N records. */
+static void
+sort_recs(struct rec *v, size_t n, struct rec *tmp)
+{
+  if (n <= 16) {
+    for (size_t i = 1; i < n; i++) {
+      struct rec r = v[i];
+      size_t j = i;
+      for (; j > 0 && compare_recs(&r, &v[j - 1]) < 0; j--)
+        v[j] = v[j - 1];
+      v[j] = r;
+    }
+    return;
+  }
+  size_t half = n / 2;
+  sort_recs(v, half, tmp);
+  sort_recs(v + half, n - half, tmp);
+  if (compare_recs(&v[half - 1], &v[half]) <= 0)
+    return;
+  memcpy(tmp, v, half * sizeof *v);
+  size_t i = 0, j = half, k = 0;
+  while (i < half && j < n)
+    v[k++] = compare_recs(&v[j], &tmp[i]) < 0 ? v[j++] : tmp[i++];
+  while (i < half)
+    v[k++] = tmp[i++];
+}
+
+/* Turn the records of the directory just read into its node, publish it
+ * at SLOT, and queue its subdirectories, the first in order on top. */
+static void
+finish_node(struct worker *wk, struct node **slot)
+{
+  const guint n = wk->recs->len;
+  struct rec *recs = (struct rec *)(void *)wk->recs->data;
+  size_t names = 0;
+  for (guint i = 0; i < n; i++)
+    names += recs[i].len;
+  struct node *node = g_malloc(sizeof *node + n * sizeof(struct rec) + names);
+  node->n = n;
+  char *at = (char *)&node->recs[n];
+  for (guint i = 0; i < n; i++) {
+    node->recs[i] = recs[i];
+    memcpy(at, recs[i].name, recs[i].len);
+    node->recs[i].name = at;
+    at += recs[i].len;
+  }
+  if (n > 16 && wk->sort_cap < n / 2 + 1) {
+    wk->sort_cap = n;
+    wk->sort_tmp = g_renew(struct rec, wk->sort_tmp, n);
+  }
+  sort_recs(node->recs, n, wk->sort_tmp);
+  /* Slots are empty before the node is seen by the printing thread. */
+  for (guint i = n; i-- > 0;) {
+    struct rec *r = &node->recs[i];
+    if (r->kind != REC_SUBTREE)
+      continue;
+    struct item *child = r->child.item;
+    r->child.node = NULL;
+    child->slot = &r->child.node;
+    g_ptr_array_add(wk->kids, child);
+  }
+  g_atomic_pointer_set(slot, node);
+  for (guint i = 0; i < wk->kids->len; i++)
+    push(wk, wk->kids->pdata[i]);
+  g_ptr_array_set_size(wk->kids, 0);
+  g_array_set_size(wk->recs, 0);
+}
+
+/* Print, on the calling thread, every result of a sorted run that no
+ * unread directory comes before, freeing each node once printed. At the end
+ * of the walk (DONE), a directory never processed (an early stop) counts as
+ * empty. */
+static void
+emit_ready(struct run *run, bool done)
+{
+  GArray *frames = run->frames;
+  struct buf *path = &run->out_path;
+  for (;;) {
+    if (frames->len == 0) {
+      if (run->next_top == run->tops->len)
+        return;
+      struct top *top = run->tops->pdata[run->next_top];
+      struct node *node = g_atomic_pointer_get(&top->node);
+      if (node == NULL && !done)
+        return;
+      run->next_top++;
+      if (node != NULL && node != &no_node) {
+        buf_cut(path, 0);
+        buf_add(path, top->key, strlen(top->key));
+        struct frame f = {node, 0, path->len};
+        g_array_append_val(frames, f);
+      }
+      continue;
+    }
+    struct frame *f = &g_array_index(frames, struct frame, frames->len - 1);
+    if (f->next == f->node->n) {
+      g_free(f->node);
+      g_array_set_size(frames, frames->len - 1);
+      continue;
+    }
+    struct rec *r = &f->node->recs[f->next];
+    if (r->kind == REC_SUBTREE) {
+      struct node *child = g_atomic_pointer_get(&r->child.node);
+      if (child == NULL && !done)
+        return;
+      f->next++;
+      if (child == NULL || child == &no_node)
+        continue;
+      buf_cut(path, f->base);
+      buf_add(path, r->name, r->len);
+      buf_addc(path, '/');
+      struct frame down = {child, 0, path->len};
+      g_array_append_val(frames, down); /* f is stale from here */
+      continue;
+    }
+    f->next++;
+    if (g_atomic_int_get(&run->stop))
+      continue;
+    buf_cut(path, f->base);
+    buf_add(path, r->name, r->len);
+    unsigned root = ((struct top *)run->tops->pdata[run->next_top - 1])->root;
+    trawl_entry e = {path->data, path->len, (TrawlEntryType)r->type, root};
+    if (!run->fn(&e, run->data))
+      g_atomic_int_set(&run->stop, 1);
+  }
+}
+
+static void
 report(struct worker *wk, unsigned root, TrawlEntryType type)
 {
   struct run *run = wk->run;
   wk->stats.results++;
-  if (run->collect) {
-    g_ptr_array_add(wk->results, g_strndup(wk->path->str, wk->path->len));
-    return;
-  }
-  trawl_entry e = {wk->path->str, wk->path->len, type, root};
+  trawl_entry e = {wk->path.data, wk->path.len, type, root};
   if (!run->fn(&e, run->data))
     g_atomic_int_set(&run->stop, 1);
 }
@@ -524,26 +732,30 @@ process(struct worker *wk, struct item *it)
   if (err != 0 && err != ENOENT)
     add_problem(run, it->root, it->path, TRAWL_WALK_ERROR_READ, g_strerror(err));
 
-  const struct listing_entry *ents = (const void *)wk->listing.entries->data;
-  const guint n = wk->listing.entries->len;
-  const char *names = wk->listing.names->str;
+  const struct listing_entry *ents = wk->listing.entries;
+  const size_t n = wk->listing.n;
+  const char *names = wk->listing.names.data;
   const int depth = it->depth + 1;
   const bool report_here = o->max_depth < 0 || depth <= o->max_depth;
   const bool descend = o->max_depth < 0 || depth < o->max_depth;
   struct dirref *shared = NULL;
+  const bool sorted = run->sorted;
 
-  for (guint i = 0; i < n && !g_atomic_int_get(&run->stop); i++) {
+  buf_cut(&wk->path, 0);
+  if (it->len) {
+    buf_add(&wk->path, it->path, it->len);
+    buf_addc(&wk->path, '/');
+  }
+  const size_t base = wk->path.len;
+
+  for (size_t i = 0; i < n && !g_atomic_int_get(&run->stop); i++) {
     const char *name = names + ents[i].name_off;
     const size_t nlen = ents[i].name_len;
     wk->stats.entries_seen++;
     if (!hidden_allowed(w, name, nlen))
       continue;
-    g_string_truncate(wk->path, 0);
-    if (it->len) {
-      g_string_append_len(wk->path, it->path, (gssize)it->len);
-      g_string_append_c(wk->path, '/');
-    }
-    g_string_append_len(wk->path, name, (gssize)nlen);
+    buf_cut(&wk->path, base);
+    buf_add(&wk->path, name, nlen);
 
     unsigned type = ents[i].type;
     if (type == DT_UNKNOWN) {
@@ -571,7 +783,7 @@ process(struct worker *wk, struct item *it)
           struct stat key_st = st;
           if (is_link)
             fstatat(fd, name, &key_st, AT_SYMLINK_NOFOLLOW);
-          report_loop_once(run, it->root, wk->path->str, &key_st,
+          report_loop_once(run, it->root, wk->path.data, &key_st,
                            is_link ? "symbolic link loop, not followed"
                                    : "directory loop through a followed link, not entered");
           continue;
@@ -583,18 +795,24 @@ process(struct worker *wk, struct item *it)
       /* A link that is not followed is reported with the files as well. */
       bool wanted = (o->types & kind) ||
                     (kind == TRAWL_ENTRY_SYMLINK && (o->types & TRAWL_ENTRY_FILE));
-      if (wanted && selected(w, wk->path->str, wk->path->len))
-        report(wk, it->root, kind);
+      if (wanted && selected(w, wk->path.data, wk->path.len)) {
+        if (sorted) {
+          wk->stats.results++;
+          add_rec(wk, name, nlen, REC_RESULT, kind, NULL);
+        } else {
+          report(wk, it->root, kind);
+        }
+      }
     }
     if (kind != TRAWL_ENTRY_DIR || !descend)
       continue;
-    if (!worth_opening(w, wk->path->str, wk->path->len)) {
+    if (!worth_opening(w, wk->path.data, wk->path.len)) {
       wk->stats.dirs_pruned++;
       continue;
     }
     struct item *child = g_new0(struct item, 1);
-    child->path = g_strndup(wk->path->str, wk->path->len);
-    child->len = wk->path->len;
+    child->path = g_strndup(wk->path.data, wk->path.len);
+    child->len = wk->path.len;
     child->name_off = it->len ? it->len + 1 : 0;
     child->root = it->root;
     child->depth = depth;
@@ -615,8 +833,13 @@ process(struct worker *wk, struct item *it)
       g_atomic_int_inc(&shared->refs);
       child->parent = shared;
     }
-    push(wk, child);
+    if (sorted)
+      add_rec(wk, name, nlen, REC_SUBTREE, 0, child);
+    else
+      push(wk, child);
   }
+  if (sorted)
+    finish_node(wk, it->slot);
   if (shared)
     dirref_unref(run, shared);
   else
@@ -700,7 +923,11 @@ worker_main(gpointer data)
       continue;
     }
     process(wk, it);
+    if (it->slot && g_atomic_pointer_get(it->slot) == NULL)
+      g_atomic_pointer_set(it->slot, &no_node);
     item_free(run, it);
+    if (run->sorted && wk->index == 0)
+      emit_ready(run, false);
     if (wk->index == 0 && !g_atomic_int_get(&run->started) &&
         g_queue_get_length(&wk->deque) >= run->w->helper_floor)
       start_helpers(run);
@@ -765,22 +992,25 @@ start_allowed(const trawl_walker *w, const char *d, int *depth)
   return len == 0 || worth_opening(w, d, len);
 }
 
+/* Bytewise order of the start directories' subtrees. */
 static int
-compare_paths(gconstpointer a, gconstpointer b)
+compare_tops(const void *pa, const void *pb)
 {
-  return strcmp(*(char *const *)a, *(char *const *)b);
+  const struct top *a = *(struct top *const *)pa, *b = *(struct top *const *)pb;
+  if (a->root != b->root)
+    return a->root < b->root ? -1 : 1;
+  return strcmp(a->key, b->key);
 }
 
 static bool
-walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
-     GError **error)
+walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error)
 {
   g_ptr_array_set_size(w->problems, 0);
   memset(&w->stats, 0, sizeof w->stats);
   if (w->roots->len == 0)
     trawl_walker_add_root(w, ".");
 
-  struct run run = {.w = w, .fn = fn, .data = data, .collect = collected != NULL};
+  struct run run = {.w = w, .fn = fn, .data = data, .sorted = sorted};
   run.root_fds = g_new0(int, w->roots->len);
   run.root_devs = g_new0(dev_t, w->roots->len);
   for (guint r = 0; r < w->roots->len; r++) {
@@ -828,12 +1058,15 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
     pthread_mutex_init(&wk->lock, NULL);
     g_queue_init(&wk->deque);
     listing_init(&wk->listing);
-    wk->path = g_string_sized_new(256);
-    if (collected)
-      wk->results = g_ptr_array_new_with_free_func(g_free);
+    if (sorted) {
+      wk->recs = g_array_new(FALSE, FALSE, sizeof(struct rec));
+      wk->kids = g_ptr_array_new();
+    }
   }
 
+  /* The start items, in order (sorted runs print them in this order). */
   GPtrArray *starts = start_dirs(w);
+  GPtrArray *tops = g_ptr_array_new();
   for (guint r = 0; r < w->roots->len; r++) {
     struct chain *root_chain = NULL;
     struct stat st;
@@ -854,11 +1087,27 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
         g_atomic_int_inc(&root_chain->refs);
         it->chain = root_chain;
       }
-      push(&run.workers[0], it);
+      struct top *top = g_new0(struct top, 1);
+      top->root = r;
+      top->key = it->len ? g_strconcat(d, "/", NULL) : g_strdup("");
+      top->item = it;
+      if (sorted)
+        it->slot = &top->node;
+      g_ptr_array_add(tops, top);
     }
     chain_unref(root_chain);
   }
   g_ptr_array_free(starts, TRUE);
+  /* The start directories are disjoint subtrees: their order is that of
+   * their paths with a '/' after each. The first is queued last, on top. */
+  g_ptr_array_sort(tops, compare_tops);
+  for (guint i = tops->len; i-- > 0;) {
+    struct top *top = tops->pdata[i];
+    push(&run.workers[0], top->item);
+    top->item = NULL;
+  }
+  run.tops = tops;
+  run.frames = g_array_new(FALSE, FALSE, sizeof(struct frame));
 
   worker_main(&run.workers[0]);
   for (unsigned i = 1; i < run.n_workers; i++)
@@ -866,27 +1115,31 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, GPtrArray **collected,
       g_thread_join(run.workers[i].thread);
 
   w->stats.threads_used = g_atomic_int_get(&run.started) ? run.n_workers : 1;
-  GPtrArray *all = collected ? g_ptr_array_new_with_free_func(g_free) : NULL;
   for (unsigned i = 0; i < run.n_workers; i++) {
     struct worker *wk = &run.workers[i];
     w->stats.dirs_opened += wk->stats.dirs_opened;
     w->stats.dirs_pruned += wk->stats.dirs_pruned;
     w->stats.entries_seen += wk->stats.entries_seen;
     w->stats.results += wk->stats.results;
-    if (all) {
-      g_ptr_array_extend_and_steal(all, wk->results);
-      wk->results = NULL;
+    if (wk->recs) {
+      g_array_free(wk->recs, TRUE);
+      g_ptr_array_free(wk->kids, TRUE);
+      g_free(wk->sort_tmp);
     }
-    g_string_free(wk->path, TRUE);
-    listing_clear(&wk->listing);
-    g_array_free(wk->listing.entries, TRUE);
-    g_string_free(wk->listing.names, TRUE);
+    buf_free(&wk->path);
+    listing_free(&wk->listing);
     pthread_mutex_destroy(&wk->lock);
   }
-  if (all) {
-    g_ptr_array_sort(all, compare_paths);
-    *collected = all;
+  if (sorted)
+    emit_ready(&run, true);
+  for (guint i = 0; i < tops->len; i++) {
+    struct top *top = tops->pdata[i];
+    g_free(top->key);
+    g_free(top);
   }
+  g_ptr_array_free(tops, TRUE);
+  g_array_free(run.frames, TRUE);
+  buf_free(&run.out_path);
   for (guint r = 0; r < w->roots->len; r++)
     close(run.root_fds[r]);
   g_free(run.root_fds);
@@ -903,14 +1156,39 @@ bool
 trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data, GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
-  return walk(w, fn, data, NULL, error);
+  return walk(w, fn, data, false, error);
+}
+
+bool
+trawl_walker_run_sorted(trawl_walker *w, trawl_entry_fn fn, void *data, GError **error)
+{
+  g_return_val_if_fail(fn != NULL, false);
+  return walk(w, fn, data, true, error);
+}
+
+static bool
+collect_one(const trawl_entry *e, void *data)
+{
+  g_ptr_array_add(data, g_strndup(e->path, e->len));
+  return true;
+}
+
+static int
+compare_paths(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 GPtrArray *
 trawl_walker_collect(trawl_walker *w, GError **error)
 {
-  GPtrArray *out = NULL;
-  if (!walk(w, NULL, NULL, &out, error))
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  if (!walk(w, collect_one, out, true, error)) {
+    g_ptr_array_unref(out);
     return NULL;
+  }
+  /* Each root's results come sorted; merged, they are sorted again. */
+  if (w->roots->len > 1)
+    g_ptr_array_sort(out, compare_paths);
   return out;
 }

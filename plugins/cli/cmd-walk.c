@@ -2,9 +2,10 @@
  * the paths that the patterns select (docs/cli.md is its reference).
  *
  * Shape: parse the options, compile every pattern and exclude (all errors
- * are reported before exiting), check the root, then either collect the
- * results sorted and print them, or (--unsorted) print each one from the
- * walker's callback under the output's mutex. Problems the walk survived are
+ * are reported before exiting), check the root, then print each result
+ * from the walker's callback: sorted, on this thread as the walk goes
+ * (trawl_walker_run_sorted), or (--unsorted) from the walker's threads under
+ * the output's mutex. Problems the walk survived are
  * printed afterwards; --stats reads the walker's counters and a monotonic
  * clock.
  */
@@ -251,6 +252,15 @@ print_entry(const trawl_entry *entry, void *data)
   return output_path_locked(&run->out, entry->path, entry->len);
 }
 
+/* Sorted: called on this thread, in order, as the walk goes. */
+static bool
+print_sorted(const trawl_entry *entry, void *data)
+{
+  struct walk_run *run = data;
+  output_path(&run->out, entry->path, entry->len);
+  return run->out.error == 0;
+}
+
 /* Print one line of stderr, control bytes escaped so that a file name in a
  * message cannot forge another line. */
 static void
@@ -288,7 +298,7 @@ ms(gint64 us)
 }
 
 static void
-report_stats(const trawl_walker *walker, gint64 start, gint64 walked, gint64 printed)
+report_stats(const trawl_walker *walker, gint64 start, gint64 printed)
 {
   trawl_walk_stats stats;
   trawl_walker_stats(walker, &stats);
@@ -298,10 +308,9 @@ report_stats(const trawl_walker *walker, gint64 start, gint64 walked, gint64 pri
           "trawl: entries seen:       %" G_GUINT64_FORMAT "\n"
           "trawl: results:            %" G_GUINT64_FORMAT "\n"
           "trawl: threads used:       %u\n"
-          "trawl: milliseconds:       %.3f (walk %.3f, output %.3f)\n",
+          "trawl: milliseconds:       %.3f\n",
           stats.dirs_opened, stats.dirs_pruned, stats.entries_seen, stats.results,
-          stats.threads_used, ms(printed - start), ms(walked - start),
-          ms(printed - walked));
+          stats.threads_used, ms(printed - start));
 }
 
 /* Walk and print; returns the exit code. */
@@ -309,22 +318,12 @@ static int
 walk_and_print(struct walk_run *run, const struct walk_args *args)
 {
   GError *error = NULL;
-  gint64 start = g_get_monotonic_time(), walked;
+  gint64 start = g_get_monotonic_time();
   bool ran;
-  if (args->unsorted) {
+  if (args->unsorted)
     ran = trawl_walker_run(run->walker, print_entry, run, &error);
-    walked = g_get_monotonic_time();
-  } else {
-    GPtrArray *paths = trawl_walker_collect(run->walker, &error);
-    walked = g_get_monotonic_time();
-    ran = paths != NULL;
-    for (unsigned i = 0; ran && i < paths->len && run->out.error == 0; i++) {
-      const char *path = paths->pdata[i];
-      output_path(&run->out, path, strlen(path));
-    }
-    if (paths)
-      g_ptr_array_unref(paths);
-  }
+  else
+    ran = trawl_walker_run_sorted(run->walker, print_sorted, run, &error);
   /* A walk that could not run found nothing: no document that says so. */
   bool written = true;
   if (ran)
@@ -349,7 +348,7 @@ walk_and_print(struct walk_run *run, const struct walk_args *args)
   if (status == EXIT_OK && args->strict && problems > 0)
     status = EXIT_IO;
   if (args->stats)
-    report_stats(run->walker, start, walked, printed);
+    report_stats(run->walker, start, printed);
   return status;
 }
 

@@ -296,7 +296,12 @@ unsigned check_query(const Query &q, const std::string &root, const std::vector<
     EXPECT_TRUE(r.problems.empty()) << what;
     check_counters(r, what + " (run)");
 
-    for (const Outcome *o : {&c, &r}) {
+    Outcome s = walk_run(rq, {root}, 0, true);
+    EXPECT_TRUE(s.ok) << what;
+    EXPECT_EQ(s.typed, want) << what << " (run_sorted)\n" << diff(s.paths, want_paths);
+    check_counters(s, what + " (run_sorted)");
+
+    for (const Outcome *o : {&c, &r, &s}) {
       parallel += o->stats.threads_used > 1;
       for (const auto &d : o->opened) {
         if (d.empty())
@@ -412,6 +417,9 @@ TEST_P(GeneratedFollow, MatchesReference)
       Outcome r = walk_run(rq, {root});
       EXPECT_EQ(r.typed, want) << what << " (run)\n" << diff(r.paths, want_paths);
       check_counters(r, what);
+      Outcome s = walk_run(rq, {root}, 0, true);
+      EXPECT_EQ(s.typed, want) << what << " (run_sorted)\n" << diff(s.paths, want_paths);
+      check_counters(s, what);
       for (const auto &p : c.problems)
         EXPECT_EQ(p.code, TRAWL_WALK_ERROR_LOOP) << what << ": " << p.message;
     }
@@ -607,6 +615,96 @@ TEST(Rerun, SameResultsEveryTime)
     trawl_walker_stats(w.get(), &st);
     EXPECT_EQ(st.results, want.size()) << "run " << i;
   }
+}
+
+// Sorted runs order whole paths bytewise without comparing them: each
+// directory's names sorted with a '/' after a subdirectory's. The names here
+// sit on both sides of '/' (0x2f): '-' 0x2d, '.' 0x2e, '0' 0x30, ' ' 0x20,
+// 0xff; and a directory reported itself precedes its sibling "a.b" while its
+// entries follow it.
+TEST(Sorted, OrderAroundTheSlash)
+{
+  TempDir tmp;
+  for (const char *rel : {"a/x", "a/y/z", "a.b", "a-b/y", "a0", "a b", "a\xff/q", "b",
+                          "src/m.c", "src-x/m.c", "src.d/m.c", "src0/m.c", "src/sub/n.c"})
+    add_file(tmp.path(), rel);
+  struct Case {
+    std::vector<std::string> includes;
+    unsigned types;
+  } cases[] = {
+    {{}, TRAWL_ENTRY_FILE | TRAWL_ENTRY_DIR},
+    {{"**"}, TRAWL_ENTRY_FILE},
+    {{"src/**", "src-x/**", "src.d/**", "src0/**"}, TRAWL_ENTRY_FILE | TRAWL_ENTRY_DIR},
+    {{"{src0,src.d,src,src-x}/*.c", "a*/**"}, TRAWL_ENTRY_FILE},
+  };
+  for (const Case &c : cases) {
+    for (const Route &route : kRoutes) {
+      Query q;
+      q.includes = c.includes;
+      q.opt.types = c.types;
+      route.apply(q);
+      q.compile_all();
+      const auto want = reference(q, scan(tmp.path()));
+      ASSERT_FALSE(want.empty());
+      Outcome s = walk_run(q, {tmp.path()}, 0, true);
+      EXPECT_EQ(s.typed, want) << route.name << " " << show(c.includes) << "\n"
+                               << diff(s.paths, paths_of(want));
+    }
+  }
+}
+
+// An early stop in a sorted run: exactly the first N results, in order.
+TEST(Sorted, EarlyStopKeepsThePrefix)
+{
+  TempDir tmp;
+  Rng rng(31);
+  generate_dir(rng, tmp.path(), "", 0);
+  for (const Route &route : kRoutes) {
+    Query q;
+    q.includes = {"**"};
+    q.opt.types = TRAWL_ENTRY_FILE | TRAWL_ENTRY_DIR;
+    route.apply(q);
+    q.compile_all();
+    const auto want = reference(q, scan(tmp.path()));
+    ASSERT_GT(want.size(), 20u);
+    for (unsigned n : {1u, 7u, 20u}) {
+      Outcome s = walk_run(q, {tmp.path()}, n, true);
+      EXPECT_TRUE(s.ok);
+      EXPECT_EQ(s.callbacks, n) << route.name;
+      const std::vector<std::pair<std::string, unsigned>> first(want.begin(), want.begin() + n);
+      EXPECT_EQ(s.typed, first) << route.name << " stop after " << n;
+    }
+  }
+}
+
+// Several roots in a sorted run: each root's results in order, the roots in
+// the order added, each result with its root's index.
+TEST(Sorted, RootsInTheOrderAdded)
+{
+  TempDir a, b;
+  Rng ra(41), rb(42);
+  generate_dir(ra, a.path(), "", 0);
+  generate_dir(rb, b.path(), "", 0);
+  Query q;
+  q.includes = {"**/*.c", "**/*.ts"};
+  q.opt.threads = 4;
+  q.helper_floor = 0;
+  q.compile_all();
+  struct Seen {
+    std::vector<std::pair<unsigned, std::string>> v;
+  } seen;
+  Walker w = make_walker(q, {b.path(), a.path()}, nullptr);
+  auto fn = [](const trawl_entry *e, void *data) -> bool {
+    static_cast<Seen *>(data)->v.push_back({e->root, std::string(e->path, e->len)});
+    return true;
+  };
+  ASSERT_TRUE(trawl_walker_run_sorted(w.get(), fn, &seen, nullptr));
+  std::vector<std::pair<unsigned, std::string>> want;
+  for (const auto &p : paths_of(reference(q, scan(b.path()))))
+    want.push_back({0u, p});
+  for (const auto &p : paths_of(reference(q, scan(a.path()))))
+    want.push_back({1u, p});
+  EXPECT_EQ(seen.v, want);
 }
 
 } // namespace

@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <random>
 #include <set>
 #include <string>
@@ -674,6 +675,9 @@ struct Sink {
   unsigned stop_after = 0; // 0: never stop
   unsigned calls = 0;
   bool bad_entry = false;
+  bool sorted = false;         // trawl_walker_run_sorted: calls come on this thread
+  std::thread::id caller = std::this_thread::get_id();
+  bool other_thread = false;
 };
 
 inline bool sink_entry(const trawl_entry *e, void *data)
@@ -682,22 +686,28 @@ inline bool sink_entry(const trawl_entry *e, void *data)
   std::lock_guard<std::mutex> guard(s->lock);
   if (e->len != strlen(e->path))
     s->bad_entry = true;
+  if (s->sorted && std::this_thread::get_id() != s->caller)
+    s->other_thread = true;
   s->seen.push_back({std::string(e->path, e->len), (unsigned)e->type});
   s->calls++;
   return s->stop_after == 0 || s->calls < s->stop_after;
 }
 
+// trawl_walker_run, its results sorted here; or (SORTED) trawl_walker_run_sorted,
+// its results kept in the order they came.
 inline Outcome walk_run(const Query &q, const std::vector<std::string> &roots,
-                        unsigned stop_after = 0)
+                        unsigned stop_after = 0, bool sorted = false)
 {
   Outcome out;
   HookLog log;
   Sink sink;
   sink.stop_after = stop_after;
+  sink.sorted = sorted;
   Walker w = make_walker(q, roots, &log);
   GError *error = nullptr;
   const int fds = open_fd_count();
-  out.ok = trawl_walker_run(w.get(), sink_entry, &sink, &error);
+  out.ok = sorted ? trawl_walker_run_sorted(w.get(), sink_entry, &sink, &error)
+               : trawl_walker_run(w.get(), sink_entry, &sink, &error);
   if (check_fd_leaks) {
     EXPECT_EQ(open_fd_count(), fds) << "the walk leaked descriptors";
   }
@@ -713,7 +723,9 @@ inline Outcome walk_run(const Query &q, const std::vector<std::string> &roots,
   if (error)
     g_error_free(error);
   EXPECT_FALSE(sink.bad_entry) << "an entry's len differs from its path's length";
-  std::sort(sink.seen.begin(), sink.seen.end());
+  EXPECT_FALSE(sink.other_thread) << "a sorted run called back from another thread";
+  if (!sorted)
+    std::sort(sink.seen.begin(), sink.seen.end());
   out.typed = sink.seen;
   out.paths = paths_of(sink.seen);
   out.callbacks = sink.calls;

@@ -115,6 +115,14 @@ TRAWL_API void trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p)
 TRAWL_API bool trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data,
                                 GError **error);
 
+/* Walk, then call FN on the calling thread for every result in order: the
+ * roots in the order added, each root's results sorted bytewise by path.
+ * FN returning false skips the rest. Errors as trawl_walker_run(). Holds the
+ * results until the walk ends: each directory's names once, not whole
+ * paths. */
+TRAWL_API bool trawl_walker_run_sorted(trawl_walker *w, trawl_entry_fn fn, void *data,
+                                       GError **error);
+
 /* Walk and return the results as an array of NUL-terminated paths, relative
  * to their roots and sorted bytewise (the roots' results merged), or NULL
  * with ERROR set.

@@ -1,0 +1,66 @@
+/* trawl — a growable byte buffer for the walker's hot loops (private).
+ *
+ * GString's append checks for overlap and handles negative lengths on every
+ * call; per directory entry that was a sixth of a walk's instructions
+ * (callgrind, docs/benchmarks.md). This is the plain version: append bytes,
+ * cut back, always NUL-terminated. */
+#ifndef TRAWL_BUF_H
+#define TRAWL_BUF_H
+
+#include <stddef.h>
+#include <string.h>
+#include <glib.h>
+
+struct buf {
+  char *data;   /* NUL-terminated once anything was added; NULL before */
+  size_t len;
+  size_t cap;
+};
+
+static inline void
+buf_reserve(struct buf *b, size_t extra)
+{
+  if (G_LIKELY(b->len + extra < b->cap))
+    return;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap <= b->len + extra)
+    cap *= 2;
+  b->data = g_realloc(b->data, cap);
+  b->cap = cap;
+}
+
+static inline void
+buf_add(struct buf *b, const void *bytes, size_t n)
+{
+  buf_reserve(b, n);
+  memcpy(b->data + b->len, bytes, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
+static inline void
+buf_addc(struct buf *b, char c)
+{
+  buf_reserve(b, 1);
+  b->data[b->len++] = c;
+  b->data[b->len] = '\0';
+}
+
+/* Cut back to LEN bytes (no longer than now). */
+static inline void
+buf_cut(struct buf *b, size_t len)
+{
+  buf_reserve(b, 0);
+  b->len = len;
+  b->data[len] = '\0';
+}
+
+static inline void
+buf_free(struct buf *b)
+{
+  g_free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+}
+
+#endif /* TRAWL_BUF_H */
