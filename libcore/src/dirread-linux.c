@@ -33,17 +33,22 @@ dirread_linux_available(void)
 int
 dirread_linux(int fd, struct listing *l)
 {
-  /* Aligned for the records the kernel writes. */
-  static __thread uint64_t buf[GETDENTS_BUFFER / sizeof(uint64_t)];
+  /* Per listing, from the heap: pages the kernel never writes are never
+   * touched. (A static __thread buffer was zeroed whole at start-up: 16 page
+   * faults before the first directory.) malloc's alignment suits the
+   * records. */
+  if (l->raw == NULL)
+    l->raw = g_malloc(GETDENTS_BUFFER);
+  char *buf = l->raw;
   listing_clear(l);
   for (;;) {
-    long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+    long n = syscall(SYS_getdents64, fd, buf, GETDENTS_BUFFER);
     if (n == 0)
       return 0;
     if (n < 0)
       return errno == EINTR ? 0 : errno;
     for (long pos = 0; pos < n;) {
-      const struct linux_dirent64 *d = (const void *)((const char *)buf + pos);
+      const struct linux_dirent64 *d = (const void *)(buf + pos);
       pos += d->d_reclen;
       const char *name = d->d_name;
       if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))

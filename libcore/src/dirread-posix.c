@@ -27,6 +27,7 @@ void
 listing_free(struct listing *l)
 {
   g_free(l->entries);
+  g_free(l->raw);
   buf_free(&l->names);
   memset(l, 0, sizeof *l);
 }

@@ -26,6 +26,7 @@ struct listing {
   struct listing_entry *entries;
   size_t n, cap;
   struct buf names;  /* each name followed by its NUL */
+  void *raw;         /* the Linux reader's getdents64 buffer, once used */
 };
 
 /* Prepare an empty listing; buffers are reused across directories. */

@@ -13,7 +13,9 @@
  * Scheduling: every thread owns a deque of items; it pushes and pops at the
  * back (LIFO: depth first, which keeps few descriptors open and the path
  * buffers warm) and steals from the front of another's (the oldest, largest
- * subtrees). The walk starts serial on the calling thread; helper threads
+ * subtrees) — except in a sorted run, where a thief takes the item its
+ * victim would read next, so that what it reads is printed soon rather than
+ * held to the end (flat20k: 150 page faults instead of 230). The walk starts serial on the calling thread; helper threads
  * start only once the calling thread's deque holds HELPER_FLOOR items, so a
  * small walk never pays for threads. A shared count of pending items ends
  * the walk when it reaches zero. Locks are pthread's rather than GLib's:
@@ -78,6 +80,7 @@ enum { REC_RESULT, REC_SUBTREE };
 struct node;
 
 struct rec {
+  uint64_t key;         /* the first 8 bytes of name and terminator, big-endian */
   const char *name;     /* in the node's block */
   uint32_t len;
   uint8_t kind;         /* REC_RESULT or REC_SUBTREE */
@@ -133,7 +136,8 @@ struct worker {
   GThread *thread;
   struct listing listing;
   struct buf path;      /* the entry path being built */
-  GArray *recs;         /* sorted runs: the directory being read */
+  struct rec *recs;     /* sorted runs: the directory being read */
+  size_t n_recs, cap_recs;
   GPtrArray *kids;      /* sorted runs: its subdirectories' items */
   struct rec *sort_tmp; /* sorted runs: merge space */
   size_t sort_cap;
@@ -507,19 +511,43 @@ static void
 add_rec(struct worker *wk, const char *name, size_t len, unsigned kind, unsigned type,
         struct item *child)
 {
-  struct rec r = {name, (uint32_t)len, (uint8_t)kind, (uint8_t)type, {.item = child}};
-  g_array_append_val(wk->recs, r);
+  if (G_UNLIKELY(wk->n_recs == wk->cap_recs)) {
+    wk->cap_recs = wk->cap_recs ? wk->cap_recs * 2 : 256;
+    wk->recs = g_renew(struct rec, wk->recs, wk->cap_recs);
+  }
+  /* The sort key: name, then '/' for a subtree or nothing for a result
+   * (names hold neither '/' nor NUL, so 0 pads below every byte). */
+  unsigned char head[8] = {0};
+  if (len >= 8) {
+    memcpy(head, name, 8);
+  } else {
+    memcpy(head, name, len);
+    head[len] = kind == REC_SUBTREE ? '/' : 0;
+  }
+  uint64_t key;
+  memcpy(&key, head, 8);
+  key = GUINT64_FROM_BE(key);
+  struct rec *r = &wk->recs[wk->n_recs++];
+  r->key = key;
+  r->name = name;
+  r->len = (uint32_t)len;
+  r->kind = (uint8_t)kind;
+  r->type = (uint8_t)type;
+  r->child.item = child;
 }
 
 /* Bytewise order of the paths the records stand for: a result's path ends
- * after its name, a subtree's continue with '/'. */
+ * after its name, a subtree's continue with '/'. The first 8 bytes compare
+ * as one integer. */
 static inline int
 compare_recs(const struct rec *a, const struct rec *b)
 {
+  if (a->key != b->key)
+    return a->key < b->key ? -1 : 1;
   const unsigned char *x = (const unsigned char *)a->name;
   const unsigned char *y = (const unsigned char *)b->name;
   const uint32_t n = MIN(a->len, b->len);
-  for (uint32_t i = 0; i < n; i++)
+  for (uint32_t i = 8; i < n; i++)
     if (x[i] != y[i])
       return x[i] - y[i];
   int ca = a->len > n ? x[n] : a->kind == REC_SUBTREE ? '/' : 0;
@@ -561,8 +589,8 @@ sort_recs(struct rec *v, size_t n, struct rec *tmp)
 static void
 finish_node(struct worker *wk, struct node **slot)
 {
-  const guint n = wk->recs->len;
-  struct rec *recs = (struct rec *)(void *)wk->recs->data;
+  const guint n = (guint)wk->n_recs;
+  struct rec *recs = wk->recs;
   size_t names = 0;
   for (guint i = 0; i < n; i++)
     names += recs[i].len;
@@ -594,7 +622,7 @@ finish_node(struct worker *wk, struct node **slot)
   for (guint i = 0; i < wk->kids->len; i++)
     push(wk, wk->kids->pdata[i]);
   g_ptr_array_set_size(wk->kids, 0);
-  g_array_set_size(wk->recs, 0);
+  wk->n_recs = 0;
 }
 
 /* Print, on the calling thread, every result of a sorted run that no
@@ -838,8 +866,12 @@ process(struct worker *wk, struct item *it)
     else
       push(wk, child);
   }
-  if (sorted)
+  if (sorted) {
     finish_node(wk, it->slot);
+    /* Once published, the slot (in the parent's node) belongs to the
+     * printing thread, which may free it at any moment. */
+    it->slot = NULL;
+  }
   if (shared)
     dirref_unref(run, shared);
   else
@@ -859,7 +891,7 @@ take(struct worker *wk)
   for (unsigned k = 1; it == NULL && k < run->n_workers; k++) {
     struct worker *victim = &run->workers[(wk->index + k) % run->n_workers];
     pthread_mutex_lock(&victim->lock);
-    it = g_queue_pop_head(&victim->deque);
+    it = run->sorted ? g_queue_pop_tail(&victim->deque) : g_queue_pop_head(&victim->deque);
     pthread_mutex_unlock(&victim->lock);
   }
   return it;
@@ -923,7 +955,9 @@ worker_main(gpointer data)
       continue;
     }
     process(wk, it);
-    if (it->slot && g_atomic_pointer_get(it->slot) == NULL)
+    /* Not read (gone, unreadable, a loop, another file system): an empty
+     * node, so that printing goes on past it. */
+    if (it->slot)
       g_atomic_pointer_set(it->slot, &no_node);
     item_free(run, it);
     if (run->sorted && wk->index == 0)
@@ -1059,7 +1093,6 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     g_queue_init(&wk->deque);
     listing_init(&wk->listing);
     if (sorted) {
-      wk->recs = g_array_new(FALSE, FALSE, sizeof(struct rec));
       wk->kids = g_ptr_array_new();
     }
   }
@@ -1121,8 +1154,8 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     w->stats.dirs_pruned += wk->stats.dirs_pruned;
     w->stats.entries_seen += wk->stats.entries_seen;
     w->stats.results += wk->stats.results;
-    if (wk->recs) {
-      g_array_free(wk->recs, TRUE);
+    if (wk->kids) {
+      g_free(wk->recs);
       g_ptr_array_free(wk->kids, TRUE);
       g_free(wk->sort_tmp);
     }

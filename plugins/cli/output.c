@@ -76,13 +76,23 @@ lines_special(unsigned char c)
   return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
 }
 
+/* lines_special() as a table, for the per-path scan. */
+static const bool lines_special_table[256] = {
+  [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
+  [0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1,
+  [0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1,
+  [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1,
+  [0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
 static bool
 lines_needs_quoting(const char *path, size_t len)
 {
+  const unsigned char *p = (const unsigned char *)path;
+  bool special = false;
   for (size_t i = 0; i < len; i++)
-    if (lines_special((unsigned char)path[i]))
-      return true;
-  return false;
+    special |= lines_special_table[p[i]];
+  return special;
 }
 
 /* The inside of a quoted path: plain bytes as they are, the rest escaped. */
@@ -119,7 +129,17 @@ static void
 lines_path(output *out, const char *path, size_t len)
 {
   if (!out->prefix_special && !lines_needs_quoting(path, len)) {
-    put(out, out->raw_prefix->str, out->raw_prefix->len);
+    const size_t plen = out->raw_prefix->len;
+    if (plen + len + 1 <= OUTPUT_BUFFER_SIZE - out->len) {
+      /* The common case: one copy into room already there. */
+      char *at = out->buf + out->len;
+      memcpy(at, out->raw_prefix->str, plen);
+      memcpy(at + plen, path, len);
+      at[plen + len] = '\n';
+      out->len += plen + len + 1;
+      return;
+    }
+    put(out, out->raw_prefix->str, plen);
     put(out, path, len);
     put(out, "\n", 1);
     return;
