@@ -38,7 +38,7 @@
 #include "trawl/walk.h"
 #include "walk-private.h"
 
-/* Directories queued before helper threads start. The sweep in
+/* Directories read and queued before helper threads start. The sweep in
  * bench/walk_sweep.py (docs/benchmarks.md, 2026-11-29, 2 shared vCPUs) found
  * helpers slower than the serial route below 256 queued directories for
  * every file count tried, and about even above; rerun it on a machine with
@@ -962,8 +962,11 @@ worker_main(gpointer data)
     item_free(run, it);
     if (run->sorted && wk->index == 0)
       emit_ready(run, false);
-    if (wk->index == 0 && !g_atomic_int_get(&run->started) &&
-        g_queue_get_length(&wk->deque) >= run->w->helper_floor)
+    /* Enough work shown: directories read and queued together. (Queued
+     * alone never grows in a narrow, deep tree, where depth-first keeps
+     * the deque short: big's 38,383 directories never started a helper.) */
+    if (wk->index == 0 && !g_atomic_int_get(&run->started) && wk->deque.length > 0 &&
+        wk->stats.dirs_opened + wk->deque.length >= run->w->helper_floor)
       start_helpers(run);
     finish_item(run);
   }

@@ -519,11 +519,20 @@ TEST(Parallel, HelpersStartLazily)
   TempDir tmp;
   make_dir(tmp / "small");
   make_dir(tmp / "wide");
+  make_dir(tmp / "narrow");
   for (int i = 0; i < 5; i++)
     make_dir(tmp / ("small/d" + std::to_string(i)));
   for (int i = 0; i < 600; i++)
     make_dir(tmp / ("wide/d" + std::to_string(i)));
-  for (const std::string which : {"small", "wide"}) {
+  // 300 directories, never more than 2 queued at once depth first: 150
+  // levels, each with two subdirectories, one of them empty.
+  std::string chain = tmp / "narrow";
+  for (int i = 0; i < 150; i++) {
+    make_dir(chain + "/e");
+    chain += "/d";
+    make_dir(chain);
+  }
+  for (const std::string which : {"small", "wide", "narrow"}) {
     Query q;
     q.opt.threads = 4;
     q.opt.types = TRAWL_ENTRY_DIR;
@@ -533,9 +542,12 @@ TEST(Parallel, HelpersStartLazily)
     if (which == "small") {
       EXPECT_EQ(o.paths.size(), 5u);
       EXPECT_EQ(o.stats.threads_used, 1u) << "helpers started for 5 directories";
-    } else {
+    } else if (which == "wide") {
       EXPECT_EQ(o.paths.size(), 600u);
       EXPECT_EQ(o.stats.threads_used, 4u) << "no helper for 600 directories";
+    } else {
+      EXPECT_EQ(o.paths.size(), 300u);
+      EXPECT_EQ(o.stats.threads_used, 4u) << "no helper for a narrow tree of 300 directories";
     }
   }
 }
