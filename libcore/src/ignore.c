@@ -1,0 +1,726 @@
+/* trawl — ignore files read as git reads them (see ignore.h).
+ *
+ * Learned from gitignore(5) and from git's behaviour (checked with git 2.39
+ * by tests/diff/git_ignore_diff.py), not from its code.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ignore.h"
+
+/* ---- parsing --------------------------------------------------------------- */
+
+/* Cut trailing spaces that no backslash escapes (gitignore(5)): a backslash
+ * protects the byte after it; a trailing lone backslash stops the trim. */
+static size_t
+trim_trailing_spaces(const char *s, size_t len)
+{
+  size_t keep = len;
+  bool in_spaces = false;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == ' ') {
+      if (!in_spaces) {
+        keep = i;
+        in_spaces = true;
+      }
+    } else if (s[i] == '\\') {
+      i++;
+      if (i >= len)
+        return len;
+      in_spaces = false;
+      keep = len;
+    } else {
+      in_spaces = false;
+      keep = len;
+    }
+  }
+  return in_spaces ? keep : len;
+}
+
+static void
+add_rule(GArray *rules, const char *line, size_t len, unsigned lineno)
+{
+  struct ignore_rule r = {0};
+  r.line = lineno;
+  r.shown = g_strndup(line, len);
+  const char *p = line;
+  if (len > 0 && p[0] == '!') {
+    r.negated = true;
+    p++;
+    len--;
+  }
+  if (len > 0 && p[len - 1] == '/') {
+    r.dir_only = true;
+    len--;
+  }
+  r.basename = memchr(p, '/', len) == NULL;
+  if (!r.basename && p[0] == '/') {
+    p++;
+    len--;
+  }
+  /* An empty pattern ("!", "/") matches no name. A pattern the compiler
+   * refuses (over its limits) matches nothing, as git would fail to. */
+  if (len > 0)
+    r.pattern = trawl_pattern_compile(p, len, TRAWL_DIALECT_GIT, 0, NULL);
+  g_array_append_val(rules, r);
+}
+
+struct ignore_file *
+ignore_file_parse(const char *source, const char *data, size_t len)
+{
+  GArray *rules = g_array_new(FALSE, FALSE, sizeof(struct ignore_rule));
+  /* A UTF-8 byte-order mark at the start is not part of the first line. */
+  if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) {
+    data += 3;
+    len -= 3;
+  }
+  unsigned lineno = 1;
+  size_t start = 0;
+  while (start < len) {
+    const char *nl = memchr(data + start, '\n', len - start);
+    size_t end = nl ? (size_t)(nl - data) : len;
+    const char *line = data + start;
+    size_t n = end - start;
+    if (n > 0 && line[0] != '#') {
+      if (nl && line[n - 1] == '\r')
+        n--;
+      /* git handles each line as a C string. */
+      const char *nul = memchr(line, '\0', n);
+      if (nul)
+        n = (size_t)(nul - line);
+      n = trim_trailing_spaces(line, n);
+      add_rule(rules, line, n, lineno);
+    }
+    lineno++;
+    start = end + 1;
+  }
+  struct ignore_file *f = g_new0(struct ignore_file, 1);
+  f->refs = 1;
+  f->source = g_strdup(source);
+  f->n = rules->len;
+  f->rules = (struct ignore_rule *)(void *)g_array_free(rules, FALSE);
+  return f;
+}
+
+int
+ignore_file_read(int dirfd, const char *name, bool nofollow, const char *source,
+                 struct ignore_file **out)
+{
+  *out = NULL;
+  int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+  if (fd < 0)
+    return errno;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return err;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    return EISDIR;
+  }
+  if (st.st_size > (off_t)IGNORE_FILE_MAX) {
+    close(fd);
+    return EFBIG;
+  }
+  /* Read to the end whatever fstat said (a file may grow or be special),
+   * never past the limit. */
+  GByteArray *buf = g_byte_array_sized_new(S_ISREG(st.st_mode) ? (guint)st.st_size : 4096);
+  char chunk[65536];
+  int err = 0;
+  for (;;) {
+    ssize_t got = read(fd, chunk, sizeof chunk);
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      err = errno;
+      break;
+    }
+    if (got == 0)
+      break;
+    if (buf->len + (size_t)got > IGNORE_FILE_MAX) {
+      err = EFBIG;
+      break;
+    }
+    g_byte_array_append(buf, (const guint8 *)chunk, (guint)got);
+  }
+  close(fd);
+  if (err == 0)
+    *out = ignore_file_parse(source, (const char *)buf->data, buf->len);
+  g_byte_array_free(buf, TRUE);
+  return err;
+}
+
+struct ignore_file *
+ignore_file_ref(struct ignore_file *f)
+{
+  if (f)
+    g_atomic_int_inc(&f->refs);
+  return f;
+}
+
+void
+ignore_file_unref(struct ignore_file *f)
+{
+  if (f == NULL || !g_atomic_int_dec_and_test(&f->refs))
+    return;
+  for (size_t i = 0; i < f->n; i++) {
+    trawl_pattern_free(f->rules[i].pattern);
+    g_free(f->rules[i].shown);
+  }
+  g_free(f->rules);
+  g_free(f->source);
+  g_free(f);
+}
+
+const struct ignore_rule *
+ignore_file_match(const struct ignore_file *f, const char *path, size_t len, bool is_dir)
+{
+  const char *slash = memrchr(path, '/', len);
+  const char *base = slash ? slash + 1 : path;
+  const size_t blen = len - (size_t)(base - path);
+  for (size_t i = f->n; i-- > 0;) {
+    const struct ignore_rule *r = &f->rules[i];
+    if (r->pattern == NULL || (r->dir_only && !is_dir))
+      continue;
+    bool hit = r->basename ? trawl_pattern_match(r->pattern, base, blen)
+                           : trawl_pattern_match(r->pattern, path, len);
+    if (hit)
+      return r;
+  }
+  return NULL;
+}
+
+/* ---- repositories ---------------------------------------------------------- */
+
+static char *
+read_small_file(const char *path)
+{
+  char *text = NULL;
+  gsize len = 0;
+  if (!g_file_get_contents(path, &text, &len, NULL))
+    return NULL;
+  if (len > 65536) {
+    g_free(text);
+    return NULL;
+  }
+  return text;
+}
+
+char *
+ignore_git_dir(const char *top, char **common)
+{
+  *common = NULL;
+  char *dotgit = g_build_filename(top, ".git", NULL);
+  struct stat st;
+  if (stat(dotgit, &st) != 0) {
+    g_free(dotgit);
+    return NULL;
+  }
+  char *git_dir = NULL;
+  if (S_ISDIR(st.st_mode)) {
+    git_dir = dotgit;
+  } else {
+    /* "gitdir: PATH" (a submodule, a linked work tree). */
+    char *text = read_small_file(dotgit);
+    g_free(dotgit);
+    if (text == NULL || !g_str_has_prefix(text, "gitdir:")) {
+      g_free(text);
+      return NULL;
+    }
+    char *target = g_strstrip(text + strlen("gitdir:"));
+    git_dir = g_path_is_absolute(target) ? g_strdup(target)
+                                         : g_build_filename(top, target, NULL);
+    g_free(text);
+  }
+  /* A linked work tree keeps info/ and config in the common directory. */
+  char *commondir_file = g_build_filename(git_dir, "commondir", NULL);
+  char *text = read_small_file(commondir_file);
+  g_free(commondir_file);
+  if (text) {
+    char *target = g_strstrip(text);
+    *common = g_path_is_absolute(target) ? g_strdup(target)
+                                         : g_build_filename(git_dir, target, NULL);
+    g_free(text);
+  } else {
+    *common = g_strdup(git_dir);
+  }
+  return git_dir;
+}
+
+char *
+ignore_find_top(const char *dir)
+{
+  char *d = g_strdup(dir);
+  for (;;) {
+    char *dotgit = g_build_filename(d, ".git", NULL);
+    struct stat st;
+    bool found = lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+    g_free(dotgit);
+    if (found)
+      return d;
+    char *up = g_path_get_dirname(d);
+    if (strcmp(up, d) == 0) {
+      g_free(up);
+      g_free(d);
+      return NULL;
+    }
+    g_free(d);
+    d = up;
+  }
+}
+
+/* ---- git configuration: core.excludesFile ------------------------------------ */
+
+/* Parse one value of a git config line starting at P (after '='): quotes
+ * joined, escapes resolved, comments and surrounding spaces dropped. */
+static char *
+config_value(const char *p)
+{
+  GString *v = g_string_new(NULL);
+  bool quoted = false;
+  gsize trailing = 0; /* length of v up to its last byte that is not an unquoted space */
+  while (*p == ' ' || *p == '\t')
+    p++;
+  for (; *p && *p != '\n'; p++) {
+    char c = *p;
+    if (!quoted && (c == '#' || c == ';'))
+      break;
+    if (c == '"') {
+      quoted = !quoted;
+      trailing = v->len;
+      continue;
+    }
+    if (c == '\\' && p[1]) {
+      p++;
+      switch (*p) {
+      case 'n': g_string_append_c(v, '\n'); break;
+      case 't': g_string_append_c(v, '\t'); break;
+      case 'b': if (v->len) g_string_truncate(v, v->len - 1); break;
+      default: g_string_append_c(v, *p); break;
+      }
+      trailing = v->len;
+      continue;
+    }
+    g_string_append_c(v, c);
+    if (quoted || (c != ' ' && c != '\t' && c != '\r'))
+      trailing = v->len;
+  }
+  g_string_truncate(v, trailing);
+  return g_string_free(v, FALSE);
+}
+
+/* Look for core.excludesFile in the config file PATH; replace *VALUE when
+ * set. Subsections ([core "x"]) and include directives are not followed. */
+static void
+config_scan(const char *path, char **value)
+{
+  char *text = NULL;
+  if (path == NULL || !g_file_get_contents(path, &text, NULL, NULL))
+    return;
+  bool in_core = false;
+  char **lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    char *s = *l;
+    while (*s == ' ' || *s == '\t')
+      s++;
+    if (*s == '[') {
+      char *close = strchr(s, ']');
+      if (close == NULL) {
+        in_core = false;
+        continue;
+      }
+      char *name = g_strndup(s + 1, (gsize)(close - s - 1));
+      g_strstrip(name);
+      in_core = g_ascii_strcasecmp(name, "core") == 0;
+      g_free(name);
+      s = close + 1;
+      while (*s == ' ' || *s == '\t')
+        s++;
+      if (*s == '\0' || *s == '#' || *s == ';')
+        continue;
+    }
+    if (!in_core)
+      continue;
+    const char *key = "excludesfile";
+    size_t klen = strlen(key);
+    if (g_ascii_strncasecmp(s, key, klen) != 0)
+      continue;
+    char *rest = s + klen;
+    while (*rest == ' ' || *rest == '\t')
+      rest++;
+    if (*rest != '=')
+      continue;
+    g_free(*value);
+    *value = config_value(rest + 1);
+  }
+  g_strfreev(lines);
+  g_free(text);
+}
+
+static char *
+home_path(const char *rel)
+{
+  const char *home = g_getenv("HOME");
+  if (home == NULL || *home == '\0')
+    return NULL;
+  return g_build_filename(home, rel, NULL);
+}
+
+static char *
+xdg_path(const char *rel)
+{
+  const char *xdg = g_getenv("XDG_CONFIG_HOME");
+  if (xdg && *xdg)
+    return g_build_filename(xdg, "git", rel, NULL);
+  const char *home = g_getenv("HOME");
+  if (home == NULL || *home == '\0')
+    return NULL;
+  return g_build_filename(home, ".config", "git", rel, NULL);
+}
+
+char *
+ignore_excludes_file(const char *common, const char *top)
+{
+  char *value = NULL;
+  if (g_getenv("GIT_CONFIG_NOSYSTEM") == NULL ||
+      !g_ascii_strcasecmp(g_getenv("GIT_CONFIG_NOSYSTEM"), "false") ||
+      !strcmp(g_getenv("GIT_CONFIG_NOSYSTEM"), "0"))
+    config_scan("/etc/gitconfig", &value);
+  const char *global = g_getenv("GIT_CONFIG_GLOBAL");
+  if (global) {
+    config_scan(global, &value);
+  } else {
+    char *xdg = xdg_path("config"), *home = home_path(".gitconfig");
+    config_scan(xdg, &value);
+    config_scan(home, &value);
+    g_free(xdg);
+    g_free(home);
+  }
+  if (common) {
+    char *local = g_build_filename(common, "config", NULL);
+    config_scan(local, &value);
+    g_free(local);
+  }
+  if (value && *value == '\0') {
+    g_free(value);
+    return NULL; /* set to nothing: no excludes file */
+  }
+  if (value == NULL)
+    return xdg_path("ignore");
+  if (g_str_has_prefix(value, "~/")) {
+    char *expanded = home_path(value + 2);
+    g_free(value);
+    return expanded;
+  }
+  if (!g_path_is_absolute(value) && top) {
+    char *abs = g_build_filename(top, value, NULL);
+    g_free(value);
+    return abs;
+  }
+  return value;
+}
+
+/* ---- the rules in force in a directory --------------------------------------- */
+
+/* How a file at absolute PATH is shown: relative to the root when below it. */
+static char *
+shown_name(const struct ignore_ctx *ctx, const char *path)
+{
+  size_t rl = strlen(ctx->root_abs);
+  if (strncmp(path, ctx->root_abs, rl) == 0 && path[rl] == '/')
+    return g_strdup(path + rl + 1);
+  return g_strdup(path);
+}
+
+static struct ignore_file *
+load(struct ignore_ctx *ctx, int dirfd, const char *name, bool nofollow, const char *source)
+{
+  struct ignore_file *f = NULL;
+  int err = ignore_file_read(dirfd, name, nofollow, source, &f);
+  if (err != 0 && err != ENOENT && err != ENOTDIR && ctx->problem)
+    ctx->problem(ctx->problem_data, source, err);
+  return f;
+}
+
+/* The excludes file at PATH, read once per run and shared. */
+static struct ignore_file *
+global_file(struct ignore_ctx *ctx, const char *path)
+{
+  if (path == NULL)
+    return NULL;
+  g_mutex_lock(&ctx->lock);
+  struct ignore_file *f = NULL;
+  if (!g_hash_table_lookup_extended(ctx->globals, path, NULL, (gpointer *)&f)) {
+    f = load(ctx, AT_FDCWD, path, false, path);
+    g_hash_table_insert(ctx->globals, g_strdup(path), f);
+  }
+  ignore_file_ref(f);
+  g_mutex_unlock(&ctx->lock);
+  return f;
+}
+
+/* The repository whose top is the absolute directory TOP, at BASE. */
+static struct ignore_repo *
+repo_new(struct ignore_ctx *ctx, const char *top, size_t base)
+{
+  struct ignore_repo *r = g_new0(struct ignore_repo, 1);
+  r->refs = 1;
+  r->base = base;
+  char *common = NULL;
+  char *git_dir = ignore_git_dir(top, &common);
+  if (git_dir) {
+    char *info = g_build_filename(common, "info", "exclude", NULL);
+    char *shown = shown_name(ctx, info);
+    r->info = load(ctx, AT_FDCWD, info, false, shown);
+    g_free(shown);
+    g_free(info);
+  }
+  char *excludes = ignore_excludes_file(common, top);
+  r->global = global_file(ctx, excludes);
+  g_free(excludes);
+  g_free(common);
+  g_free(git_dir);
+  return r;
+}
+
+static void
+repo_unref(struct ignore_repo *r)
+{
+  if (r == NULL || !g_atomic_int_dec_and_test(&r->refs))
+    return;
+  ignore_file_unref(r->info);
+  ignore_file_unref(r->global);
+  g_free(r);
+}
+
+struct ignore_frame *
+ignore_frame_ref(struct ignore_frame *f)
+{
+  if (f)
+    g_atomic_int_inc(&f->refs);
+  return f;
+}
+
+void
+ignore_frame_unref(struct ignore_frame *f)
+{
+  while (f && g_atomic_int_dec_and_test(&f->refs)) {
+    struct ignore_frame *up = f->up;
+    ignore_file_unref(f->dot);
+    ignore_file_unref(f->git);
+    repo_unref(f->repo);
+    g_free(f);
+    f = up;
+  }
+}
+
+unsigned
+ignore_probe(int dirfd)
+{
+  unsigned has = 0;
+  struct stat st;
+  if (fstatat(dirfd, ".gitignore", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    has |= HAS_GITIGNORE;
+  if (fstatat(dirfd, ".ignore", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    has |= HAS_DOTIGNORE;
+  if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+    has |= HAS_DOTGIT;
+  return has;
+}
+
+/* The absolute path of directory REL below the root. */
+static char *
+abs_dir(const struct ignore_ctx *ctx, const char *rel)
+{
+  return rel[0] ? g_build_filename(ctx->root_abs, rel, NULL) : g_strdup(ctx->root_abs);
+}
+
+struct ignore_frame *
+ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, const char *rel,
+                   size_t base, unsigned has)
+{
+  const bool vcs = ctx->flags & IGNORE_VCS;
+  const bool top = vcs && (has & HAS_DOTGIT);
+  const bool in_repo = top || (up && up->repo);
+  const bool want_git = vcs && (has & HAS_GITIGNORE) && (in_repo || (ctx->flags & IGNORE_NO_REQUIRE_GIT));
+  const bool want_dot = (ctx->flags & IGNORE_DOT) && (has & HAS_DOTIGNORE);
+  if (!top && !want_git && !want_dot)
+    return ignore_frame_ref(up);
+
+  struct ignore_frame *f = g_new0(struct ignore_frame, 1);
+  f->refs = 1;
+  f->up = ignore_frame_ref(up);
+  f->base = base;
+  f->top = top;
+  char *dir = rel[0] ? g_strconcat(rel, "/", NULL) : g_strdup("");
+  if (want_dot) {
+    char *source = g_strconcat(dir, ".ignore", NULL);
+    f->dot = load(ctx, dirfd, ".ignore", true, source);
+    g_free(source);
+  }
+  if (want_git) {
+    char *source = g_strconcat(dir, ".gitignore", NULL);
+    f->git = load(ctx, dirfd, ".gitignore", true, source);
+    g_free(source);
+  }
+  g_free(dir);
+  if (top) {
+    char *abs = abs_dir(ctx, rel);
+    f->repo = repo_new(ctx, abs, base);
+    g_free(abs);
+  } else if (up && up->repo) {
+    f->repo = up->repo;
+    g_atomic_int_inc(&f->repo->refs);
+  }
+  return f;
+}
+
+/* The same for a directory above the root, at absolute path DIR. */
+static struct ignore_frame *
+frame_above(struct ignore_ctx *ctx, struct ignore_frame *up, const char *dir, size_t base)
+{
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ignore_frame_ref(up);
+  unsigned has = ignore_probe(fd);
+  const bool vcs = ctx->flags & IGNORE_VCS;
+  struct ignore_frame *f = ignore_frame_ref(up);
+  if ((vcs && (has & (HAS_DOTGIT | HAS_GITIGNORE))) || ((ctx->flags & IGNORE_DOT) && (has & HAS_DOTIGNORE))) {
+    ignore_frame_unref(f);
+    f = g_new0(struct ignore_frame, 1);
+    f->refs = 1;
+    f->up = ignore_frame_ref(up);
+    f->base = base;
+    f->top = vcs && (has & HAS_DOTGIT);
+    if ((ctx->flags & IGNORE_DOT) && (has & HAS_DOTIGNORE)) {
+      char *path = g_build_filename(dir, ".ignore", NULL);
+      f->dot = load(ctx, fd, ".ignore", true, path);
+      g_free(path);
+    }
+    if (vcs && (has & HAS_GITIGNORE)) {
+      char *path = g_build_filename(dir, ".gitignore", NULL);
+      f->git = load(ctx, fd, ".gitignore", true, path);
+      g_free(path);
+    }
+    if (f->top) {
+      f->repo = repo_new(ctx, dir, base);
+    } else if (up && up->repo) {
+      f->repo = up->repo;
+      g_atomic_int_inc(&f->repo->refs);
+    }
+  }
+  close(fd);
+  return f;
+}
+
+void
+ignore_ctx_init(struct ignore_ctx *ctx, unsigned flags, int root_fd, const char *root,
+                GPtrArray *custom, ignore_problem_fn problem, void *problem_data)
+{
+  memset(ctx, 0, sizeof *ctx);
+  ctx->flags = flags;
+  ctx->problem = problem;
+  ctx->problem_data = problem_data;
+  g_mutex_init(&ctx->lock);
+  ctx->globals = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                       (GDestroyNotify)ignore_file_unref);
+  ctx->custom = custom ? g_ptr_array_ref(custom) : NULL;
+  /* The root, absolute and resolved, from its descriptor. */
+  char proc[64];
+  g_snprintf(proc, sizeof proc, "/proc/self/fd/%d", root_fd);
+  char *resolved = g_file_read_link(proc, NULL);
+  if (resolved == NULL || !g_path_is_absolute(resolved)) {
+    g_free(resolved);
+    resolved = realpath(root, NULL);
+    if (resolved == NULL)
+      resolved = g_canonicalize_filename(root, NULL);
+  }
+  ctx->root_abs = resolved;
+  ctx->prefix = g_strdup("");
+  if (!(flags & IGNORE_VCS) && !(flags & IGNORE_DOT))
+    return;
+  ctx->top = (flags & IGNORE_VCS) ? ignore_find_top(ctx->root_abs) : NULL;
+  if (ctx->top == NULL || strcmp(ctx->top, ctx->root_abs) == 0)
+    return;
+  /* The root lies below its work tree's top: the directories from the top
+   * down to the root's parent contribute their ignore files. */
+  size_t tl = strlen(ctx->top);
+  const char *below = ctx->root_abs + (tl == 1 ? 1 : tl + 1);
+  g_free(ctx->prefix);
+  ctx->prefix = g_strconcat(below, "/", NULL);
+  ctx->plen = strlen(ctx->prefix);
+  struct ignore_frame *f = frame_above(ctx, NULL, ctx->top, 0);
+  for (size_t i = 0; i < ctx->plen - 1; i++) {
+    if (ctx->prefix[i] != '/')
+      continue;
+    char *dir = g_strndup(ctx->root_abs, (tl == 1 ? 1 : tl + 1) + i);
+    struct ignore_frame *next = frame_above(ctx, f, dir, i + 1);
+    ignore_frame_unref(f);
+    f = next;
+    g_free(dir);
+  }
+  ctx->above = f;
+}
+
+void
+ignore_ctx_clear(struct ignore_ctx *ctx)
+{
+  ignore_frame_unref(ctx->above);
+  if (ctx->custom)
+    g_ptr_array_unref(ctx->custom);
+  g_hash_table_unref(ctx->globals);
+  g_mutex_clear(&ctx->lock);
+  g_free(ctx->root_abs);
+  g_free(ctx->top);
+  g_free(ctx->prefix);
+  memset(ctx, 0, sizeof *ctx);
+}
+
+static const struct ignore_rule *
+match_in(const struct ignore_file *file, const char *mpath, size_t mlen, size_t base,
+         bool is_dir, const struct ignore_file **from)
+{
+  if (file == NULL || mlen <= base)
+    return NULL;
+  const struct ignore_rule *r = ignore_file_match(file, mpath + base, mlen - base, is_dir);
+  if (r && from)
+    *from = file;
+  return r;
+}
+
+const struct ignore_rule *
+ignore_verdict(const struct ignore_ctx *ctx, const struct ignore_frame *f, const char *mpath,
+               size_t mlen, bool is_dir, const struct ignore_file **from)
+{
+  const struct ignore_rule *r;
+  if (ctx->flags & IGNORE_DOT)
+    for (const struct ignore_frame *g = f; g; g = g->up)
+      if ((r = match_in(g->dot, mpath, mlen, g->base, is_dir, from)))
+        return r;
+  if (ctx->flags & IGNORE_VCS) {
+    for (const struct ignore_frame *g = f; g; g = g->up) {
+      if ((r = match_in(g->git, mpath, mlen, g->base, is_dir, from)))
+        return r;
+      if (g->top)
+        break;
+    }
+    const struct ignore_repo *repo = f ? f->repo : NULL;
+    if (repo) {
+      if ((r = match_in(repo->info, mpath, mlen, repo->base, is_dir, from)))
+        return r;
+      if ((r = match_in(repo->global, mpath, mlen, repo->base, is_dir, from)))
+        return r;
+    }
+  }
+  for (guint i = 0; ctx->custom && i < ctx->custom->len; i++)
+    if ((r = match_in(ctx->custom->pdata[i], mpath, mlen, ctx->plen, is_dir, from)))
+      return r;
+  return NULL;
+}

@@ -1,0 +1,175 @@
+/* trawl — ignore files read as git reads them (private).
+ *
+ * An ignore file is parsed once into rules (gitignore(5)): blank lines and
+ * '#' comments skipped, a UTF-8 byte-order mark skipped, a CR before each LF
+ * dropped, trailing spaces trimmed unless escaped, '!' negates, one trailing
+ * '/' restricts a rule to directories, a rule with no other '/' matches the
+ * basename at any depth, any other rule is matched (wildmatch, WM_PATHNAME,
+ * git's literal cut: the git dialect of pattern.h) against the path relative
+ * to the file's directory, a leading '/' dropped. A line is cut at a NUL
+ * byte, as git's C strings cut it. Within one file the last matching rule
+ * wins.
+ *
+ * Where the files come from and in which order they are consulted is the
+ * walker's business (walk.c); this file also finds the repository a
+ * directory belongs to and the excludes file git's configuration names.
+ */
+#ifndef TRAWL_IGNORE_H
+#define TRAWL_IGNORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <glib.h>
+
+#include "trawl/pattern.h"
+
+/* Files larger than this are not read (a problem is reported instead). */
+#define IGNORE_FILE_MAX (100u * 1024 * 1024)
+
+struct ignore_rule {
+  trawl_pattern *pattern; /* git dialect; NULL: the rule matches nothing */
+  char *shown;            /* as `git check-ignore -v` prints it: [!]pattern[/] */
+  unsigned line;          /* 1-based line in the file */
+  bool negated;           /* '!': a match re-includes */
+  bool dir_only;          /* trailing '/': matches directories only */
+  bool basename;          /* no '/' in the pattern: matched against the last component */
+};
+
+struct ignore_file {
+  gint refs;
+  char *source;           /* the file's name as shown (relative to the root, or absolute) */
+  struct ignore_rule *rules;
+  size_t n;
+};
+
+/* Parse LEN bytes of DATA (any bytes) as an ignore file shown as SOURCE.
+ * Never fails; a line that cannot be compiled becomes a rule that matches
+ * nothing. Returns a file with one reference. */
+struct ignore_file *ignore_file_parse(const char *source, const char *data, size_t len);
+
+/* Read NAME relative to directory DIRFD (AT_FDCWD allowed) and parse it.
+ * NOFOLLOW: refuse a symbolic link (git does not follow in-tree ignore
+ * files). Returns 0 and *OUT, or an errno value with *OUT NULL: ENOENT (or
+ * ENOTDIR) when there is no such file, EFBIG when it is larger than
+ * IGNORE_FILE_MAX, ELOOP for a link refused, others as the system said. */
+int ignore_file_read(int dirfd, const char *name, bool nofollow, const char *source,
+                     struct ignore_file **out);
+
+struct ignore_file *ignore_file_ref(struct ignore_file *f);
+void ignore_file_unref(struct ignore_file *f);
+
+/* The last rule of F that matches PATH (LEN bytes, relative to the file's
+ * directory, no leading '/'), an entry that is a directory when IS_DIR; NULL
+ * if none does. */
+const struct ignore_rule *ignore_file_match(const struct ignore_file *f, const char *path,
+                                            size_t len, bool is_dir);
+
+/* ---- repositories and configuration ---------------------------------------- */
+
+/* The git directory of the repository whose top is directory TOP (absolute
+ * path): TOP/.git when it is a directory, the directory a `.git` file names
+ * ("gitdir: PATH", relative to TOP) otherwise; NULL when TOP has no `.git`.
+ * *COMMON receives the common directory (where info/ and config live; a
+ * linked work tree's `commondir` file names it), to free with g_free(). */
+char *ignore_git_dir(const char *top, char **common);
+
+/* Search upward from the absolute directory DIR for a work tree: the first
+ * directory (DIR included) holding `.git`. Returns it, or NULL. */
+char *ignore_find_top(const char *dir);
+
+/* The excludes file git uses for a repository with common directory COMMON
+ * (NULL: no repository): core.excludesFile from the system, global and
+ * repository configuration (the last one set wins; `~/` expanded), else
+ * $XDG_CONFIG_HOME/git/ignore or ~/.config/git/ignore. The global
+ * configuration is $GIT_CONFIG_GLOBAL when set, else $XDG_CONFIG_HOME/git/config
+ * and ~/.gitconfig; the system one /etc/gitconfig unless GIT_CONFIG_NOSYSTEM.
+ * A relative path is relative to TOP. Returns a path to g_free(), or NULL. */
+char *ignore_excludes_file(const char *common, const char *top);
+
+#endif /* TRAWL_IGNORE_H */
+
+/* ---- the rules in force in a directory --------------------------------------- */
+
+enum {
+  IGNORE_VCS = 1 << 0,            /* .gitignore, info/exclude, excludes file (TRAWL_IGNORE_VCS) */
+  IGNORE_DOT = 1 << 1,            /* .ignore (TRAWL_IGNORE_DOT) */
+  IGNORE_NO_REQUIRE_GIT = 1 << 2, /* .gitignore outside a work tree too */
+};
+
+/* What a directory listing showed. */
+enum {
+  HAS_GITIGNORE = 1 << 0,
+  HAS_DOTIGNORE = 1 << 1,
+  HAS_DOTGIT = 1 << 2,
+};
+
+/* A repository met by a walk: its top, as a length of the match path. */
+struct ignore_repo {
+  gint refs;
+  size_t base;                 /* the top's path in the match path, with its '/' */
+  struct ignore_file *info;    /* $GIT_DIR/info/exclude, or NULL */
+  struct ignore_file *global;  /* the excludes file, or NULL */
+};
+
+/* The ignore files of one directory and of those above it (immutable once
+ * made; shared by reference between the items below it). */
+struct ignore_frame {
+  gint refs;
+  struct ignore_frame *up;
+  struct ignore_file *dot;     /* this directory's .ignore */
+  struct ignore_file *git;     /* this directory's .gitignore */
+  struct ignore_repo *repo;    /* the repository the directory is in */
+  size_t base;                 /* the directory's path in the match path, with its '/' */
+  bool top;                    /* the directory is its repository's top */
+};
+
+/* Problems met while reading ignore files: SOURCE and an errno value. */
+typedef void (*ignore_problem_fn)(void *data, const char *source, int err);
+
+/* Per root and run. Paths are matched as "match paths": the root's path
+ * below its work tree's top (PREFIX, PLEN bytes with its '/'; empty outside a
+ * work tree) followed by the path relative to the root. */
+struct ignore_ctx {
+  unsigned flags;
+  char *root_abs;              /* the root, absolute, links resolved */
+  char *top;                   /* its work tree's top, or NULL */
+  char *prefix;
+  size_t plen;
+  struct ignore_frame *above;  /* the frames of the directories above the root, or NULL */
+  GPtrArray *custom;           /* struct ignore_file * added by the caller, relative to the root */
+  GMutex lock;                 /* guards GLOBALS */
+  GHashTable *globals;         /* excludes file path -> struct ignore_file * (or a NULL value) */
+  ignore_problem_fn problem;
+  void *problem_data;
+};
+
+/* Prepare CTX for the root ROOT_FD (path ROOT): find its work tree, read the
+ * ignore files of the directories above it. CUSTOM (may be NULL) is
+ * referenced. */
+void ignore_ctx_init(struct ignore_ctx *ctx, unsigned flags, int root_fd, const char *root,
+                     GPtrArray *custom, ignore_problem_fn problem, void *problem_data);
+void ignore_ctx_clear(struct ignore_ctx *ctx);
+
+/* The frame in force in directory DIRFD (REL: its path relative to the root,
+ * "" for the root; BASE: its match-path length with the '/'), whose listing
+ * showed HAS, below frame UP (may be NULL). Returns a new reference: UP's
+ * when the directory adds nothing. */
+struct ignore_frame *ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up,
+                                        int dirfd, const char *rel, size_t base, unsigned has);
+
+/* HAS for directory DIRFD found by looking (when no listing was read). */
+unsigned ignore_probe(int dirfd);
+
+struct ignore_frame *ignore_frame_ref(struct ignore_frame *f);
+void ignore_frame_unref(struct ignore_frame *f);
+
+/* The rule that decides whether the entry at match path MPATH (MLEN bytes,
+ * below the directory of frame F) is ignored: the last matching rule of the
+ * first file in precedence order that has one — .ignore files deepest first,
+ * then .gitignore files deepest first up to the repository's top, then
+ * info/exclude, then the excludes file, then the caller's files. NULL: no
+ * rule matched. *FROM (may be NULL) receives the rule's file. */
+const struct ignore_rule *ignore_verdict(const struct ignore_ctx *ctx,
+                                         const struct ignore_frame *f, const char *mpath,
+                                         size_t mlen, bool is_dir,
+                                         const struct ignore_file **from);
