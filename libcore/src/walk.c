@@ -34,6 +34,7 @@
 
 #include "buf.h"
 #include "dirread.h"
+#include "ignore.h"
 #include "pattern-private.h"
 #include "trawl/walk.h"
 #include "walk-private.h"
@@ -126,6 +127,7 @@ struct item {
   struct dirref *parent;
   struct chain *chain;  /* the parent's chain (follow mode) */
   struct node **slot;   /* sorted runs: where this directory's node goes */
+  struct ignore_frame *ig; /* the ignore rules in force in this directory's parent */
 };
 
 struct worker {
@@ -166,6 +168,7 @@ struct run {
   GHashTable *loops;    /* "dev:ino" of each looping link reported */
   int *root_fds;
   dev_t *root_devs;
+  struct ignore_ctx *ig; /* per root; NULL when no ignore file is read */
 };
 
 struct trawl_walker {
@@ -174,6 +177,7 @@ struct trawl_walker {
   GPtrArray *includes;  /* const trawl_pattern * */
   GPtrArray *excludes;
   GPtrArray *problems;  /* GError * */
+  GPtrArray *ignore_files; /* struct ignore_file *: --ignore-file */
   trawl_walk_stats stats;
   trawl_open_hook open_hook;
   void *open_hook_data;
@@ -188,6 +192,7 @@ trawl_walk_options_init(trawl_walk_options *o)
   memset(o, 0, sizeof *o);
   o->types = TRAWL_ENTRY_FILE;
   o->max_depth = -1;
+  o->ignore = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
 }
 
 trawl_walker *
@@ -204,6 +209,7 @@ trawl_walker_new(const trawl_walk_options *options)
   w->includes = g_ptr_array_new();
   w->excludes = g_ptr_array_new();
   w->problems = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
+  w->ignore_files = g_ptr_array_new_with_free_func((GDestroyNotify)ignore_file_unref);
   w->helper_floor = HELPER_FLOOR;
   return w;
 }
@@ -217,6 +223,7 @@ trawl_walker_free(trawl_walker *w)
   g_ptr_array_unref(w->includes);
   g_ptr_array_unref(w->excludes);
   g_ptr_array_unref(w->problems);
+  g_ptr_array_unref(w->ignore_files);
   g_free(w);
 }
 
@@ -236,6 +243,20 @@ void
 trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p)
 {
   g_ptr_array_add(w->excludes, (gpointer)p);
+}
+
+bool
+trawl_walker_add_ignore_file(trawl_walker *w, const char *path, GError **error)
+{
+  struct ignore_file *f = NULL;
+  int err = ignore_file_read(AT_FDCWD, path, false, path, &f);
+  if (err != 0) {
+    g_set_error(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_IGNORE, "%s: %s", path,
+                err == EFBIG ? "larger than 100 MiB" : g_strerror(err));
+    return false;
+  }
+  g_ptr_array_add(w->ignore_files, f);
+  return true;
 }
 
 void
@@ -380,6 +401,7 @@ item_free(struct run *run, struct item *it)
 {
   dirref_unref(run, it->parent);
   chain_unref(it->chain);
+  ignore_frame_unref(it->ig);
   g_free(it->path);
   g_free(it);
 }
@@ -684,12 +706,28 @@ emit_ready(struct run *run, bool done)
   }
 }
 
+/* Do the ignore rules in force (FRAME) leave out the entry whose match path
+ * is in WK's path buffer? The lstat type decides IS_DIR: a link to a
+ * directory is not one, for git. */
+static bool
+ignored(struct run *run, const struct ignore_ctx *igc, const struct ignore_frame *frame,
+        struct worker *wk, bool is_dir)
+{
+  (void)run;
+  if (igc == NULL)
+    return false;
+  const struct ignore_rule *r = ignore_verdict(igc, frame, wk->path.data, wk->path.len,
+                                               is_dir, NULL);
+  return r && !r->negated;
+}
+
 static void
 report(struct worker *wk, unsigned root, TrawlEntryType type)
 {
   struct run *run = wk->run;
   wk->stats.results++;
-  trawl_entry e = {wk->path.data, wk->path.len, type, root};
+  const size_t plen = run->ig ? run->ig[root].plen : 0;
+  trawl_entry e = {wk->path.data + plen, wk->path.len - plen, type, root};
   if (!run->fn(&e, run->data))
     g_atomic_int_set(&run->stop, 1);
 }
@@ -769,12 +807,40 @@ process(struct worker *wk, struct item *it)
   struct dirref *shared = NULL;
   const bool sorted = run->sorted;
 
+  /* The path buffer holds the match path: the root's path below its work
+   * tree's top (ignore rules are matched from there), then the path below
+   * the root, which is what patterns see and results carry. */
+  struct ignore_ctx *igc = run->ig ? &run->ig[it->root] : NULL;
+  const size_t plen = igc ? igc->plen : 0;
   buf_cut(&wk->path, 0);
+  if (plen)
+    buf_add(&wk->path, igc->prefix, plen);
   if (it->len) {
     buf_add(&wk->path, it->path, it->len);
     buf_addc(&wk->path, '/');
   }
   const size_t base = wk->path.len;
+
+  /* The ignore files of this directory: the listing says whether there are
+   * any, so looking costs nothing. */
+  struct ignore_frame *frame = NULL;
+  const bool skip_dotgit = igc && (o->ignore & TRAWL_IGNORE_VCS);
+  if (igc) {
+    unsigned has = 0;
+    for (size_t i = 0; i < n; i++) {
+      const char *name = names + ents[i].name_off;
+      if (name[0] != '.')
+        continue;
+      if (strcmp(name, ".gitignore") == 0)
+        has |= HAS_GITIGNORE;
+      else if (strcmp(name, ".ignore") == 0)
+        has |= HAS_DOTIGNORE;
+      else if (strcmp(name, ".git") == 0 && ents[i].type != DT_LNK)
+        has |= HAS_DOTGIT;
+    }
+    frame = has ? ignore_frame_enter(igc, it->ig, fd, it->path, base, has)
+                : ignore_frame_ref(it->ig);
+  }
 
   for (size_t i = 0; i < n && !g_atomic_int_get(&run->stop); i++) {
     const char *name = names + ents[i].name_off;
@@ -782,8 +848,13 @@ process(struct worker *wk, struct item *it)
     wk->stats.entries_seen++;
     if (!hidden_allowed(w, name, nlen))
       continue;
+    /* A repository's own directory is never listed or entered. */
+    if (skip_dotgit && nlen == 4 && memcmp(name, ".git", 4) == 0)
+      continue;
     buf_cut(&wk->path, base);
     buf_add(&wk->path, name, nlen);
+    const char *rel = wk->path.data + plen;
+    const size_t rlen = wk->path.len - plen;
 
     unsigned type = ents[i].type;
     if (type == DT_UNKNOWN) {
@@ -811,7 +882,7 @@ process(struct worker *wk, struct item *it)
           struct stat key_st = st;
           if (is_link)
             fstatat(fd, name, &key_st, AT_SYMLINK_NOFOLLOW);
-          report_loop_once(run, it->root, wk->path.data, &key_st,
+          report_loop_once(run, it->root, rel, &key_st,
                            is_link ? "symbolic link loop, not followed"
                                    : "directory loop through a followed link, not entered");
           continue;
@@ -823,7 +894,7 @@ process(struct worker *wk, struct item *it)
       /* A link that is not followed is reported with the files as well. */
       bool wanted = (o->types & kind) ||
                     (kind == TRAWL_ENTRY_SYMLINK && (o->types & TRAWL_ENTRY_FILE));
-      if (wanted && selected(w, wk->path.data, wk->path.len)) {
+      if (wanted && selected(w, rel, rlen) && !ignored(run, igc, frame, wk, type == DT_DIR)) {
         if (sorted) {
           wk->stats.results++;
           add_rec(wk, name, nlen, REC_RESULT, kind, NULL);
@@ -834,13 +905,14 @@ process(struct worker *wk, struct item *it)
     }
     if (kind != TRAWL_ENTRY_DIR || !descend)
       continue;
-    if (!worth_opening(w, wk->path.data, wk->path.len)) {
+    if (!worth_opening(w, rel, rlen) || ignored(run, igc, frame, wk, true)) {
       wk->stats.dirs_pruned++;
       continue;
     }
     struct item *child = g_new0(struct item, 1);
-    child->path = g_strndup(wk->path.data, wk->path.len);
-    child->len = wk->path.len;
+    child->path = g_strndup(rel, rlen);
+    child->len = rlen;
+    child->ig = ignore_frame_ref(frame);
     child->name_off = it->len ? it->len + 1 : 0;
     child->root = it->root;
     child->depth = depth;
@@ -877,6 +949,7 @@ process(struct worker *wk, struct item *it)
   else
     close(fd);
   chain_unref(here);
+  ignore_frame_unref(frame);
 }
 
 /* ---- the scheduler -------------------------------------------------------- */
@@ -1029,6 +1102,90 @@ start_allowed(const trawl_walker *w, const char *d, int *depth)
   return len == 0 || worth_opening(w, d, len);
 }
 
+struct igprob {
+  struct run *run;
+  unsigned root;
+};
+
+/* An ignore file that could not be read: a problem; the walk goes on
+ * without it, as git goes on with a warning. */
+static void
+ignore_problem(void *data, const char *source, int err)
+{
+  struct igprob *p = data;
+  const char *what = err == EFBIG ? "ignore file larger than 100 MiB, not read"
+                     : err == ELOOP ? "ignore file is a symbolic link, not read"
+                                    : g_strerror(err);
+  if (g_path_is_absolute(source)) {
+    pthread_mutex_lock(&p->run->problem_lock);
+    g_ptr_array_add(p->run->w->problems,
+                    g_error_new(TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_IGNORE, "%s: %s", source, what));
+    pthread_mutex_unlock(&p->run->problem_lock);
+  } else {
+    add_problem(p->run, p->root, source, TRAWL_WALK_ERROR_IGNORE, what);
+  }
+}
+
+/* The ignore rules for start directory D of root R, read from the root
+ * and every directory on the way (their listings are not read), in *FRAME.
+ * False when D or a directory on the way is ignored (or is `.git`). */
+static bool
+start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_frame **frame)
+{
+  *frame = NULL;
+  if (run->ig == NULL)
+    return true;
+  struct ignore_ctx *c = &run->ig[r];
+  struct ignore_frame *f = ignore_frame_ref(c->above);
+  size_t len = strlen(d);
+  if (len == 0) {
+    *frame = f;
+    return true;
+  }
+  const bool vcs = c->flags & IGNORE_VCS;
+  int root_fd = run->root_fds[r];
+  struct ignore_frame *next = ignore_frame_enter(c, f, root_fd, "", c->plen, ignore_probe(root_fd));
+  ignore_frame_unref(f);
+  f = next;
+  GString *m = g_string_new(c->prefix);
+  bool ok = true;
+  for (size_t i = 0; i <= len && ok; i++) {
+    if (i < len && d[i] != '/')
+      continue;
+    /* d[0..i) is a directory on the way, the last one D itself. */
+    const char *name = d + (memrchr(d, '/', i) ? (const char *)memrchr(d, '/', i) - d + 1 : 0);
+    if (vcs && d + i - name == 4 && memcmp(name, ".git", 4) == 0) {
+      ok = false;
+      break;
+    }
+    g_string_truncate(m, c->plen);
+    g_string_append_len(m, d, (gssize)i);
+    const struct ignore_rule *rule = ignore_verdict(c, f, m->str, m->len, true, NULL);
+    if (rule && !rule->negated) {
+      ok = false;
+      break;
+    }
+    if (i == len)
+      break;
+    char *sub = g_strndup(d, i);
+    int fd = openat(root_fd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      next = ignore_frame_enter(c, f, fd, sub, c->plen + i + 1, ignore_probe(fd));
+      ignore_frame_unref(f);
+      f = next;
+      close(fd);
+    }
+    g_free(sub);
+  }
+  g_string_free(m, TRUE);
+  if (!ok) {
+    ignore_frame_unref(f);
+    return false;
+  }
+  *frame = f;
+  return true;
+}
+
 /* Bytewise order of the start directories' subtrees. */
 static int
 compare_tops(const void *pa, const void *pb)
@@ -1067,6 +1224,22 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     }
     run.root_fds[r] = fd;
     run.root_devs[r] = st.st_dev;
+  }
+
+  /* Ignore files: per root, its work tree and the files above it. */
+  G_STATIC_ASSERT((int)TRAWL_IGNORE_VCS == (int)IGNORE_VCS &&
+                  (int)TRAWL_IGNORE_DOT == (int)IGNORE_DOT &&
+                  (int)TRAWL_IGNORE_NO_REQUIRE_GIT == (int)IGNORE_NO_REQUIRE_GIT);
+  struct igprob *probs = NULL;
+  if (w->opt.ignore || w->ignore_files->len) {
+    run.ig = g_new0(struct ignore_ctx, w->roots->len);
+    probs = g_new0(struct igprob, w->roots->len);
+    for (guint r = 0; r < w->roots->len; r++) {
+      probs[r].run = &run;
+      probs[r].root = r;
+      ignore_ctx_init(&run.ig[r], w->opt.ignore, run.root_fds[r], w->roots->pdata[r],
+                      w->ignore_files->len ? w->ignore_files : NULL, ignore_problem, &probs[r]);
+    }
   }
 
   /* Shared descriptors may use half of what is left; the rest is for the
@@ -1111,7 +1284,8 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     for (guint i = 0; i < starts->len; i++) {
       const char *d = starts->pdata[i];
       int depth = 0;
-      if (!start_allowed(w, d, &depth))
+      struct ignore_frame *frame = NULL;
+      if (!start_allowed(w, d, &depth) || !start_not_ignored(&run, r, d, &frame))
         continue;
       struct item *it = g_new0(struct item, 1);
       it->path = g_strdup(d);
@@ -1119,6 +1293,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
       it->root = r;
       it->depth = depth;
       it->start = it->len > 0;
+      it->ig = frame;
       if (it->start && root_chain) {
         g_atomic_int_inc(&root_chain->refs);
         it->chain = root_chain;
@@ -1185,6 +1360,12 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
   pthread_cond_destroy(&run.idle_cond);
   pthread_mutex_destroy(&run.problem_lock);
   g_hash_table_unref(run.loops);
+  if (run.ig) {
+    for (guint r = 0; r < w->roots->len; r++)
+      ignore_ctx_clear(&run.ig[r]);
+    g_free(run.ig);
+    g_free(probs);
+  }
   return true;
 }
 

@@ -48,6 +48,16 @@ typedef enum {
   TRAWL_READER_POSIX,       /* opendir/readdir */
 } TrawlReader;
 
+/* Ignore files (docs/ignore.md). An ignored entry is not reported and an
+ * ignored directory is not entered (git cannot re-include below one). */
+typedef enum {
+  TRAWL_IGNORE_VCS = 1 << 0,            /* .gitignore, $GIT_DIR/info/exclude and
+                                           core.excludesFile, inside a git work tree;
+                                           `.git` itself is skipped */
+  TRAWL_IGNORE_DOT = 1 << 1,            /* .ignore files, anywhere */
+  TRAWL_IGNORE_NO_REQUIRE_GIT = 1 << 2, /* .gitignore files outside a work tree too */
+} TrawlIgnoreFlags;
+
 typedef struct {
   bool hidden;          /* visit entries whose name starts with '.' */
   bool follow;          /* follow symbolic links (loops are detected) */
@@ -56,6 +66,7 @@ typedef struct {
   bool one_file_system; /* do not cross into other file systems */
   unsigned threads;     /* 0: online CPUs; 1: serial */
   TrawlReader reader;
+  unsigned ignore;      /* TrawlIgnoreFlags; default VCS | DOT; 0: read no ignore file */
 } trawl_walk_options;
 
 typedef struct {
@@ -83,13 +94,16 @@ typedef enum {
   TRAWL_WALK_ERROR_ROOT,    /* a root is missing or not a readable directory */
   TRAWL_WALK_ERROR_READ,    /* a directory could not be read (a problem) */
   TRAWL_WALK_ERROR_LOOP,    /* a followed link leads back to an ancestor (a problem) */
+  TRAWL_WALK_ERROR_IGNORE,  /* an ignore file could not be read: unreadable, a link, over
+                               100 MiB (a problem; the walk goes on without it) */
 } TrawlWalkError;
 
 /* The error domain of the walker. */
 TRAWL_API GQuark trawl_walk_error_quark(void);
 
 /* Options with their defaults: files only, no hidden, no follow, unlimited
- * depth, online CPUs, the default reader. */
+ * depth, online CPUs, the default reader, ignore files as git and fd read
+ * them (TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT). */
 TRAWL_API void trawl_walk_options_init(trawl_walk_options *options);
 
 /* A new walker with a copy of OPTIONS (NULL: defaults). Free with
@@ -104,6 +118,12 @@ TRAWL_API void trawl_walker_add_root(trawl_walker *w, const char *root);
 
 /* Add an include (borrowed). With no include, everything matches. */
 TRAWL_API void trawl_walker_add_include(trawl_walker *w, const trawl_pattern *p);
+
+/* Read the ignore file PATH (gitignore syntax, patterns relative to each
+ * root) and apply it after every other ignore file. False with ERROR set
+ * (TRAWL_WALK_ERROR_IGNORE) when it cannot be read. Applies whatever
+ * options.ignore says. */
+TRAWL_API bool trawl_walker_add_ignore_file(trawl_walker *w, const char *path, GError **error);
 
 /* Add an exclude (borrowed): matching entries are not reported, and a
  * directory it matches, or covers ("build/ **"), is not entered. */
