@@ -23,6 +23,9 @@ enum {
  * the exit code. */
 int cli_walk(int argc, char **argv);
 
+/* `trawl explain [OPTIONS] PATTERN... -- PATH...`; ARGV[0] is "explain". */
+int cli_explain(int argc, char **argv);
+
 /* `trawl match …`; ARGV[0] is "match". Returns the exit code. */
 int cli_match(int argc, char **argv);
 

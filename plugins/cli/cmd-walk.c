@@ -44,11 +44,26 @@ static const char walk_description[] =
   "\n"
   "Other commands: `trawl match --help`, `trawl help`.";
 
+static const char explain_description[] =
+  "Takes the options of the walk (trawl --help) and its patterns, then '--'\n"
+  "and the paths to explain, relative to the root. For each PATH prints\n"
+  "whether the walk would print it and why: the include that matched, or\n"
+  "the first check that left it out (no include, an --exclude, an ignore\n"
+  "rule, hidden, a directory above never opened, depth, type), and the\n"
+  "ignore rule that decided it as FILE:LINE:PATTERN (as git check-ignore -v).\n"
+  "--format json prints one JSON object per path (docs/cli.md).\n"
+  "\n"
+  "Exit status: 0 every PATH would be printed; 1 one would not; 2 usage error.";
+
 /* The command line, as GOption fills it. */
 struct walk_args {
   char *root;
   char **excludes;
-  gboolean hidden, no_ignore, follow;
+  gboolean hidden, no_ignore, no_require_git, follow;
+  char **ignore_files;
+  bool explain;        /* `trawl explain`: PATHS are explained, not walked */
+  char **paths;
+  int n_paths;
   char **types;
   int max_depth;
   int threads;
@@ -153,6 +168,9 @@ walk_options(const struct walk_args *args, TrawlDialect dialect,
    * the real tools do. */
   options->hidden = args->hidden || dialect != TRAWL_DIALECT_TRAWL;
   options->follow = args->follow;
+  options->ignore = args->no_ignore ? 0
+                    : TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT |
+                        (args->no_require_git ? TRAWL_IGNORE_NO_REQUIRE_GIT : 0);
   if (!parse_types(args->types, &options->types))
     return false;
   int depth, threads;
@@ -313,6 +331,159 @@ report_stats(const trawl_walker *walker, gint64 start, gint64 printed)
           stats.threads_used, ms(printed - start));
 }
 
+/* ---- trawl explain ---- */
+
+static const char *const reason_names[] = {
+  [TRAWL_EXPLAIN_INCLUDED] = "included",
+  [TRAWL_EXPLAIN_NOT_INCLUDED] = "not-included",
+  [TRAWL_EXPLAIN_EXCLUDED] = "excluded",
+  [TRAWL_EXPLAIN_IGNORED] = "ignored",
+  [TRAWL_EXPLAIN_HIDDEN] = "hidden",
+  [TRAWL_EXPLAIN_PRUNED] = "pruned",
+  [TRAWL_EXPLAIN_DEPTH] = "depth",
+  [TRAWL_EXPLAIN_TYPE] = "type",
+  [TRAWL_EXPLAIN_MISSING] = "missing",
+  [TRAWL_EXPLAIN_GIT_DIR] = "git-dir",
+  [TRAWL_EXPLAIN_LINK] = "link",
+};
+
+static const char *
+type_name(unsigned type)
+{
+  return type == TRAWL_ENTRY_DIR ? "dir" : type == TRAWL_ENTRY_SYMLINK ? "symlink"
+         : type == TRAWL_ENTRY_FILE ? "file" : "missing";
+}
+
+static void
+json_field(GString *out, const char *key, const char *value)
+{
+  g_string_append_printf(out, ", \"%s\": ", key);
+  if (value)
+    output_json_string(out, value, strlen(value));
+  else
+    g_string_append(out, "null");
+}
+
+static const char *
+pattern_text(const trawl_pattern *p)
+{
+  return p ? trawl_pattern_text(p, NULL) : NULL;
+}
+
+static void
+explain_json(GString *out, const char *path, const trawl_explanation *e)
+{
+  g_string_append(out, "{\"path\": ");
+  output_json_string(out, path, strlen(path));
+  g_string_append_printf(out, ", \"selected\": %s, \"type\": \"%s\", \"reason\": \"%s\"",
+                         e->selected ? "true" : "false", type_name(e->type),
+                         reason_names[e->reason]);
+  g_string_append(out, ", \"ignore\": ");
+  if (e->ignore_source) {
+    g_string_append(out, "{\"source\": ");
+    output_json_string(out, e->ignore_source, strlen(e->ignore_source));
+    g_string_append_printf(out, ", \"line\": %u, \"pattern\": ", e->ignore_line);
+    output_json_string(out, e->ignore_pattern, strlen(e->ignore_pattern));
+    g_string_append_printf(out, ", \"negated\": %s", e->ignore_negated ? "true" : "false");
+    json_field(out, "match", e->ignore_match);
+    g_string_append_c(out, '}');
+  } else {
+    g_string_append(out, "null");
+  }
+  json_field(out, "include", pattern_text(e->include));
+  json_field(out, "exclude", pattern_text(e->exclude));
+  json_field(out, "directory", e->directory);
+  g_string_append(out, "}\n");
+}
+
+static void
+explain_lines(GString *out, const char *path, const trawl_explanation *e)
+{
+  output_lines_string(out, path, strlen(path));
+  if (e->selected) {
+    g_string_append(out, ": selected, include ");
+    const char *inc = pattern_text(e->include);
+    if (inc)
+      output_lines_string(out, inc, strlen(inc));
+    else
+      g_string_append(out, "(none given: everything)");
+  } else {
+    g_string_append(out, ": not selected, ");
+    switch (e->reason) {
+    case TRAWL_EXPLAIN_NOT_INCLUDED: g_string_append(out, "no include matches"); break;
+    case TRAWL_EXPLAIN_EXCLUDED:
+      g_string_append(out, "excluded by ");
+      output_lines_string(out, pattern_text(e->exclude), strlen(pattern_text(e->exclude)));
+      break;
+    case TRAWL_EXPLAIN_IGNORED: g_string_append(out, "ignored"); break;
+    case TRAWL_EXPLAIN_HIDDEN: g_string_append(out, "hidden (-H shows it)"); break;
+    case TRAWL_EXPLAIN_PRUNED: g_string_append(out, "never opened: no include can match below"); break;
+    case TRAWL_EXPLAIN_DEPTH: g_string_append(out, "deeper than --max-depth"); break;
+    case TRAWL_EXPLAIN_TYPE: g_string_append_printf(out, "a %s, not a type asked for (-t)", type_name(e->type)); break;
+    case TRAWL_EXPLAIN_MISSING: g_string_append(out, "no such file"); break;
+    case TRAWL_EXPLAIN_GIT_DIR: g_string_append(out, "a repository's .git"); break;
+    case TRAWL_EXPLAIN_LINK: g_string_append(out, "below a symbolic link that is not followed (-L)"); break;
+    case TRAWL_EXPLAIN_INCLUDED: break;
+    }
+    if (e->directory) {
+      g_string_append(out, " (at directory ");
+      output_lines_string(out, e->directory, strlen(e->directory));
+      g_string_append_c(out, ')');
+    }
+  }
+  if (e->ignore_source) {
+    g_string_append(out, e->ignore_negated ? "; re-included by " : "; ignore rule ");
+    output_lines_string(out, e->ignore_source, strlen(e->ignore_source));
+    g_string_append_printf(out, ":%u:", e->ignore_line);
+    output_lines_string(out, e->ignore_pattern, strlen(e->ignore_pattern));
+    if (e->ignore_match && strcmp(e->ignore_match, "") != 0) {
+      g_string_append(out, " matched ");
+      output_lines_string(out, e->ignore_match, strlen(e->ignore_match));
+    }
+  }
+  g_string_append_c(out, '\n');
+}
+
+/* `trawl explain`: one answer per path; exit 0 when every path is selected,
+ * 1 when one is not. */
+static int
+explain_paths(struct walk_run *run, const struct walk_args *args, int n_patterns)
+{
+  (void)n_patterns;
+  bool json = args->format && strcmp(args->format, "json") == 0;
+  if (args->format && !json && strcmp(args->format, "lines") != 0) {
+    fprintf(stderr, "trawl: explain prints lines or json, not '%s'\n", args->format);
+    return EXIT_USAGE;
+  }
+  if (args->n_paths == 0) {
+    fprintf(stderr, "trawl: explain needs PATH arguments after '--' (see trawl explain --help)\n");
+    return EXIT_USAGE;
+  }
+  GString *out = g_string_new(NULL);
+  int status = EXIT_OK;
+  for (int i = 0; i < args->n_paths; i++) {
+    trawl_explanation e;
+    GError *error = NULL;
+    if (!trawl_walker_explain(run->walker, args->paths[i], &e, &error)) {
+      print_message(error->message);
+      g_error_free(error);
+      g_string_free(out, TRUE);
+      return EXIT_USAGE;
+    }
+    if (json)
+      explain_json(out, args->paths[i], &e);
+    else
+      explain_lines(out, args->paths[i], &e);
+    if (!e.selected)
+      status = EXIT_NONE;
+    trawl_explanation_clear(&e);
+  }
+  fwrite(out->str, 1, out->len, stdout);
+  fflush(stdout);
+  g_string_free(out, TRUE);
+  return status;
+}
+
 /* Walk and print; returns the exit code. */
 static int
 walk_and_print(struct walk_run *run, const struct walk_args *args)
@@ -383,11 +554,24 @@ walk_command(const struct walk_args *args, char **patterns, int n)
 
   run.walker = trawl_walker_new(&options);
   trawl_walker_add_root(run.walker, root);
+  for (char **f = args->ignore_files; f && *f; f++) {
+    GError *error = NULL;
+    if (!trawl_walker_add_ignore_file(run.walker, *f, &error)) {
+      fprintf(stderr, "trawl: --ignore-file %s\n", error->message);
+      g_error_free(error);
+      goto out;
+    }
+  }
   for (unsigned i = 0; i < run.patterns->len; i++) {
     if (i < (unsigned)n)
       trawl_walker_add_include(run.walker, run.patterns->pdata[i]);
     else
       trawl_walker_add_exclude(run.walker, run.patterns->pdata[i]);
+  }
+
+  if (args->explain) {
+    status = explain_paths(&run, args, n);
+    goto out;
   }
 
   /* With --absolute every path is preceded by "<absolute root>/" ("/" when
@@ -423,6 +607,7 @@ split_attached_values(int *argc, char **argv, GPtrArray *owned)
   static const char short_with_value[] = "Cxtdj";
   static const char *const long_with_value[] = {
     "--root", "--exclude", "--type", "--max-depth", "--threads", "--dialect", "--format",
+    "--ignore-file",
   };
   GPtrArray *out = g_ptr_array_new();
   int i = 0;
@@ -477,12 +662,13 @@ drop_separator(int *argc, char **argv)
   }
 }
 
-int
-cli_walk(int argc, char **argv)
+static int
+walk_or_explain(int argc, char **argv, bool explain)
 {
   struct walk_args args = {
     .max_depth = UNSET_NUMBER,
     .threads = UNSET_NUMBER,
+    .explain = explain,
   };
   /* FILENAME arguments: GOption converts STRING ones from the locale's
    * charset and would refuse a root or pattern that is not UTF-8. */
@@ -495,7 +681,12 @@ cli_walk(int argc, char **argv)
     {"hidden", 'H', 0, G_OPTION_ARG_NONE, &args.hidden,
      "Include hidden entries (names starting with '.')", NULL},
     {"no-ignore", 'I', 0, G_OPTION_ARG_NONE, &args.no_ignore,
-     "Do not read ignore files (accepted; ignore files are not read yet)", NULL},
+     "Do not read ignore files (.gitignore, .ignore, info/exclude, the excludes file)", NULL},
+    {"no-require-git", 0, 0, G_OPTION_ARG_NONE, &args.no_require_git,
+     "Apply .gitignore files outside a git work tree too", NULL},
+    {"ignore-file", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args.ignore_files,
+     "Also apply the ignore file FILE (gitignore syntax, relative to the root; "
+     "lowest precedence; repeatable)", "FILE"},
     {"follow", 'L', 0, G_OPTION_ARG_NONE, &args.follow,
      "Follow symbolic links (loops are detected and reported)", NULL},
     {"type", 't', 0, G_OPTION_ARG_STRING_ARRAY, &args.types,
@@ -522,14 +713,28 @@ cli_walk(int argc, char **argv)
     {"version", 0, 0, G_OPTION_ARG_NONE, &args.version, "Print the version", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  GOptionContext *ctx = g_option_context_new("PATTERN...");
-  g_option_context_set_summary(ctx, "Find the files below a root that the patterns match.");
-  g_option_context_set_description(ctx, walk_description);
+  GOptionContext *ctx = g_option_context_new(explain ? "PATTERN... -- PATH..." : "PATTERN...");
+  g_option_context_set_summary(ctx, explain
+    ? "Say for each PATH whether `trawl [OPTIONS] PATTERN...` would print it, and why."
+    : "Find the files below a root that the patterns match.");
+  g_option_context_set_description(ctx, explain ? explain_description : walk_description);
   g_option_context_add_main_entries(ctx, entries, NULL);
 
   GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
   char **split = split_attached_values(&argc, argv, owned);
   char **rest = split;
+  if (explain) {
+    /* The paths are everything after the first "--"; patterns come before. */
+    for (int i = 1; i < argc; i++) {
+      if (strcmp(split[i], "--") == 0) {
+        args.paths = split + i + 1;
+        args.n_paths = argc - i - 1;
+        split[i] = NULL;
+        argc = i;
+        break;
+      }
+    }
+  }
   GError *error = NULL;
   int status = EXIT_USAGE;
   if (!g_option_context_parse(ctx, &argc, &rest, &error)) {
@@ -544,6 +749,7 @@ cli_walk(int argc, char **argv)
   }
   g_free(args.root);
   g_strfreev(args.excludes);
+  g_strfreev(args.ignore_files);
   g_strfreev(args.types);
   g_free(args.dialect);
   g_free(args.format);
@@ -551,4 +757,16 @@ cli_walk(int argc, char **argv)
   g_free(split);
   g_ptr_array_unref(owned);
   return status;
+}
+
+int
+cli_walk(int argc, char **argv)
+{
+  return walk_or_explain(argc, argv, false);
+}
+
+int
+cli_explain(int argc, char **argv)
+{
+  return walk_or_explain(argc, argv, true);
 }

@@ -16,6 +16,9 @@ static const char usage[] =
   "  match [--dialect D] [--icase] [-0] PATTERN [PATH...|-]\n"
   "        print the PATHs (or lines of stdin, with '-') that PATTERN matches;\n"
   "        exit 0 if any matched, 1 if none, 2 for a bad pattern\n"
+  "  explain [OPTIONS] PATTERN... -- PATH...\n"
+  "        say whether the walk would print each PATH, and why (which include,\n"
+  "        exclude or ignore rule decided); see trawl explain --help\n"
   "  help  show this help\n"
   "\n"
   "Options:\n"
@@ -83,5 +86,7 @@ main(int argc, char **argv)
   }
   if (strcmp(cmd, "match") == 0)
     return cli_match(argc - 1, argv + 1);
+  if (strcmp(cmd, "explain") == 0)
+    return cli_explain(argc - 1, argv + 1);
   return cli_walk(argc, argv);
 }

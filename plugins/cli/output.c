@@ -338,3 +338,23 @@ output_release(output *out)
   g_string_free(out->raw_prefix, TRUE);
   pthread_mutex_destroy(&out->lock);
 }
+
+void
+output_json_string(GString *out, const char *s, size_t len)
+{
+  g_string_append_c(out, '"');
+  json_string_body(emit_gstring, out, s, len);
+  g_string_append_c(out, '"');
+}
+
+void
+output_lines_string(GString *out, const char *s, size_t len)
+{
+  if (!lines_needs_quoting(s, len)) {
+    g_string_append_len(out, s, (gssize)len);
+    return;
+  }
+  g_string_append_c(out, '"');
+  lines_quote_body(emit_gstring, out, s, len);
+  g_string_append_c(out, '"');
+}

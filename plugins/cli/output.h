@@ -80,4 +80,12 @@ void output_abort(output *out);
 /* Free the buffer and prefixes (does not close FD). */
 void output_release(output *out);
 
+/* Append S (LEN bytes, any bytes) to OUT as a JSON string with its quotes,
+ * in the json format's escaping. */
+void output_json_string(GString *out, const char *s, size_t len);
+
+/* Append S to OUT as the lines format prints a path: as it is, or quoted
+ * like git when it holds a control byte, '"' or '\\'. */
+void output_lines_string(GString *out, const char *s, size_t len);
+
 #endif /* TRAWL_CLI_OUTPUT_H */

@@ -149,6 +149,47 @@ TRAWL_API bool trawl_walker_run_sorted(trawl_walker *w, trawl_entry_fn fn, void 
  * Free with g_ptr_array_unref(). */
 TRAWL_API GPtrArray *trawl_walker_collect(trawl_walker *w, GError **error);
 
+/* Why a path is, or is not, a result (trawl_walker_explain). */
+typedef enum {
+  TRAWL_EXPLAIN_INCLUDED,     /* a result: an include matches, nothing leaves it out */
+  TRAWL_EXPLAIN_NOT_INCLUDED, /* no include matches it */
+  TRAWL_EXPLAIN_EXCLUDED,     /* an exclude matches it, or covers a directory above it */
+  TRAWL_EXPLAIN_IGNORED,      /* an ignore rule leaves it, or a directory above it, out */
+  TRAWL_EXPLAIN_HIDDEN,       /* it, or a directory above it, is hidden */
+  TRAWL_EXPLAIN_PRUNED,       /* a directory above it is never opened: no include can
+                                 match below it */
+  TRAWL_EXPLAIN_DEPTH,        /* deeper than max_depth */
+  TRAWL_EXPLAIN_TYPE,         /* its type is not among options.types */
+  TRAWL_EXPLAIN_MISSING,      /* no such entry */
+  TRAWL_EXPLAIN_GIT_DIR,      /* `.git`, or inside it */
+  TRAWL_EXPLAIN_LINK,         /* a directory above it is a symbolic link, not followed */
+} TrawlExplainReason;
+
+typedef struct {
+  bool selected;
+  TrawlExplainReason reason;   /* the first check that failed, in the walk's order */
+  unsigned type;               /* TrawlEntryType (lstat), 0 when missing */
+  const trawl_pattern *include; /* the first include that matches the path, or NULL */
+  const trawl_pattern *exclude; /* the exclude that left it out, or NULL */
+  char *directory;             /* the directory above it where the walk stopped, or NULL */
+  /* The ignore rule that decides: the rule that ignores the first ignored
+   * directory above the path, else the path's own last matching rule (a
+   * negation included); ignore_source NULL when none matched. */
+  char *ignore_source;         /* as git check-ignore -v shows it */
+  unsigned ignore_line;
+  char *ignore_pattern;        /* [!]pattern[/] */
+  bool ignore_negated;
+  char *ignore_match;          /* the path the rule matched: the path or that directory */
+} trawl_explanation;
+
+/* Explain PATH (relative to the first root) as a walk with this walker's
+ * configuration would decide it, without walking: the directories above it
+ * are looked at one by one. False with ERROR set only when the root cannot
+ * be opened. Release OUT with trawl_explanation_clear(). */
+TRAWL_API bool trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out,
+                                    GError **error);
+TRAWL_API void trawl_explanation_clear(trawl_explanation *e);
+
 /* Problems of the last run that did not stop it, as GErrors in
  * TRAWL_WALK_ERROR, each naming its path; owned by the walker. */
 TRAWL_API const GPtrArray *trawl_walker_problems(const trawl_walker *w);

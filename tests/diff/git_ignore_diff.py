@@ -1,0 +1,1224 @@
+#!/usr/bin/env python3
+"""Differential test of trawl's gitignore support against real git.
+
+    git_ignore_diff.py TRAWL_EXE [--seed N] [--seeds K] [--trees T] [--tree I]
+                       [--subdirs S] [--jobs J] [--max-report M]
+                       [--minimise G] [--keep] [--dump FILE]
+
+DOCSTRING_BODY
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+# ---------------------------------------------------------------------------
+# Names
+
+LETTERS = b"abcxyzABXY"
+DIGITS = b"019"
+PLAIN_PUNCT = b".-_ "
+SPECIAL = b"[]*?!#{},\\"
+HIGH = bytes([0xC3, 0xE9, 0xFF])  # none of them a valid UTF-8 sequence alone
+CONTROL = b"\t"
+
+ALPHABET = [(LETTERS, 56), (DIGITS, 8), (PLAIN_PUNCT, 14), (SPECIAL, 14), (HIGH, 3),
+            (CONTROL, 1)]
+EXTENSIONS = [b".c", b".h", b".o", b".txt", b".log", b".tar.gz", b".md", b".d"]
+
+WILD = b"*?[\\"  # bytes a pattern must escape to mean themselves
+
+
+def pick_byte(rng):
+    total = sum(w for _, w in ALPHABET)
+    r = rng.uniform(0, total)
+    for chars, w in ALPHABET:
+        if r < w:
+            return chars[rng.randrange(len(chars))]
+        r -= w
+    return LETTERS[0]
+
+
+def name_ok(name):
+    if not name or name in (b".", b"..") or b"/" in name or b"\0" in name:
+        return False
+    if name.lower().startswith(b".git"):  # .git is the repository; stay clear
+        return False
+    return len(name) <= 40
+
+
+def fresh_name(rng, ext_p=0.35):
+    while True:
+        r = rng.random()
+        if r < 0.04:  # a name spelled like a brace expansion (literal in git)
+            n = b"{%s,%s}" % (bytes([rng.choice(LETTERS)]), bytes([rng.choice(LETTERS)]))
+        else:
+            n = bytes(pick_byte(rng) for _ in range(rng.choice([1, 1, 2, 2, 3, 4, 5, 6])))
+            if rng.random() < ext_p:
+                n += rng.choice(EXTENSIONS)
+        x = rng.random()
+        if x < 0.10:
+            n = b"." + n
+        elif x < 0.14:
+            n = rng.choice([b"#", b"!", b"-", b" "]) + n
+        if rng.random() < 0.04:
+            n += rng.choice([b" ", b"  "])  # trailing spaces: `\ ` in a pattern
+        if rng.random() < 0.01:
+            n += b"\n"  # argv and -z carry it; no pattern can spell it literally
+        if name_ok(n):
+            return n
+
+
+def join(a, b):
+    return a + b"/" + b if a else b
+
+
+def parent(p):
+    return p.rsplit(b"/", 1)[0] if b"/" in p else b""
+
+
+def ancestors(p):
+    """Proper ancestors of P, top-down."""
+    comps = p.split(b"/")
+    return [b"/".join(comps[:i]) for i in range(1, len(comps))]
+
+
+def below(p, d):
+    """Is P strictly below directory D ('' is the root)?"""
+    return p.startswith(d + b"/") if d else bool(p)
+
+
+# ---------------------------------------------------------------------------
+# The model of a tree: entries, ignore files, configuration
+
+
+class IgnoreFile:
+    """An ignore file: BOM flag and its lines, each with its own terminator
+    (b"\\n", b"\\r\\n" or none for an unterminated last line)."""
+
+    def __init__(self, bom, lines):
+        self.bom = bom
+        self.lines = lines
+
+    def content(self):
+        return (b"\xef\xbb\xbf" if self.bom else b"") + b"".join(self.lines)
+
+    def copy(self):
+        return IgnoreFile(self.bom, list(self.lines))
+
+
+class Model:
+    """entries: path -> 'd', 'f' or ('l', target); files: path -> IgnoreFile
+    (b'.gitignore', b'a/.gitignore', b'.git/info/exclude',
+    b'sub/.git/info/exclude'); nested: the nested repository's path or None;
+    gmode: 'config' (core.excludesFile names gfile), 'xdg' (gfile is
+    $XDG_CONFIG_HOME/git/ignore), 'both' (core.excludesFile names gfile and an
+    xdg file xfile exists too, which git must not read) or 'none'."""
+
+    def __init__(self):
+        self.entries = {}
+        self.files = {}
+        self.nested = None
+        self.gmode = "none"
+        self.gfile = None
+        self.xfile = None
+        self.gname = b"global-excludes"
+        self.gkey = b"excludesFile"
+        self.gquote = False
+        self.default_exclude = set()  # info/exclude files appended to git's default
+
+    def copy(self):
+        m = Model()
+        m.entries = dict(self.entries)
+        m.files = {k: v.copy() for k, v in self.files.items()}
+        m.nested = self.nested
+        m.gmode, m.gname, m.gkey, m.gquote = self.gmode, self.gname, self.gkey, self.gquote
+        m.gfile = self.gfile.copy() if self.gfile else None
+        m.xfile = self.xfile.copy() if self.xfile else None
+        m.default_exclude = set(self.default_exclude)
+        return m
+
+
+def make_entries(rng, m):
+    pool = [fresh_name(rng) for _ in range(rng.randint(8, 14))]
+    dpool = [fresh_name(rng, 0.05) for _ in range(rng.randint(5, 9))] + pool[:2]
+    target = rng.randint(45, 110)
+    dirs = [b""]
+
+    def choose_name(d=False):
+        if rng.random() < 0.6:
+            return rng.choice(dpool if d else pool)
+        return fresh_name(rng, 0.05 if d else 0.35)
+
+    def fill(rel, depth):
+        for _ in range(rng.randint(3, 8) if depth == 0 else rng.randint(1, 6)):
+            if len(m.entries) >= target:
+                return
+            isdir = depth < 5 and rng.random() < (0.38 if depth < 2 else 0.22)
+            path = join(rel, choose_name(isdir))
+            if path in m.entries:
+                continue
+            if isdir:
+                m.entries[path] = "d"
+                dirs.append(path)
+                fill(path, depth + 1)
+            else:
+                m.entries[path] = "f"
+
+    while len(m.entries) < target // 2:
+        fill(b"", 0)
+    # Symbolic links: to files, to directories, dangling.
+    for _ in range(rng.randint(0, 6)):
+        d = rng.choice(dirs)
+        path = join(d, choose_name())
+        if path in m.entries:
+            continue
+        r = rng.random()
+        if r < 0.4:
+            to = rng.choice([p for p, k in m.entries.items() if k == "f"])
+        elif r < 0.8:
+            to = rng.choice(dirs[1:] or [b""]) or b"."
+        else:
+            to = b"missing-" + fresh_name(rng)
+        if to == path:
+            continue
+        target_rel = os.path.relpath(to, d or b".") if not to.startswith(b"missing-") else to
+        m.entries[path] = ("l", target_rel)
+    # A nested repository, one tree in four.
+    if rng.random() < 0.25:
+        cands = [d for d in dirs[1:] if d.count(b"/") < 2]
+        if cands and rng.random() < 0.7:
+            m.nested = rng.choice(cands)
+        else:
+            name = fresh_name(rng, 0.05)
+            base = rng.choice([b""] + [d for d in dirs[1:] if d.count(b"/") == 0])
+            path = join(base, name)
+            if path not in m.entries:
+                m.entries[path] = "d"
+                fill(path, 1)
+                m.nested = path
+    return dirs
+
+
+# ---------------------------------------------------------------------------
+# Patterns
+
+
+def bracket(rng, c):
+    """A bracket expression matching the byte C (mostly)."""
+    def lit(b):
+        return b"\\" + bytes([b]) if b in b"]\\-!^[" else bytes([b])
+
+    r = rng.random()
+    if r < 0.35:
+        extra = bytes([pick_byte(rng)]) if rng.random() < 0.5 else b""
+        return b"[" + lit(c) + b"".join(lit(x) for x in extra) + b"]"
+    if r < 0.65:
+        lo, hi = max(1, c - rng.randint(0, 3)), min(255, c + rng.randint(0, 3))
+        return b"[" + lit(lo) + b"-" + lit(hi) + b"]"
+    if r < 0.85:
+        o = pick_byte(rng)
+        if o == c:
+            o = ord("q") if c != ord("q") else ord("r")
+        return b"[" + rng.choice([b"!", b"^"]) + lit(o) + b"]"
+    o = pick_byte(rng)  # probably does not match: a miss is a verdict too
+    return b"[" + lit(o) + b"]"
+
+
+def literal(rng, comp):
+    out = b""
+    for c in comp:
+        if c in WILD:
+            out += b"\\" + bytes([c]) if rng.random() < 0.92 else bytes([c])
+        elif rng.random() < 0.02:
+            out += b"\\" + bytes([c])  # a needless escape
+        else:
+            out += bytes([c])
+    return out
+
+
+def mutate(rng, comp):
+    r = rng.random()
+    if r < 0.06:
+        return b"*"
+    if r < 0.09 and len(comp) > 1:
+        return b"*" + literal(rng, comp[-1:])
+    if r < 0.12:
+        return literal(rng, comp[:1]) + b"*"
+    out = b""
+    i = 0
+    while i < len(comp):
+        x = rng.random()
+        if x < 0.09:
+            out += b"*"
+            i += rng.randint(0, min(3, len(comp) - i))
+        elif x < 0.17:
+            out += b"?"
+            i += 1
+        elif x < 0.27:
+            out += bracket(rng, comp[i])
+            i += 1
+        else:
+            out += literal(rng, comp[i:i + 1])
+            i += 1
+    return out
+
+
+def render(rng, comp):
+    r = rng.random()
+    if r < 0.55:
+        return literal(rng, comp)
+    if r < 0.95:
+        return mutate(rng, comp)
+    k = rng.randint(0, len(comp))  # '**' inside a component acts as '*'
+    return literal(rng, comp[:k]) + b"**" + literal(rng, comp[k + rng.randint(0, 2):])
+
+
+def derived(rng, rel, kind):
+    """A pattern for REL (relative to the ignore file's directory), of a
+    random gitignore(5) form."""
+    comps = rel.split(b"/")
+    n = len(comps)
+    if n > 1 and rng.random() < 0.08:  # aim at an ancestor instead
+        comps = comps[:rng.randint(1, n - 1)]
+        n = len(comps)
+        kind = "d"
+    rc = [render(rng, c) for c in comps]
+    form = rng.choices(["base", "anchor", "path", "lead", "trail", "inner"],
+                       [30, 16, 14, 14, 12, 10])[0]
+    if form == "base":
+        pat = rc[-1]
+    elif form == "anchor":
+        pat = b"/" + b"/".join(rc)
+    elif form == "path":
+        pat = b"/".join(rc) if n > 1 else b"/" + rc[0]
+    elif form == "lead":
+        pat = b"**/" + b"/".join(rc[rng.randint(0, n - 1):])
+    elif form == "trail":
+        k = rng.randint(1, n)
+        pat = (b"/" if k == 1 and rng.random() < 0.4 else b"") + b"/".join(rc[:k]) + b"/**"
+    else:
+        i = rng.randint(0, n - 1)
+        j = rng.randint(i, n - 1)
+        pat = b"/".join(rc[:i]) + (b"/**/" if i else b"**/") + b"/".join(rc[j:])
+    if rng.random() < (0.45 if kind == "d" else 0.25 if isinstance(kind, tuple) else 0.08):
+        pat += b"/"
+    return pat
+
+
+GENERIC = [b"*.o", b"*.c", b".*", b"*~", b"?", b"[a-c]*", b"*.[ch]", b"x*",
+           b"**/*.txt", b"*.tar.*", b"/**/a*", b"*.log", b"[!a]*", b"[^.]*", b"{a,b}",
+           b"*.{c,h}", b"\\#*", b"\\!*", b"#*", b"!*.c", b"a**", b"**b", b"*/**/*.md", b"?/",
+           b".*/", b"*\\ ", b"* ", b"\\ *", b".gitignore", b"*ignore", b"!.gitignore",
+           b"**/.*/**", b"\\", b"/", b"!", b"a\\", b"*\\", b"!*/", b"**/*.d/"]
+# Ignore everything, then re-include: the classic whitelist files.
+WHITELISTS = [[b"*", b"!*/", b"!*.c"], [b"/*", b"!/*/", b"!/*.c", b"!.gitignore"],
+              [b"**", b"!**/"], [b"*", b"!*.[ch]", b"!*/"], [b"**/*", b"!**/*.md", b"!*/"],
+              [b"*.*", b"!*.h"], [b"*", b"!/*", b"!*.o"]]
+
+
+def pick(rng, cands):
+    """A candidate, files more often than directories, deeper ones more often."""
+    files = [c for c in cands if c[1] != "d"]
+    dirs = [c for c in cands if c[1] == "d"]
+    pool = files if files and (not dirs or rng.random() < 0.75) else dirs
+    w = [1 + c[0].count(b"/") for c in pool]
+    return rng.choices(pool, w)[0]
+
+
+def finish(rng, pat, negate_p):
+    """Prefix and suffix decorations of one pattern line (no terminator)."""
+    if pat.startswith(b"#") and rng.random() < 0.85:
+        pat = b"\\" + pat  # else it is a comment
+    if pat.startswith(b"!") and rng.random() < 0.85:
+        pat = b"\\" + pat  # else a negation of the rest
+    if pat.endswith(b" ") and not pat.endswith(b"\\ ") and rng.random() < 0.85:
+        pat = pat[:-1] + b"\\ "  # else the trailing space is trimmed
+    if rng.random() < negate_p:
+        pat = b"!" + pat
+    r = rng.random()
+    if r < 0.08:
+        pat += rng.choice([b" ", b"  ", b"   "])  # trimmed
+    elif r < 0.09:
+        pat += b"\\"  # a trailing backslash
+    return pat
+
+
+def gen_lines(rng, cands, n):
+    """About N pattern lines (without terminators) for an ignore file whose
+    candidates CANDS are (path relative to the file's directory, kind)."""
+    out = []
+    while len(out) < n:
+        r = rng.random()
+        if r < 0.05 or not cands:
+            out.append(rng.choice([b"", b" ", b"   "]))
+        elif r < 0.10:
+            out.append(b"#" + rng.choice([b"", b" comment", derived(rng, *pick(rng, cands))]))
+        elif r < 0.16:
+            out.append(finish(rng, rng.choice(GENERIC), 0.1))
+        elif r < 0.175:
+            out.extend(rng.choice(WHITELISTS))
+        elif r < 0.28:
+            # An ignored directory and a negation below it: re-including
+            # works below 'D/*' or 'D/**', never below an ignored 'D'.
+            dirs = [(p, k) for p, k in cands if k == "d"]
+            if not dirs:
+                continue
+            d, _ = rng.choice(dirs)
+            kids = [(p[len(d) + 1:], k) for p, k in cands if p.startswith(d + b"/")]
+            first = derived(rng, d, "d")
+            if rng.random() < 0.6 and not first.endswith(b"/**"):
+                first = first.rstrip(b"/") + rng.choice([b"/*", b"/**", b"/*/"])
+            out.append(finish(rng, first, 0.0))
+            if kids:
+                kp, kk = rng.choice(kids)
+                tail = derived(rng, kp, kk)
+                r2 = rng.random()
+                if r2 < 0.4:
+                    neg = literal(rng, d) + (tail if tail.startswith(b"/") else b"/" + tail)
+                elif r2 < 0.7:
+                    neg = tail.lstrip(b"/")
+                else:
+                    neg = b"**/" + tail.lstrip(b"/")
+                out.append(b"!" + finish(rng, neg, 0.0))
+        elif r < 0.36:
+            # An extension and a negation of one file that has it.
+            exts = [(p, e) for p, k in cands if k != "d"
+                    for e in EXTENSIONS if p.endswith(e)]
+            if not exts:
+                continue
+            p, e = rng.choice(exts)
+            out.append(finish(rng, rng.choice([b"*", b"**/*", b"/*"]) + e, 0.0))
+            out.append(b"!" + finish(rng, derived(rng, p, "f"), 0.0))
+        else:
+            out.append(finish(rng, derived(rng, *pick(rng, cands)), 0.12))
+    return out
+
+
+def make_file(rng, lines):
+    """Terminators, CRLF, BOM and an unterminated last line."""
+    r = rng.random()
+    crlf = "all" if r < 0.2 else "some" if r < 0.27 else "none"
+    term = []
+    for _ in lines:
+        if crlf == "all" or (crlf == "some" and rng.random() < 0.5):
+            term.append(b"\r\n")
+        else:
+            term.append(b"\n")
+    if lines and rng.random() < 0.25:
+        term[-1] = b""
+    return IgnoreFile(rng.random() < 0.12, [l + t for l, t in zip(lines, term)])
+
+
+def make_ignore_files(rng, m, dirs):
+    kinds = m.entries
+
+    def cands_below(base, stop=None):
+        """Entries below BASE (relative to it); with STOP, not below STOP."""
+        out = []
+        for p, k in kinds.items():
+            if below(p, base) and not (stop and below(p, stop)):
+                out.append((p[len(base) + 1:] if base else p, k))
+        return out
+
+    outer_dirs = [d for d in dirs if d and not (m.nested and below(d, m.nested))]
+    # Outer repository: root .gitignore, some subdirectories, info/exclude.
+    # Their candidates include paths inside the nested repository, whose
+    # rules must not reach there (only the nested directory itself).
+    if rng.random() < 0.9:
+        m.files[b".gitignore"] = make_file(rng, gen_lines(rng, cands_below(b""),
+                                                          rng.randint(3, 11)))
+    for d in rng.sample(outer_dirs, min(len(outer_dirs), rng.randint(0, 4))):
+        if d == m.nested:
+            continue
+        m.files[join(d, b".gitignore")] = make_file(rng, gen_lines(rng, cands_below(d),
+                                                                   rng.randint(1, 8)))
+    if rng.random() < 0.6:
+        m.files[b".git/info/exclude"] = make_file(rng, gen_lines(rng, cands_below(b""),
+                                                                 rng.randint(1, 6)))
+        if rng.random() < 0.3:
+            m.default_exclude.add(b".git/info/exclude")
+    if m.nested:
+        inner = [d for d in dirs if below(d, m.nested)]
+        if rng.random() < 0.8:
+            m.files[join(m.nested, b".gitignore")] = make_file(
+                rng, gen_lines(rng, cands_below(m.nested), rng.randint(2, 8)))
+        for d in rng.sample(inner, min(len(inner), rng.randint(0, 2))):
+            m.files[join(d, b".gitignore")] = make_file(rng, gen_lines(rng, cands_below(d),
+                                                                       rng.randint(1, 6)))
+        if rng.random() < 0.6:
+            m.files[join(m.nested, b".git/info/exclude")] = make_file(
+                rng, gen_lines(rng, cands_below(m.nested), rng.randint(1, 5)))
+    # The global excludes file: its patterns are relative to the work tree of
+    # whichever repository asks.
+    gc = cands_below(b"")
+    if m.nested:
+        gc += cands_below(m.nested)
+    r = rng.random()
+    m.gmode = "config" if r < 0.6 else "xdg" if r < 0.85 else "both" if r < 0.95 else "none"
+    if m.gmode != "none":
+        m.gfile = make_file(rng, gen_lines(rng, gc, rng.randint(1, 6)))
+    if m.gmode == "both":
+        m.xfile = make_file(rng, [b"*"] + gen_lines(rng, gc, 2))
+    if rng.random() < 0.3:
+        m.gname = b"global excludes"
+    r = rng.random()
+    m.gkey = b"excludesfile" if r < 0.15 else b"excludesFile"
+    m.gquote = rng.random() < 0.15
+
+
+def generate(seed, tree):
+    rng = random.Random("trawl-ignore-diff:%d:%d" % (seed, tree))
+    m = Model()
+    dirs = make_entries(rng, m)
+    make_ignore_files(rng, m, dirs)
+    # A directory that holds an ignore file must exist (they are all in dirs).
+    return m
+
+
+# ---------------------------------------------------------------------------
+# Materialising a model, scanning the disk
+
+
+class Env:
+    def __init__(self, trawl):
+        self.trawl = trawl
+        self.base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        self.base.update(LC_ALL="C", LANG="C")
+
+    def for_tree(self, tdir):
+        env = dict(self.base)
+        env.update(GIT_CONFIG_NOSYSTEM="1",
+                   HOME=os.path.join(tdir, "home"),
+                   XDG_CONFIG_HOME=os.path.join(tdir, "xdg"),
+                   GIT_CONFIG_GLOBAL=os.path.join(tdir, "gitconfig"))
+        return env
+
+
+class GitError(Exception):
+    pass
+
+
+def run_git(env, cwd, args, data=None):
+    p = subprocess.run(["git", "-C", cwd] + args, env=env, input=data,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0 and not (args[0] == "check-ignore" and p.returncode == 1):
+        raise GitError("git %s: exit %d: %s" % (" ".join(args), p.returncode,
+                                               p.stderr.decode(errors="replace").strip()))
+    return p.stdout
+
+
+def gitconfig_text(tdir, m):
+    if m.gmode not in ("config", "both"):
+        return b"[user]\n\tname = nobody\n"
+    path = os.path.join(os.fsencode(tdir), m.gname)
+    value = b'"' + path + b'"' if m.gquote else path
+    return b"[core]\n\t" + m.gkey + b" = " + value + b"\n"
+
+
+def materialize(env, tdir, m):
+    """Create the tree of M in TDIR/repo, with TDIR/home, TDIR/xdg and
+    TDIR/gitconfig. Returns the git environment."""
+    bt = os.fsencode(tdir)
+    root = os.path.join(bt, b"repo")
+    for d in (b"home", b"xdg", b"repo"):
+        os.makedirs(os.path.join(bt, d), exist_ok=True)
+    genv = env.for_tree(tdir)
+    with open(os.path.join(bt, b"gitconfig"), "wb") as f:
+        f.write(gitconfig_text(tdir, m))
+    if m.gmode in ("config", "both"):
+        with open(os.path.join(bt, m.gname), "wb") as f:
+            f.write(m.gfile.content())
+    xf = m.gfile if m.gmode == "xdg" else m.xfile if m.gmode == "both" else None
+    if xf is not None:
+        os.makedirs(os.path.join(bt, b"xdg", b"git"), exist_ok=True)
+        with open(os.path.join(bt, b"xdg", b"git", b"ignore"), "wb") as f:
+            f.write(xf.content())
+    run_git(genv, root, ["init", "-q"])
+    for p in sorted(m.entries):
+        k = m.entries[p]
+        full = os.path.join(root, p)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        if k == "d":
+            os.makedirs(full, exist_ok=True)
+        elif k == "f":
+            with open(full, "wb"):
+                pass
+        else:
+            os.symlink(k[1], full)
+    if m.nested:
+        run_git(genv, os.path.join(root, m.nested), ["init", "-q"])
+    for p, f in m.files.items():
+        full = os.path.join(root, p)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        mode = "ab" if p in m.default_exclude else "wb"
+        with open(full, mode) as out:
+            out.write(f.content())
+    return genv
+
+
+def scan(root):
+    """Every path below ROOT but .git directories: path -> 'f', 'd' or 'l'."""
+    out = {}
+
+    def walk(rel):
+        with os.scandir(os.path.join(root, rel) if rel else root) as it:
+            for e in it:
+                if e.name == b".git":
+                    continue
+                p = join(rel, e.name)
+                if e.is_symlink():
+                    out[p] = "l"
+                elif e.is_dir():
+                    out[p] = "d"
+                    walk(p)
+                else:
+                    out[p] = "f"
+
+    walk(b"")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# git's answers
+
+
+def git_list(env, cwd):
+    out = run_git(env, cwd, ["ls-files", "-o", "--exclude-standard", "-z"])
+    return [x for x in out.split(b"\0") if x]
+
+
+def git_check(env, cwd, paths):
+    """{path: None or (source, line, pattern)} from git check-ignore."""
+    if not paths:
+        return {}
+    out = run_git(env, cwd, ["check-ignore", "-v", "-n", "--no-index", "-z", "--stdin"],
+                  b"".join(p + b"\0" for p in paths))
+    f = out.split(b"\0")
+    if f and f[-1] == b"":
+        f.pop()
+    if len(f) != 4 * len(paths):
+        raise GitError("git check-ignore printed %d fields for %d paths" % (len(f), len(paths)))
+    res = {}
+    for i in range(0, len(f), 4):
+        src, line, pat, path = f[i:i + 4]
+        res[path] = (src, int(line), pat) if src or line or pat else None
+    if set(res) != set(paths):
+        raise GitError("git check-ignore answered for other paths than asked")
+    return res
+
+
+def ignored(v):
+    return v is not None and not v[2].startswith(b"!")
+
+
+def expected_listing(env, root, cwd_rel, nested):
+    """git's listing from ROOT/CWD_REL, the nested repository's 'sub/' entry
+    replaced by that repository's own listing."""
+    cwd = os.path.join(root, cwd_rel) if cwd_rel else root
+    out = set()
+    for x in git_list(env, cwd):
+        if x.endswith(b"/"):
+            full = join(cwd_rel, x[:-1])
+            if full != nested:
+                raise GitError("git listed a directory that is no nested repository: %r" % x)
+            out |= set(x + y for y in git_list(env, os.path.join(root, nested)))
+        else:
+            out.add(x)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# trawl's answers
+
+EXPLAIN_ARGS = ["--format", "json", "-H", "-t", "f", "-t", "d", "-t", "l", "**", "--"]
+
+
+def sanitizer_said(err):
+    return "Sanitizer" in err or "runtime error:" in err
+
+
+def trawl_list(env, cwd):
+    p = subprocess.run([env.trawl, "-C", cwd, "-H", "-0", "**"], env=env.base,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err = p.stderr.decode(errors="replace").strip()
+    return p.returncode, set(p.stdout.split(b"\0")[:-1]), err
+
+
+def trawl_explain(env, genv, cwd, paths):
+    """[(path, object or None)] and a list of errors, in chunks of argv."""
+    res, errors = [], []
+    i = 0
+    while i < len(paths):
+        chunk, size = [], 0
+        while i < len(paths) and (not chunk or size + len(paths[i]) < 60000):
+            chunk.append(paths[i])
+            size += len(paths[i]) + 1
+            i += 1
+        p = subprocess.run([env.trawl, "explain", "-C", cwd] + EXPLAIN_ARGS + chunk,
+                           env=genv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        err = p.stderr.decode(errors="replace").strip()
+        lines = p.stdout.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        objs = []
+        try:
+            objs = [json.loads(l.decode("utf-8", "surrogateescape")) for l in lines]
+            ok = len(objs) == len(chunk) and all(isinstance(o, dict) for o in objs)
+        except ValueError:
+            ok = False
+        if p.returncode != 0 or not ok or sanitizer_said(err):
+            errors.append("exit %d, %d lines for %d paths%s%s" % (
+                p.returncode, len(lines), len(chunk),
+                "" if ok else " (not one JSON object per path)",
+                ": " + (err[:500] + " ..." if len(err) > 500 else err) if err else ""))
+            res.extend((c, None) for c in chunk)
+        else:
+            res.extend(zip(chunk, objs))
+    return res, errors
+
+
+def enc(s):
+    return s.encode("utf-8", "surrogateescape") if isinstance(s, str) else s
+
+
+def trawl_rule(obj):
+    ig = obj.get("ignore")
+    if ig is None:
+        return None
+    try:
+        return (enc(ig["source"]), int(ig["line"]), enc(ig["pattern"]))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return ("<malformed>", 0, repr(ig).encode())
+
+
+TYPES = {"f": "file", "d": "dir", "l": "symlink"}
+
+
+def consistency(obj, path, kind, expect_match):
+    """Problems of one explain object on its own (not compared with git)."""
+    probs = []
+    if enc(obj.get("path", "")) != path:
+        probs.append("path %r" % obj.get("path"))
+    if obj.get("type") != TYPES[kind]:
+        probs.append("type %r, the path is a %s" % (obj.get("type"), TYPES[kind]))
+    ig = obj.get("ignore")
+    reason = obj.get("reason")
+    if ig is not None and not isinstance(ig, dict):
+        return probs + ["ignore is %r" % (ig,)]
+    is_ign = ig is not None and ig.get("negated") is False
+    if ig is not None and ig.get("negated") not in (True, False):
+        probs.append("ignore.negated %r" % ig.get("negated"))
+    if (reason == "ignored") != is_ign:
+        probs.append("reason %r with ignore %s" % (reason, json.dumps(ig)))
+    if not is_ign and reason != "included":
+        probs.append("reason %r for a visible, not ignored path that '**' matches" % reason)
+    if obj.get("selected") is not (reason == "included"):
+        probs.append("selected %r with reason %r" % (obj.get("selected"), reason))
+    if ig is not None:
+        pat = enc(ig.get("pattern", ""))
+        if bool(ig.get("negated")) != pat.startswith(b"!"):
+            probs.append("negated %r but pattern %r" % (ig.get("negated"), pat))
+        if expect_match is not None and enc(ig.get("match", "")) != expect_match:
+            probs.append("match %r, expected %r (the first ignored ancestor, else the path)"
+                         % (ig.get("match"), expect_match.decode("utf-8", "surrogateescape")))
+    return probs
+
+
+# ---------------------------------------------------------------------------
+# Checking one tree
+
+
+class Mismatch:
+    def __init__(self, seed, tree, kind, path, git_says, trawl_says, note="", where=b""):
+        self.seed, self.tree, self.kind, self.path = seed, tree, kind, path
+        self.git_says, self.trawl_says, self.note, self.where = git_says, trawl_says, note, where
+
+
+def rule_str(v):
+    if v is None:
+        return "no rule"
+    return "%s:%d:%s" % (show(v[0]), v[1], show(v[2]))
+
+
+def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
+    """Materialise M in TDIR and compare. ONLY = (kind, path, where) limits
+    the work to what one mismatch needs (for the minimiser)."""
+    genv = materialize(env, tdir, m)
+    root = os.path.join(os.fsencode(tdir), b"repo")
+    disk = scan(root)
+    nested = m.nested
+    mm = []
+
+    def want(kind):
+        return only is None or only[0] == kind
+
+    outer = [p for p in disk if not (nested and below(p, nested))]
+    inner = [p for p in disk if nested and below(p, nested)]
+    inner_rel = [p[len(nested) + 1:] for p in inner]
+    if only is not None and only[0].startswith("verdict"):
+        keep = set([only[1]] + ancestors(only[1]))
+        outer = [p for p in outer if p in keep]
+        inner = [p for p in inner if p in keep]
+        inner_rel = [p[len(nested) + 1:] for p in inner]
+    g_outer = git_check(genv, root, sorted(outer + inner))
+    g_inner = git_check(genv, os.path.join(root, nested), sorted(inner_rel)) if nested else {}
+    sub_ignored = nested is not None and nested in g_outer and ignored(g_outer[nested])
+
+    def prefixed(v):
+        if v is None or v[0].startswith(b"/"):
+            return v
+        return (join(nested, v[0]), v[1], v[2])
+
+    # Expected verdicts for trawl -C ROOT and for trawl -C NESTED.
+    exp_root = {p: g_outer[p] for p in outer}
+    for p, q in zip(inner, inner_rel):
+        exp_root[p] = g_outer[p] if sub_ignored else prefixed(g_inner[q])
+    exp_sub = {q: g_inner[q] for q in inner_rel}
+
+    def first_ignored(path, exp):
+        for a in ancestors(path):
+            if a in exp and ignored(exp[a]):
+                return a
+        return path
+
+    for p in exp_root:
+        if ignored(exp_root[p]):
+            stats["ignored"] += 1
+        elif exp_root[p] is not None:
+            stats["negated"] += 1
+        else:
+            stats["unmatched"] += 1
+
+    def compare_verdicts(kind, cwd, exp, kinds):
+        if not want(kind) or not exp:
+            return
+        paths = sorted(exp)
+        if only is not None:
+            paths = [p for p in paths if p == only[1]]
+        res, errors = trawl_explain(env, genv, cwd, paths)
+        for e in errors:
+            mm.append(Mismatch(seed, tree, kind + " error", b"", "-", e))
+        for p, obj in res:
+            if obj is None:
+                continue
+            stats["verdicts"] += 1
+            got = trawl_rule(obj)
+            if got != exp[p]:
+                mm.append(Mismatch(seed, tree, kind, p, rule_str(exp[p]), rule_str(got),
+                                   "trawl says %s" % json.dumps(obj)))
+            probs = consistency(obj, p, kinds[p], first_ignored(p, exp))
+            if probs:
+                mm.append(Mismatch(seed, tree, kind + " consistency", p, rule_str(exp[p]),
+                                   "; ".join(probs), json.dumps(obj)))
+
+    compare_verdicts("verdict", root, exp_root, disk)
+    if nested:
+        compare_verdicts("verdict nested", os.path.join(root, nested), exp_sub,
+                         {q: disk[p] for p, q in zip(inner, inner_rel)})
+
+    def compare_listing(kind, cwd_rel):
+        if not want(kind) or (only is not None and only[2] != cwd_rel):
+            return
+        exp = expected_listing(genv, root, cwd_rel, nested)
+        rc, got, err = trawl_list(env, os.path.join(root, cwd_rel) if cwd_rel else root)
+        if rc != 0 or sanitizer_said(err):
+            mm.append(Mismatch(seed, tree, kind + " error", b"", "-",
+                               "exit %d: %s" % (rc, err[:500]), where=cwd_rel))
+        universe = set(p[len(cwd_rel) + 1:] if cwd_rel else p
+                       for p, k in disk.items() if k != "d" and below(p, cwd_rel))
+        stats["listed"] += len(universe | got)
+        for p in sorted(exp ^ got):
+            if only is not None and p != only[1]:
+                continue
+            mm.append(Mismatch(seed, tree, kind, p, "lists" if p in exp else "does not list",
+                               "lists" if p in got else "does not list", where=cwd_rel))
+
+    compare_listing("listing", b"")
+    # Subdirectories to list from: not ignored, not in the nested repository.
+    rng = random.Random("trawl-ignore-diff-sub:%d:%s" % (seed, tree))
+    cands = sorted(p for p in outer if disk[p] == "d" and p != nested
+                   and not ignored(g_outer.get(p)))
+    if only is not None:
+        if only[0] == "listing -C D":
+            compare_listing("listing -C D", only[2])
+    else:
+        for d in rng.sample(cands, min(subdirs, len(cands))):
+            compare_listing("listing -C D", d)
+    return mm, disk
+
+
+# ---------------------------------------------------------------------------
+# Reporting and minimising
+
+
+def show(b):
+    """B as a bash $'...' word (every byte printable and unambiguous)."""
+    if isinstance(b, str):
+        return b
+    out = []
+    for c in b:
+        if c == ord("'"):
+            out.append("\\'")
+        elif c == ord("\\"):
+            out.append("\\\\")
+        elif 32 <= c < 127:
+            out.append(chr(c))
+        else:
+            out.append("\\x%02x" % c)
+    return "$'" + "".join(out) + "'"
+
+
+def printf_word(b):
+    """A printf format string writing exactly B."""
+    out = []
+    for c in b:
+        if c == ord("%"):
+            out.append("%%")
+        elif c == ord("\\"):
+            out.append("\\\\")
+        elif c == ord("'"):
+            out.append("'\\''")
+        elif 32 <= c < 127:
+            out.append(chr(c))
+        else:
+            out.append("\\%03o" % c)
+    return "'" + "".join(out) + "'"
+
+
+def repro_script(trawl, m, mis):
+    """A shell script that builds the (minimised) tree and asks both tools."""
+    lines = ["T=$(mktemp -d) && cd \"$T\" && mkdir home xdg && "
+             "export GIT_CONFIG_NOSYSTEM=1 HOME=$T/home XDG_CONFIG_HOME=$T/xdg "
+             "GIT_CONFIG_GLOBAL=$T/gitconfig"]
+    if m.gmode in ("config", "both"):
+        val = "\"$T/%s\"" % m.gname.decode() if not m.gquote else \
+            "'\"'\"$T/%s\"'\"'" % m.gname.decode()
+        lines.append("printf '[core]\\n\\t%s = %%s\\n' %s > gitconfig" % (m.gkey.decode(), val))
+        lines.append("printf %s > \"$T/%s\"" % (printf_word(m.gfile.content()), m.gname.decode()))
+    else:
+        lines.append(": > gitconfig")
+    xf = m.gfile if m.gmode == "xdg" else m.xfile if m.gmode == "both" else None
+    if xf is not None:
+        lines.append("mkdir xdg/git && printf %s > xdg/git/ignore" % printf_word(xf.content()))
+    lines.append("git init -q repo && cd repo")
+    for p in sorted(m.entries):
+        k = m.entries[p]
+        if k == "d":
+            lines.append("mkdir %s" % show(p))
+        elif k == "f":
+            lines.append(": > %s" % show(p))
+        else:
+            lines.append("ln -s %s %s" % (show(k[1]), show(p)))
+    if m.nested:
+        lines.append("git -C %s init -q" % show(m.nested))
+    for p, f in sorted(m.files.items()):
+        op = ">>" if p in m.default_exclude else ">"
+        lines.append("printf %s %s %s" % (printf_word(f.content()), op, show(p)))
+    if mis.kind.startswith("verdict"):
+        path = mis.path
+        if mis.kind.startswith("verdict nested"):
+            cwd = show(m.nested)
+            lines.append("git -C %s check-ignore -v -n --no-index -- %s" % (cwd, show(path)))
+        elif m.nested and below(path, m.nested):
+            cwd = "."
+            lines.append("git -C %s check-ignore -v -n --no-index -- %s   # the nested "
+                         "repository's answer" % (show(m.nested), show(path[len(m.nested) + 1:])))
+            lines.append("git check-ignore -v -n --no-index -- %s   # the outer one's, which "
+                         "counts when it ignores %s" % (show(path), show(m.nested)))
+        else:
+            cwd = "."
+            lines.append("git check-ignore -v -n --no-index -- %s" % show(path))
+        lines.append("%s explain -C %s --format json -H -t f -t d -t l '**' -- %s" %
+                     (trawl, cwd, show(path)))
+    else:
+        cwd = show(mis.where) if mis.where else "."
+        lines.append("git -C %s ls-files -o --exclude-standard" % cwd)
+        lines.append("%s -C %s -H '**'" % (trawl, cwd))
+    return "\n".join("    " + l for l in lines)
+
+
+def same_failure(a, b):
+    return a.kind == b.kind and a.path == b.path and a.where == b.where
+
+
+def minimise(env, tmp, m, mis, budget):
+    """Greedy reduction of M that keeps MIS failing: (model, mismatch)."""
+    deadline = time.monotonic() + budget
+    counter = [0]
+    only = (mis.kind, mis.path, mis.where)
+    if mis.kind.endswith(" consistency"):
+        only = (mis.kind[:-len(" consistency")], mis.path, mis.where)
+    if mis.kind.startswith("verdict nested"):
+        fullpath = join(m.nested, mis.path)
+    else:
+        fullpath = join(mis.where, mis.path)
+
+    def fails(cand):
+        if time.monotonic() > deadline:
+            return None
+        counter[0] += 1
+        d = os.path.join(tmp, "min-%d" % counter[0])
+        os.mkdir(d)
+        try:
+            res, _ = check_model(env, d, cand, mis.seed, mis.tree, Stats(), 0, only)
+        except (OSError, GitError):
+            return None
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        for r in res:
+            if same_failure(r, mis):
+                return r
+        return None
+
+    cur, last = m, mis
+
+    def attempt(cand):
+        nonlocal cur, last
+        r = fails(cand)
+        if r is not None:
+            cur, last = cand, r
+            return True
+        return False
+
+    def needed(p):
+        """Entries that must stay: the path's ancestors and itself, the
+        nested root and the directories of ignore files."""
+        keep = set(ancestors(fullpath) + [fullpath]) if fullpath else set()
+        if mis.where:
+            keep |= set(ancestors(mis.where) + [mis.where])
+        if cur.nested:
+            keep.add(cur.nested)
+            keep |= set(ancestors(cur.nested))
+        for f in cur.files:
+            d = parent(f)
+            if not d.endswith(b".git/info") and d:
+                keep |= set(ancestors(d) + [d])
+        return p in keep
+
+    changed = True
+    while changed and time.monotonic() < deadline:
+        changed = False
+        # Whole ignore files and the global configuration.
+        if cur.gmode != "none":
+            c = cur.copy()
+            c.gmode, c.gfile, c.xfile = "none", None, None
+            changed |= attempt(c)
+        if cur.gmode == "both":
+            c = cur.copy()
+            c.gmode, c.xfile = "config", None
+            changed |= attempt(c)
+        for f in sorted(cur.files):
+            c = cur.copy()
+            del c.files[f]
+            c.default_exclude.discard(f)
+            changed |= attempt(c)
+        # The nested repository, when the path is not in it.
+        if cur.nested and not below(fullpath, cur.nested) and "nested" not in mis.kind:
+            c = cur.copy()
+            c.files = {k: v for k, v in c.files.items()
+                       if not k.startswith(join(cur.nested, b".git/"))}
+            c.nested = None
+            changed |= attempt(c)
+        # Lines, in halves and then one by one.
+        for f in sorted(cur.files) + ["<global>", "<xdg>"]:
+            def get(model):
+                if f == "<global>":
+                    return model.gfile
+                if f == "<xdg>":
+                    return model.xfile
+                return model.files.get(f)
+            if get(cur) is None:
+                continue
+            n = len(get(cur).lines)
+            step = max(1, n // 2)
+            while step >= 1:
+                i = 0
+                while i < len(get(cur).lines):
+                    c = cur.copy()
+                    del get(c).lines[i:i + step]
+                    if attempt(c):
+                        changed = True
+                    else:
+                        i += step
+                step //= 2
+        # Entries: whole subtrees not needed, deepest last.
+        for p in sorted(cur.entries, key=lambda x: (x.count(b"/"), x)):
+            if p not in cur.entries or needed(p):
+                continue
+            c = cur.copy()
+            for q in list(c.entries):
+                if q == p or below(q, p):
+                    del c.entries[q]
+            c.files = {k: v for k, v in c.files.items() if not below(k, p)}
+            changed |= attempt(c)
+        # Decorations: BOM, CRLF, default info/exclude text.
+        for f in sorted(cur.files) + ["<global>"]:
+            src = cur.gfile if f == "<global>" else cur.files.get(f)
+            if src is None:
+                continue
+            if src.bom:
+                c = cur.copy()
+                (c.gfile if f == "<global>" else c.files[f]).bom = False
+                changed |= attempt(c)
+            for i, l in enumerate(src.lines):
+                if l.endswith(b"\r\n"):
+                    c = cur.copy()
+                    tgt = c.gfile if f == "<global>" else c.files[f]
+                    tgt.lines[i] = l[:-2] + b"\n"
+                    changed |= attempt(c)
+            if f in cur.default_exclude:
+                c = cur.copy()
+                c.default_exclude.discard(f)
+                changed |= attempt(c)
+    return cur, last
+
+
+# ---------------------------------------------------------------------------
+
+
+class Stats(dict):
+    def __missing__(self, k):
+        return 0
+
+
+def run_tree(env, args, seed, tree, tmp):
+    m = generate(seed, tree)
+    tdir = os.path.join(tmp, "s%d-t%d" % (seed, tree))
+    os.mkdir(tdir)
+    stats = Stats()
+    try:
+        mm, disk = check_model(env, tdir, m, seed, tree, stats, args.subdirs)
+    except GitError as e:
+        raise SystemExit("git_ignore_diff: seed %d tree %d: %s (a generator bug)" %
+                         (seed, tree, e))
+    stats["trees"] = 1
+    stats["nested"] = int(bool(m.nested))
+    stats["paths"] = len(disk)
+    stats["ignore_files"] = len(m.files) + (m.gmode != "none")
+    for f in list(m.files.values()) + ([m.gfile] if m.gfile else []):
+        stats["crlf_files"] += any(l.endswith(b"\r\n") for l in f.lines)
+        stats["bom_files"] += f.bom
+    if not args.keep:
+        shutil.rmtree(tdir, ignore_errors=True)
+    return mm, stats, m
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trawl", help="path of the trawl executable")
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("TRAWL_DIFF_SEED", "1")))
+    ap.add_argument("--seeds", type=int, default=int(os.environ.get("TRAWL_DIFF_SEEDS", "1")),
+                    help="run seeds SEED .. SEED+SEEDS-1")
+    ap.add_argument("--trees", type=int, help="trees per seed (default 40; 8 when sanitized)")
+    ap.add_argument("--tree", type=int, help="run only this tree of each seed")
+    ap.add_argument("--subdirs", type=int, default=2,
+                    help="subdirectories listed from, per tree (default 2)")
+    ap.add_argument("--jobs", type=int, default=0, help="trees checked at once (0: CPUs)")
+    ap.add_argument("--max-report", type=int, default=10)
+    ap.add_argument("--minimise", type=int,
+                    help="mismatch groups to minimise into a small reproduction "
+                         "(default 2; 0 when sanitized)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary trees")
+    ap.add_argument("--dump", metavar="FILE",
+                    help="write every mismatch to FILE, one JSON object a line")
+    args = ap.parse_args()
+
+    if shutil.which("git") is None:
+        print("git_ignore_diff: git not found, skipping")
+        return 77
+    start = time.monotonic()
+    with open(args.trawl, "rb") as exe:
+        sanitized = any(x in exe.read() for x in (b"__asan_init", b"__ubsan_handle_"))
+    if args.trees is None:
+        args.trees = 8 if sanitized else 40
+    if args.minimise is None:
+        args.minimise = 0 if sanitized else 2
+    shm = "/dev/shm"
+    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+    tmp = tempfile.mkdtemp(prefix="trawl-ignorediff-", dir=base)
+    env = Env(os.path.abspath(args.trawl))
+    jobs = args.jobs or min(8, os.cpu_count() or 2)
+    totals = Stats()
+    mismatches = []
+    models = {}
+    try:
+        work = [(s, t) for s in range(args.seed, args.seed + args.seeds)
+                for t in ([args.tree] if args.tree is not None else range(args.trees))]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for (s, t), (mm, st, m) in zip(work, pool.map(
+                    lambda st: run_tree(env, args, st[0], st[1], tmp), work)):
+                mismatches.extend(mm)
+                for k, v in st.items():
+                    totals[k] += v
+                if mm:
+                    models[(s, t)] = m
+        if args.dump:
+            with open(args.dump, "w") as out:
+                for x in mismatches:
+                    out.write(json.dumps({k: (v.decode("latin-1") if isinstance(v, bytes) else v)
+                                          for k, v in vars(x).items()}) + "\n")
+        groups = {}
+        for x in mismatches:
+            groups.setdefault((x.seed, x.tree, x.kind, x.where), []).append(x)
+        minimised = 0
+        for ms in list(groups.values())[: args.max_report]:
+            x = ms[0]
+            print("MISMATCH [%s] seed %d, tree %d%s" % (
+                x.kind, x.seed, x.tree, ", listed from %s" % show(x.where) if x.where else ""))
+            if x.path:
+                print("  path     %s" % show(x.path))
+            print("  git      %s" % x.git_says)
+            print("  trawl    %s" % x.trawl_says)
+            if x.note:
+                print("  note     %s" % x.note)
+            if len(ms) > 1:
+                print("  and      %d more: %s" % (len(ms) - 1, ", ".join(
+                    "%s (git %s, trawl %s)" % (show(y.path), y.git_says, y.trawl_says)
+                    for y in ms[1:4]) + (", ..." if len(ms) > 4 else "")))
+            print("  rerun    %s %s --seed %d --tree %d --keep" % (
+                os.path.abspath(__file__), env.trawl, x.seed, x.tree))
+            if minimised < args.minimise and x.path and not x.kind.endswith("error"):
+                minimised += 1
+                small, last = minimise(env, tmp, models[(x.seed, x.tree)], x, 25)
+                print("  minimal  (%d entries, %d ignore lines) git %s, trawl %s" % (
+                    len(small.entries),
+                    sum(len(f.lines) for f in small.files.values())
+                    + (len(small.gfile.lines) if small.gfile else 0),
+                    last.git_says, last.trawl_says))
+                print(repro_script(env.trawl, small, last))
+        if len(groups) > args.max_report:
+            print("... and %d more groups of mismatches" % (len(groups) - args.max_report))
+    finally:
+        if args.keep:
+            print("trees kept in %s (each: repo/, gitconfig, home/, xdg/; run git and trawl "
+                  "with GIT_CONFIG_NOSYSTEM=1 HOME=.../home XDG_CONFIG_HOME=.../xdg "
+                  "GIT_CONFIG_GLOBAL=.../gitconfig)" % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    t = totals
+    print("git_ignore_diff%s: seeds %d..%d: %d trees (%d nested repositories, %d paths, "
+          "%d ignore files, %d with CRLF, %d with a BOM); %d explain verdicts compared "
+          "(git: %d ignored, %d re-included by a negation, %d no rule), %d listing verdicts "
+          "compared, %d mismatches, %.1f s" %
+          (" (sanitizer build, smaller run)" if sanitized else "", args.seed,
+           args.seed + args.seeds - 1, t["trees"], t["nested"], t["paths"], t["ignore_files"],
+           t["crlf_files"], t["bom_files"], t["verdicts"], t["ignored"], t["negated"],
+           t["unmatched"], t["listed"], len(mismatches), time.monotonic() - start))
+    if mismatches:
+        print("FAILED: mismatches in seed%s %s" % (
+            "s" if len(set(x.seed for x in mismatches)) > 1 else "",
+            ", ".join(str(s) for s in sorted(set(x.seed for x in mismatches)))))
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
