@@ -10,7 +10,7 @@ script makes itself, whose table is each arm's start-up cost alone.
   --floor PATH     the floor walker (default build/bench/floor_walk)
   --threads N      threads for the floor's threaded arm (default: online CPUs)
   --rounds N       timed rounds (default 21); --warmup N untimed rounds first (2)
-  --question Q     only the question(s) named (all, ts, scoped; repeatable)
+  --question Q     only the question(s) named (all, ts, scoped, gitignore; repeatable)
   --check-only     run the equality check, time nothing
   --hyperfine      time with hyperfine (-N, --warmup, --runs) instead of the
                    interleaved rounds; it runs each arm's rounds back to back
@@ -86,7 +86,8 @@ TRAWL = os.path.join(ROOT, "build", "plugins", "cli", "trawl")
 
 
 def trawl_arms(args):
-    """trawl's own walk, serial and with its default threads (no ignore files yet)."""
+    """trawl's own walk, serial and with its default threads. The unrestricted
+    questions pass -I (no ignore files), like fd -u and rg -uuu."""
     if not os.access(TRAWL, os.X_OK):
         return []
     return [Arm("trawl -j1", [TRAWL, "-j1"] + args), Arm("trawl", [TRAWL] + args)]
@@ -109,7 +110,7 @@ def questions(shape, stamp, floor, threads, root):
         return [("start-up", "an empty directory: process start and exit only", 0, arms)]
 
     arms = floor_arms(floor, threads, ["."])
-    arms += trawl_arms(["-H", "**"])
+    arms += trawl_arms(["-I", "-H", "**"])
     arms.append(Arm("find", ["find", ".", "-type", "f"]))
     if fd:
         arms.append(Arm("fd -u", [fd, "-u", "-t", "f"]))
@@ -128,7 +129,7 @@ def questions(shape, stamp, floor, threads, root):
         find_names = ["-name", "*.ts"]
     ext_args = [a for e in exts for a in ("--ext", e)]
     arms = floor_arms(floor, threads, ext_args + ["."])
-    arms += trawl_arms(["-H", "**/" + globs])
+    arms += trawl_arms(["-I", "-H", "**/" + globs])
     arms.append(Arm("find", ["find", ".", "-type", "f"] + find_names))
     if fd:
         arms.append(Arm("fd -u -e", [fd, "-u", "-t", "f"] + fd_e))
@@ -156,6 +157,22 @@ def questions(shape, stamp, floor, threads, root):
         out.append(("scoped", "`{src,packages}/**/*.{ts,tsx}`: the floor opens src and "
                     "packages only; fd and rg either match the pattern over the whole tree "
                     "(-u) or skip node_modules through .gitignore", c["scoped_ts_tsx"], arms))
+
+        # Issue 4: the same files found through the root .gitignore (node_modules/).
+        arms = floor_arms(floor, threads, ["--skip", "node_modules", "--skip", ".git"]
+                          + ext_args + ["."], ", skips node_modules .git")
+        arms += trawl_arms(["**/" + globs])
+        if fd:
+            arms.append(Arm("fd (gitignore)", [fd, "-t", "f"] + fd_e))
+        if rg:
+            arms.append(Arm("rg --files -g (gitignore)", [rg, "--files", "-g", globs]))
+        if git:
+            arms.append(Arm("git ls-files -co --exclude-standard",
+                            [git, "ls-files", "-co", "--exclude-standard", "--", "*.ts", "*.tsx"]))
+            arms.append(Arm("git ls-files (index)", [git, "ls-files", "--", "*.ts", "*.tsx"]))
+        out.append(("gitignore", "`**/*.{ts,tsx}` honouring the root .gitignore "
+                    "(`node_modules/`): every arm reads the root and skips node_modules",
+                    c["scoped_ts_tsx"], arms))
     return out
 
 

@@ -645,8 +645,8 @@ def sanitizer_said(err):
     return "Sanitizer" in err or "runtime error:" in err
 
 
-def trawl_list(env, cwd):
-    p = subprocess.run([env.trawl, "-C", cwd, "-H", "-0", "**"], env=env.base,
+def trawl_list(env, genv, cwd):
+    p = subprocess.run([env.trawl, "-C", cwd, "-H", "-0", "**"], env=genv,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     err = p.stderr.decode(errors="replace").strip()
     return p.returncode, set(p.stdout.split(b"\0")[:-1]), err
@@ -674,7 +674,10 @@ def trawl_explain(env, genv, cwd, paths):
             ok = len(objs) == len(chunk) and all(isinstance(o, dict) for o in objs)
         except ValueError:
             ok = False
-        if p.returncode != 0 or not ok or sanitizer_said(err):
+        if ok and p.returncode != (0 if all(o.get("selected") is True for o in objs) else 1):
+            errors.append("exit %d, but exit 0 means every path would be printed and 1 that "
+                          "one would not" % p.returncode)
+        if p.returncode not in (0, 1) or not ok or sanitizer_said(err):
             errors.append("exit %d, %d lines for %d paths%s%s" % (
                 p.returncode, len(lines), len(chunk),
                 "" if ok else " (not one JSON object per path)",
@@ -756,6 +759,7 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
     disk = scan(root)
     nested = m.nested
     mm = []
+    notes = []
 
     def want(kind):
         return only is None or only[0] == kind
@@ -764,7 +768,8 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
     inner = [p for p in disk if nested and below(p, nested)]
     inner_rel = [p[len(nested) + 1:] for p in inner]
     if only is not None and only[0].startswith("verdict"):
-        keep = set([only[1]] + ancestors(only[1]))
+        full = join(nested, only[1]) if only[0] == "verdict nested" else only[1]
+        keep = set([full] + ancestors(full))
         outer = [p for p in outer if p in keep]
         inner = [p for p in inner if p in keep]
         inner_rel = [p[len(nested) + 1:] for p in inner]
@@ -828,7 +833,7 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
         if not want(kind) or (only is not None and only[2] != cwd_rel):
             return
         exp = expected_listing(genv, root, cwd_rel, nested)
-        rc, got, err = trawl_list(env, os.path.join(root, cwd_rel) if cwd_rel else root)
+        rc, got, err = trawl_list(env, genv, os.path.join(root, cwd_rel) if cwd_rel else root)
         if rc != 0 or sanitizer_said(err):
             mm.append(Mismatch(seed, tree, kind + " error", b"", "-",
                                "exit %d: %s" % (rc, err[:500]), where=cwd_rel))
@@ -840,8 +845,27 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
                 continue
             mm.append(Mismatch(seed, tree, kind, p, "lists" if p in exp else "does not list",
                                "lists" if p in got else "does not list", where=cwd_rel))
+        return exp
 
-    compare_listing("listing", b"")
+    exp_list = compare_listing("listing", b"")
+    if only is None:
+        # The oracle against itself: the files git lists are those that
+        # check-ignore leaves unignored (it reports an ignored ancestor's
+        # rule for the paths below it).
+        by_check = set()
+        for p in outer:
+            if ignored(g_outer[p]) or (disk[p] == "d" and p != nested):
+                continue
+            if p != nested:
+                by_check.add(p)
+                continue
+            for q in inner_rel:
+                if disk[join(nested, q)] != "d" and not ignored(g_inner[q]):
+                    by_check.add(join(nested, q))
+        stats["git_self_checked"] += 1
+        if by_check != exp_list:
+            notes.append("seed %d tree %d: git ls-files and git check-ignore disagree on %s" % (
+                seed, tree, ", ".join(show(x) for x in sorted(by_check ^ exp_list)[:5])))
     # Subdirectories to list from: not ignored, not in the nested repository.
     rng = random.Random("trawl-ignore-diff-sub:%d:%s" % (seed, tree))
     cands = sorted(p for p in outer if disk[p] == "d" and p != nested
@@ -852,7 +876,7 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
     else:
         for d in rng.sample(cands, min(subdirs, len(cands))):
             compare_listing("listing -C D", d)
-    return mm, disk
+    return mm, disk, notes
 
 
 # ---------------------------------------------------------------------------
@@ -968,7 +992,7 @@ def minimise(env, tmp, m, mis, budget):
         d = os.path.join(tmp, "min-%d" % counter[0])
         os.mkdir(d)
         try:
-            res, _ = check_model(env, d, cand, mis.seed, mis.tree, Stats(), 0, only)
+            res, _, _ = check_model(env, d, cand, mis.seed, mis.tree, Stats(), 0, only)
         except (OSError, GitError):
             return None
         finally:
@@ -1095,7 +1119,7 @@ def run_tree(env, args, seed, tree, tmp):
     os.mkdir(tdir)
     stats = Stats()
     try:
-        mm, disk = check_model(env, tdir, m, seed, tree, stats, args.subdirs)
+        mm, disk, notes = check_model(env, tdir, m, seed, tree, stats, args.subdirs)
     except GitError as e:
         raise SystemExit("git_ignore_diff: seed %d tree %d: %s (a generator bug)" %
                          (seed, tree, e))
@@ -1108,7 +1132,7 @@ def run_tree(env, args, seed, tree, tmp):
         stats["bom_files"] += f.bom
     if not args.keep:
         shutil.rmtree(tdir, ignore_errors=True)
-    return mm, stats, m
+    return mm, stats, m, notes
 
 
 def main():
@@ -1148,14 +1172,16 @@ def main():
     jobs = args.jobs or min(8, os.cpu_count() or 2)
     totals = Stats()
     mismatches = []
+    notes = []
     models = {}
     try:
         work = [(s, t) for s in range(args.seed, args.seed + args.seeds)
                 for t in ([args.tree] if args.tree is not None else range(args.trees))]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            for (s, t), (mm, st, m) in zip(work, pool.map(
+            for (s, t), (mm, st, m, nt) in zip(work, pool.map(
                     lambda st: run_tree(env, args, st[0], st[1], tmp), work)):
                 mismatches.extend(mm)
+                notes.extend(nt)
                 for k, v in st.items():
                     totals[k] += v
                 if mm:
@@ -1196,6 +1222,8 @@ def main():
                 print(repro_script(env.trawl, small, last))
         if len(groups) > args.max_report:
             print("... and %d more groups of mismatches" % (len(groups) - args.max_report))
+        for n in notes:
+            print("NOTE (git, not trawl): " + n)
     finally:
         if args.keep:
             print("trees kept in %s (each: repo/, gitconfig, home/, xdg/; run git and trawl "

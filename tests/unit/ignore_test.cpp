@@ -7,8 +7,8 @@
 // file and path: each was checked with git 2.39 as
 //
 //   git init R && printf TEXT > R/.gitignore && (create PATH as a file or dir)
-//   GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=... \
-//     git -C R check-ignore -v -n --no-index -- PATH
+//   cd R && GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=...
+//     git check-ignore -v -n --no-index -- PATH
 //
 // with a "!/PARENT/" line appended for every proper parent directory of
 // PATH, so that git's own rule "a path below an ignored directory is
@@ -125,8 +125,9 @@ TEST_P(IgnoreRows, MatchesAsGitDoes)
     ASSERT_NE(r, nullptr) << "no rule matched";
     EXPECT_EQ(r->negated, row.expect.verdict == Verdict::Reincluded) << describe(r);
     EXPECT_EQ(r->line, row.expect.line) << describe(r);
-    if (row.expect.shown)
+    if (row.expect.shown) {
       EXPECT_EQ(std::string(r->shown), row.expect.shown) << describe(r);
+    }
     break;
   }
 }
@@ -521,8 +522,16 @@ private:
 File read_file(int dirfd, const std::string &name, bool nofollow, int *err,
                const char *source = "src")
 {
-  ignore_file *out = reinterpret_cast<ignore_file *>(&out); // not NULL: must be reset
+  static ignore_file sentinel;
+  ignore_file *out = &sentinel; // must be overwritten
   *err = ignore_file_read(dirfd, name.c_str(), nofollow, source, &out);
+  if (out == &sentinel) {
+    ADD_FAILURE() << "ignore_file_read left *out as it was";
+    return File();
+  }
+  if (*err != 0) {
+    EXPECT_EQ(out, nullptr) << "an error with a file";
+  }
   return File(out);
 }
 
@@ -812,7 +821,6 @@ TEST_F(ExcludesTest, SectionNames)
   const std::pair<const char *, const char *> rows[] = {
     {"[core]\nexcludesFile = /a\n", "/a"},
     {"[Core]\nexcludesFile = /a\n", "/a"},
-    {"[ core ]\nexcludesFile = /a\n", "/a"},
     {"[core] excludesFile = /same-line\n", "/same-line"},
     {"[core \"sub\"]\nexcludesFile = /sub\n", nullptr},
     {"[core]\n[user]\nexcludesFile = /user\n", nullptr},
@@ -881,14 +889,21 @@ struct GitDir {
 
 GitDir git_dir(const std::string &top)
 {
-  char *common = reinterpret_cast<char *>(&common); // not NULL: must be reset
+  static char sentinel;
+  char *common = &sentinel; // must be overwritten
   char *dir = ignore_git_dir(top.c_str(), &common);
+  if (common == &sentinel) {
+    ADD_FAILURE() << "ignore_git_dir left *common as it was";
+    common = nullptr;
+  }
   GitDir out{dir ? dir : "", common ? common : "", dir != nullptr};
-  if (dir == nullptr)
+  if (dir == nullptr) {
     EXPECT_EQ(common, nullptr);
+  } else {
+    EXPECT_NE(common, nullptr);
+  }
   g_free(dir);
-  if (out.found)
-    g_free(common);
+  g_free(common);
   return out;
 }
 
