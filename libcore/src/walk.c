@@ -905,7 +905,7 @@ process(struct worker *wk, struct item *it)
     }
     if (kind != TRAWL_ENTRY_DIR || !descend)
       continue;
-    if (!worth_opening(w, rel, rlen) || ignored(run, igc, frame, wk, true)) {
+    if (!worth_opening(w, rel, rlen) || ignored(run, igc, frame, wk, type == DT_DIR)) {
       wk->stats.dirs_pruned++;
       continue;
     }
@@ -1226,22 +1226,6 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     run.root_devs[r] = st.st_dev;
   }
 
-  /* Ignore files: per root, its work tree and the files above it. */
-  G_STATIC_ASSERT((int)TRAWL_IGNORE_VCS == (int)IGNORE_VCS &&
-                  (int)TRAWL_IGNORE_DOT == (int)IGNORE_DOT &&
-                  (int)TRAWL_IGNORE_NO_REQUIRE_GIT == (int)IGNORE_NO_REQUIRE_GIT);
-  struct igprob *probs = NULL;
-  if (w->opt.ignore || w->ignore_files->len) {
-    run.ig = g_new0(struct ignore_ctx, w->roots->len);
-    probs = g_new0(struct igprob, w->roots->len);
-    for (guint r = 0; r < w->roots->len; r++) {
-      probs[r].run = &run;
-      probs[r].root = r;
-      ignore_ctx_init(&run.ig[r], w->opt.ignore, run.root_fds[r], w->roots->pdata[r],
-                      w->ignore_files->len ? w->ignore_files : NULL, ignore_problem, &probs[r]);
-    }
-  }
-
   /* Shared descriptors may use half of what is left; the rest is for the
    * directories being read and the caller. */
   struct rlimit lim;
@@ -1260,6 +1244,22 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
   pthread_cond_init(&run.idle_cond, &cattr);
   pthread_condattr_destroy(&cattr);
   pthread_mutex_init(&run.problem_lock, NULL);
+  /* Ignore files: per root, its work tree and the files above it. */
+  G_STATIC_ASSERT((int)TRAWL_IGNORE_VCS == (int)IGNORE_VCS &&
+                  (int)TRAWL_IGNORE_DOT == (int)IGNORE_DOT &&
+                  (int)TRAWL_IGNORE_NO_REQUIRE_GIT == (int)IGNORE_NO_REQUIRE_GIT);
+  struct igprob *probs = NULL;
+  if (w->opt.ignore || w->ignore_files->len) {
+    run.ig = g_new0(struct ignore_ctx, w->roots->len);
+    probs = g_new0(struct igprob, w->roots->len);
+    for (guint r = 0; r < w->roots->len; r++) {
+      probs[r].run = &run;
+      probs[r].root = r;
+      ignore_ctx_init(&run.ig[r], w->opt.ignore, run.root_fds[r], w->roots->pdata[r],
+                      w->ignore_files->len ? w->ignore_files : NULL, ignore_problem, &probs[r]);
+    }
+  }
+
   run.loops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   for (unsigned i = 0; i < run.n_workers; i++) {
     struct worker *wk = &run.workers[i];

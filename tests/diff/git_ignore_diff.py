@@ -5,7 +5,174 @@
                        [--subdirs S] [--jobs J] [--max-report M]
                        [--minimise G] [--keep] [--dump FILE]
 
-DOCSTRING_BODY
+For every seed, T trees are generated, each in its own temporary directory
+TMP (under /dev/shm when it is writable) holding the tree TMP/repo, a fresh
+`git init` repository (no commit, nothing tracked), and its configuration:
+GIT_CONFIG_NOSYSTEM=1, HOME=TMP/home, XDG_CONFIG_HOME=TMP/xdg and
+GIT_CONFIG_GLOBAL=TMP/gitconfig, a file the test writes. git and trawl both
+run with exactly that environment.
+
+What a tree holds
+-----------------
+ - Directories up to six levels deep, files and symbolic links (to files, to
+   directories, dangling). Names come from an alphabet with letters, digits,
+   spaces (leading and trailing), '.', leading dots, '-', '_', '[', ']', '*',
+   '?', '!', '#', '{', '}', ',', '\\', tabs, bytes that are not UTF-8, and
+   rarely a trailing CR or a newline; some are spelled like brace expansions
+   ('{a,b}'); names repeat across directories so that one pattern meets
+   several of them. No name starts with '.git'.
+ - One tree in four has a nested repository: a directory (existing or new)
+   with its own `git init`, .gitignore files and info/exclude.
+ - Some repositories (one outer in ten, three nested in ten) are made with
+   `git init --separate-git-dir`: their .git is a 'gitdir:' file (as in a
+   submodule) and their info/exclude lives outside the tree.
+ - Ignore files: the root .gitignore (nine trees in ten), .gitignore files in
+   up to four subdirectories (and in the nested repository), .git/info/exclude
+   (sometimes appended to git's default text) and an excludes file:
+     core.excludesFile in $GIT_CONFIG_GLOBAL naming a generated file, as an
+       absolute path (quoted or not, the name sometimes with a space) or as
+       '~/NAME'; the key in several spellings, '[core]' or '[Core]', the key
+       on the section line or not, with or without a trailing comment;
+     or core.excludesFile unset and $XDG_CONFIG_HOME/git/ignore written;
+     or both set (the XDG file, a decoy starting with '*', must not be read);
+     or core.excludesFile empty or naming a missing file while the decoy
+       exists (no excludes file at all); or none.
+   One repository in ten sets its own core.excludesFile in its config (a
+   file of its own, or empty: no excludes file for that repository).
+ - Lines, generated mostly from the paths below the ignore file's directory
+   so that a good share match (and the outer repository's files also name
+   paths inside the nested one, which must not reach there): blank lines and
+   lines of spaces, '#' comments, '\#' and '\!' escapes (and the unescaped
+   forms), trailing spaces (unescaped: trimmed; '\ ': kept), a trailing
+   backslash, '!' negations (of a file under an ignored 'D/*' or 'D/**',
+   which re-includes it, and under an ignored 'D', which cannot; of one file
+   of an ignored extension; anywhere), a trailing '/', a leading '/' and
+   inner '/' (anchored to the file's directory), leading '**/', trailing
+   '/**', inner '/**/', '**' glued to other bytes (acts as '*'), '*', '?',
+   '[a-c]', '[!x]', '[^x]', escaped bytes inside brackets, braces (literal in
+   git), whitelist groups ('*' then '!*/' then '!*.c' ...) and fixed forms
+   ('/', '!', '\\', '**/.*/**', ...). Files get CRLF line ends (all or some
+   lines), rarely a line ending in CR CR LF, a UTF-8 BOM, and an unterminated
+   last line.
+
+What is compared
+----------------
+Every path is one verdict.
+
+ listing         `git ls-files -o --exclude-standard -z` at the top, against
+                 `trawl -C TOP -H -0 '**'` (files and symbolic links; sets).
+                 git prints a nested repository as one entry 'sub/' and does
+                 not enter it; trawl enters it with that repository's own
+                 rules, so the expected set has 'sub/' replaced by
+                 `git -C sub ls-files -o --exclude-standard -z`, prefixed
+                 (rule N1).
+ listing -C D    The same from S (default 2) random subdirectories D that git
+                 does not ignore, outside the nested repository: `git -C D
+                 ls-files ...` (relative to D) against `trawl -C D -H -0 '**'`,
+                 which must apply the ignore files of D's ancestors.
+ verdict         Every path of the tree (files, directories, symbolic links;
+                 not .git nor anything in it): `git check-ignore -v -n
+                 --no-index -z --stdin` against `trawl explain -C TOP --format
+                 json -H -t f -t d -t l '**' -- PATH...` (many paths per run,
+                 one JSON object a line). git's (source, line, pattern) must
+                 equal trawl's "ignore" (source, line, pattern), and "ignore"
+                 must be null when git printed no rule. Paths inside the
+                 nested repository take that repository's answer (rule N1),
+                 sources named as in rule N2.
+ verdict nested  The nested repository's paths again, with `trawl explain -C
+                 sub`, against `git -C sub check-ignore ...` as it is.
+ verdict -C D    The paths below each D with `trawl explain -C D`, against
+                 git's answers at the top (rule N2 for the sources).
+ consistency     Each explain object on its own (not compared with git):
+                 "path" is the path given; "type" is what lstat says;
+                 "reason" is "ignored" iff "ignore" is non-null and not
+                 negated, and otherwise "included" (the paths are visible with
+                 -H, '**' matches them and every type is asked); "selected" is
+                 (reason == "included"); "negated" agrees with the pattern's
+                 leading '!'; "match" is the first ancestor of the path that
+                 git's own verdicts ignore, else the path (rule A); and the
+                 exit status is 0 when every path is selected, 1 otherwise.
+ git itself      (a NOTE, never a failure) the files git lists at the top are
+                 exactly those its check-ignore answers leave unignored. It has
+                 held on every tree so far.
+
+Rules of the expected values
+----------------------------
+Each was established with real git (2.39):
+
+ N1 (modelled)  Nested repositories. `git ls-files -o` prints a directory
+                holding a repository as 'sub/' and does not look inside;
+                `git check-ignore` knows nothing of nested repositories and
+                answers with the outer rules. So the paths inside take the
+                answers of `git -C sub ...`, unless the outer rules ignore
+                'sub' itself (or a directory above it): then git never lists
+                'sub/', trawl does not enter it, and the outer check-ignore
+                answer stands (the rule that ignored the directory, rule A).
+ N2 (modelled)  Sources. git check-ignore -v names a .gitignore relative to
+                the top of the repository that answers, info/exclude as
+                '.git/info/exclude' (its absolute path when .git is a gitdir
+                file) and an excludes file by its absolute, '~'-expanded path.
+                trawl names a rule file relative to its root (-C) when it is
+                inside it, by its absolute path otherwise: so the expected
+                source is git's with the nested repository's path in front
+                (-C TOP), as it is (-C sub), or relative to D / absolute
+                (-C D).
+ A (used for "match")  For a path below an ignored directory, check-ignore
+                prints the rule that ignored the first such directory, top
+                down, whatever the rules say of the path itself (a negation
+                cannot re-include it).
+ X (not modelled: git is asked)  The excludes file. core.excludesFile, when
+                set at all (even empty, or naming a missing file), is the only
+                one: $XDG_CONFIG_HOME/git/ignore is then not read. A
+                repository's own core.excludesFile wins over the global one.
+                '~/' is expanded, inside quotes too. Git keys and section
+                names are case-insensitive; '#' and ';' start comments.
+
+git behaviours established on the way (git 2.39; each reproduces in a fresh
+`git init` with `touch` of the paths named):
+ - CRLF: one CR before the LF is dropped, then trailing spaces are trimmed:
+   `printf 'b \r\n'` ignores 'b'. Only one: `printf 'x\r\r\n'` is the
+   pattern 'x<CR>' (`git check-ignore -v --no-index "$(printf 'x\r')"`
+   prints it). A CR elsewhere is an ordinary byte: `printf 'b\r \n'` is
+   'b<CR>'; a tab is never trimmed: `printf 'q\t\n'` matches 'q<TAB>' only.
+ - BOM: skipped at the very start of the file only (then '#' after it is a
+   comment); a second one, or one at the start of a later line, belongs to
+   the pattern: `printf 'a\n\xef\xbb\xbfc\n'` ignores the file named
+   BOM + 'c', not 'c'.
+ - A trailing backslash: `printf 'a\\\n'` matches neither 'a' nor 'a\'.
+ - `\ ` keeps a trailing space and check-ignore prints the pattern as
+   written: `printf 'b \\ \n'` ignores 'b  ' (two spaces) and prints
+   'b \ '; `printf 'd\\ /\n'` ignores the directory 'd '.
+ - Lines that come out empty ('\r\n', a lone '!', a lone '/') match nothing.
+ - '**' next to other bytes is '*': 'u**v' ignores 'uzv', not 'u/z/v'.
+ - A directory-only pattern does not match a symbolic link to a directory:
+   with `ln -s d l`, 'l/' leaves 'l' alone.
+ - An ignored .gitignore is still read: with '/d/*' at the top and '!x' in
+   d/.gitignore, d/x is listed and d/.gitignore is not.
+ - check-ignore -v prints a negated rule with its '!', a directory-only one
+   with its '/', escapes as written ('\#x', '!\!y').
+ - `git -C D check-ignore` prints paths relative to D but sources relative
+   to the top; this test asks check-ignore at tops only.
+
+Not generated: git config line continuations (a value ending in '\' goes on
+on the next line) and [include] sections. trawl reads neither (its config
+reader says so for [include]); see the report of the session that added this
+test.
+
+CI runs the defaults: seed 1, T = 40 trees, S = 2. Against a sanitizer build
+of trawl (detected in the executable), where every process starts ten to
+thirty times slower, T shrinks to 8 and no mismatch is minimised: that run
+looks for memory errors and undefined behaviour (a sanitizer report on
+stderr is a mismatch), the plain build's run checks the semantics.
+
+Exit status: 0 when every verdict agrees, 1 on any mismatch, 77 (skip) when
+git is missing. Mismatches are grouped per tree and check; the first
+--max-report groups are printed with git's and trawl's answers, a command
+that rebuilds the tree (--seed N --tree I --keep keeps it on disk), and, for
+the first --minimise groups, a minimised reproduction (ignore lines, files
+and entries dropped while the mismatch stays) as a shell script. Default
+seed 1, so CI is deterministic; TRAWL_DIFF_SEED / TRAWL_DIFF_SEEDS in the
+environment or --seed / --seeds choose others (e.g. --seeds 20 locally).
 """
 
 import argparse
@@ -70,8 +237,11 @@ def fresh_name(rng, ext_p=0.35):
             n = rng.choice([b"#", b"!", b"-", b" "]) + n
         if rng.random() < 0.04:
             n += rng.choice([b" ", b"  "])  # trailing spaces: `\ ` in a pattern
-        if rng.random() < 0.01:
+        r = rng.random()
+        if r < 0.01:
             n += b"\n"  # argv and -z carry it; no pattern can spell it literally
+        elif r < 0.02:
+            n += b"\r"  # a pattern for it must not end its line with it
         if name_ok(n):
             return n
 
@@ -115,35 +285,60 @@ class IgnoreFile:
 
 
 class Model:
-    """entries: path -> 'd', 'f' or ('l', target); files: path -> IgnoreFile
-    (b'.gitignore', b'a/.gitignore', b'.git/info/exclude',
-    b'sub/.git/info/exclude'); nested: the nested repository's path or None;
-    gmode: 'config' (core.excludesFile names gfile), 'xdg' (gfile is
-    $XDG_CONFIG_HOME/git/ignore), 'both' (core.excludesFile names gfile and an
-    xdg file xfile exists too, which git must not read) or 'none'."""
+    """One generated tree.
+
+    entries   path -> 'd', 'f' or ('l', target)
+    files     the ignore files in the repositories, path -> IgnoreFile:
+              b'.gitignore', b'a/.gitignore', b'.git/info/exclude' and, for
+              the nested repository N, b'N/.gitignore', b'N/.git/info/exclude'
+              (written to the separate git directory when N is in sepgit)
+    nested    the nested repository's path, or None
+    sepgit    repositories ('' the outer one) made with --separate-git-dir:
+              their .git is a 'gitdir:' file, their git directory T/gitdir-K
+    outside   files outside the tree, path relative to T -> IgnoreFile
+              (b'global-excludes', b'home/x', b'xdg/git/ignore', ...)
+    gconfig   text of T/gitconfig ($GIT_CONFIG_GLOBAL); '@T@' stands for T
+    lconfig   repository path -> text appended to its own config file
+    default_exclude  info/exclude files appended to git's default text"""
 
     def __init__(self):
         self.entries = {}
         self.files = {}
         self.nested = None
-        self.gmode = "none"
-        self.gfile = None
-        self.xfile = None
-        self.gname = b"global-excludes"
-        self.gkey = b"excludesFile"
-        self.gquote = False
-        self.default_exclude = set()  # info/exclude files appended to git's default
+        self.sepgit = set()
+        self.outside = {}
+        self.gconfig = b""
+        self.lconfig = {}
+        self.default_exclude = set()
 
     def copy(self):
         m = Model()
         m.entries = dict(self.entries)
         m.files = {k: v.copy() for k, v in self.files.items()}
         m.nested = self.nested
-        m.gmode, m.gname, m.gkey, m.gquote = self.gmode, self.gname, self.gkey, self.gquote
-        m.gfile = self.gfile.copy() if self.gfile else None
-        m.xfile = self.xfile.copy() if self.xfile else None
+        m.sepgit = set(self.sepgit)
+        m.outside = {k: v.copy() for k, v in self.outside.items()}
+        m.gconfig = self.gconfig
+        m.lconfig = dict(self.lconfig)
         m.default_exclude = set(self.default_exclude)
         return m
+
+    def all_files(self):
+        """(label, IgnoreFile) of every ignore file, in the tree or not."""
+        return sorted(self.files.items()) + [(b"T/" + k, v)
+                                              for k, v in sorted(self.outside.items())]
+
+    def get_file(self, label):
+        if label.startswith(b"T/"):
+            return self.outside.get(label[2:])
+        return self.files.get(label)
+
+    def drop_file(self, label):
+        if label.startswith(b"T/"):
+            del self.outside[label[2:]]
+        else:
+            del self.files[label]
+            self.default_exclude.discard(label)
 
 
 def make_entries(rng, m):
@@ -408,7 +603,9 @@ def make_file(rng, lines):
     crlf = "all" if r < 0.2 else "some" if r < 0.27 else "none"
     term = []
     for _ in lines:
-        if crlf == "all" or (crlf == "some" and rng.random() < 0.5):
+        if rng.random() < 0.02:
+            term.append(b"\r\r\n")  # git strips one CR
+        elif crlf == "all" or (crlf == "some" and rng.random() < 0.5):
             term.append(b"\r\n")
         else:
             term.append(b"\n")
@@ -461,17 +658,59 @@ def make_ignore_files(rng, m, dirs):
     gc = cands_below(b"")
     if m.nested:
         gc += cands_below(m.nested)
+    make_config(rng, m, gc, cands_below)
+
+
+def make_config(rng, m, gc, cands_below):
+    """$GIT_CONFIG_GLOBAL, the excludes file it names or the XDG default, and
+    sometimes a repository's own core.excludesFile."""
     r = rng.random()
-    m.gmode = "config" if r < 0.6 else "xdg" if r < 0.85 else "both" if r < 0.95 else "none"
-    if m.gmode != "none":
-        m.gfile = make_file(rng, gen_lines(rng, gc, rng.randint(1, 6)))
-    if m.gmode == "both":
-        m.xfile = make_file(rng, [b"*"] + gen_lines(rng, gc, 2))
-    if rng.random() < 0.3:
-        m.gname = b"global excludes"
-    r = rng.random()
-    m.gkey = b"excludesfile" if r < 0.15 else b"excludesFile"
-    m.gquote = rng.random() < 0.15
+    mode = ("config" if r < 0.55 else "xdg" if r < 0.77 else "both" if r < 0.87 else
+            "none" if r < 0.92 else "missing" if r < 0.96 else "empty")
+    gfile = make_file(rng, gen_lines(rng, gc, rng.randint(1, 6)))
+    decoy = make_file(rng, [b"*"] + gen_lines(rng, gc, 2))  # read by nobody
+    if mode in ("xdg", "both", "missing", "empty"):
+        m.outside[b"xdg/git/ignore"] = gfile if mode == "xdg" else decoy
+    text = b"[user]\n\tname = nobody\n" if rng.random() < 0.3 else b""
+    if mode in ("config", "both", "missing", "empty"):
+        name = b"global excludes" if rng.random() < 0.3 else b"global-excludes"
+        v = rng.random()
+        if mode == "empty":
+            value = rng.choice([b"", b'""'])
+        elif mode == "missing":
+            value = b"@T@/missing-excludes"
+        elif v < 0.2:
+            m.outside[b"home/" + name] = gfile
+            value = rng.choice([b"~/", b'"~/']) + name
+            value += b'"' if value.startswith(b'"') else b""
+        else:
+            m.outside[name] = gfile
+            value = b"@T@/" + name
+            if v < 0.35:
+                value = b'"' + value + b'"'
+        section = rng.choice([b"[core]\n\t", b"[core]\n\t", b"[Core]\n\t", b"[core]\n",
+                              b"[core] "])
+        key = rng.choice([b"excludesFile", b"excludesFile", b"excludesfile", b"ExcludesFile"])
+        eq = rng.choice([b" = ", b" = ", b"=", b" =  "])
+        comment = rng.choice([b"", b"", b"", b" # comment", b" ;c"])
+        text += section + key + eq + value + comment + b"\n"
+    m.gconfig = text
+    # A repository's own core.excludesFile wins over the global one; empty,
+    # it turns the excludes file off.
+    for k, repo in enumerate([b""] + ([m.nested] if m.nested else [])):
+        if rng.random() < 0.1:
+            name = b"local-excludes-%d" % k
+            if rng.random() < 0.25:
+                m.lconfig[repo] = b"[core]\n\texcludesFile =\n"
+            else:
+                m.outside[name] = make_file(rng, gen_lines(rng, cands_below(repo),
+                                                           rng.randint(1, 5)))
+                m.lconfig[repo] = b"[core]\n\texcludesFile = @T@/" + name + b"\n"
+    # Repositories whose .git is a 'gitdir:' file (as submodules have).
+    if rng.random() < 0.1:
+        m.sepgit.add(b"")
+    if m.nested and rng.random() < 0.3:
+        m.sepgit.add(m.nested)
 
 
 def generate(seed, tree):
@@ -515,12 +754,20 @@ def run_git(env, cwd, args, data=None):
     return p.stdout
 
 
-def gitconfig_text(tdir, m):
-    if m.gmode not in ("config", "both"):
-        return b"[user]\n\tname = nobody\n"
-    path = os.path.join(os.fsencode(tdir), m.gname)
-    value = b'"' + path + b'"' if m.gquote else path
-    return b"[core]\n\t" + m.gkey + b" = " + value + b"\n"
+def gitdir(m, bt, repo):
+    """The git directory of repository REPO ('' the outer one) of M in BT."""
+    if repo in m.sepgit:
+        return os.path.join(bt, b"gitdir-%d" % (0 if repo == b"" else 1))
+    return os.path.join(bt, b"repo", repo, b".git") if repo else os.path.join(bt, b"repo",
+                                                                               b".git")
+
+
+def file_path(m, bt, p):
+    """Where the ignore file P of M lives on disk."""
+    for repo in ([m.nested] if m.nested else []) + [b""]:
+        if p == join(repo, b".git/info/exclude"):
+            return os.path.join(gitdir(m, bt, repo), b"info", b"exclude")
+    return os.path.join(bt, b"repo", p)
 
 
 def materialize(env, tdir, m):
@@ -532,16 +779,24 @@ def materialize(env, tdir, m):
         os.makedirs(os.path.join(bt, d), exist_ok=True)
     genv = env.for_tree(tdir)
     with open(os.path.join(bt, b"gitconfig"), "wb") as f:
-        f.write(gitconfig_text(tdir, m))
-    if m.gmode in ("config", "both"):
-        with open(os.path.join(bt, m.gname), "wb") as f:
-            f.write(m.gfile.content())
-    xf = m.gfile if m.gmode == "xdg" else m.xfile if m.gmode == "both" else None
-    if xf is not None:
-        os.makedirs(os.path.join(bt, b"xdg", b"git"), exist_ok=True)
-        with open(os.path.join(bt, b"xdg", b"git", b"ignore"), "wb") as f:
-            f.write(xf.content())
-    run_git(genv, root, ["init", "-q"])
+        f.write(m.gconfig.replace(b"@T@", bt))
+    for p, f in m.outside.items():
+        full = os.path.join(bt, p)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as out:
+            out.write(f.content())
+
+    def init(repo):
+        path = os.path.join(root, repo) if repo else root
+        if repo in m.sepgit:
+            run_git(genv, path, ["init", "-q", b"--separate-git-dir=" + gitdir(m, bt, repo)])
+        else:
+            run_git(genv, path, ["init", "-q"])
+        if repo in m.lconfig:
+            with open(os.path.join(gitdir(m, bt, repo), b"config"), "ab") as out:
+                out.write(m.lconfig[repo].replace(b"@T@", bt))
+
+    init(b"")
     for p in sorted(m.entries):
         k = m.entries[p]
         full = os.path.join(root, p)
@@ -554,9 +809,9 @@ def materialize(env, tdir, m):
         else:
             os.symlink(k[1], full)
     if m.nested:
-        run_git(genv, os.path.join(root, m.nested), ["init", "-q"])
+        init(m.nested)
     for p, f in m.files.items():
-        full = os.path.join(root, p)
+        full = file_path(m, bt, p)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         mode = "ab" if p in m.default_exclude else "wb"
         with open(full, mode) as out:
@@ -768,7 +1023,8 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
     inner = [p for p in disk if nested and below(p, nested)]
     inner_rel = [p[len(nested) + 1:] for p in inner]
     if only is not None and only[0].startswith("verdict"):
-        full = join(nested, only[1]) if only[0] == "verdict nested" else only[1]
+        full = (join(nested, only[1]) if only[0] == "verdict nested" else
+                join(only[2], only[1]))
         keep = set([full] + ancestors(full))
         outer = [p for p in outer if p in keep]
         inner = [p for p in inner if p in keep]
@@ -795,22 +1051,27 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
         return path
 
     for p in exp_root:
-        if ignored(exp_root[p]):
+        v = exp_root[p]
+        if ignored(v):
             stats["ignored"] += 1
-        elif exp_root[p] is not None:
+        elif v is not None:
             stats["negated"] += 1
         else:
             stats["unmatched"] += 1
+        if v is not None:
+            stats["from_excludes_file" if v[0].startswith(b"/") else
+                  "from_info_exclude" if v[0].endswith(b"info/exclude") else
+                  "from_gitignore"] += 1
 
-    def compare_verdicts(kind, cwd, exp, kinds):
-        if not want(kind) or not exp:
+    def compare_verdicts(kind, cwd, exp, kinds, where=b""):
+        if not want(kind) or not exp or (only is not None and only[2] != where):
             return
         paths = sorted(exp)
         if only is not None:
             paths = [p for p in paths if p == only[1]]
         res, errors = trawl_explain(env, genv, cwd, paths)
         for e in errors:
-            mm.append(Mismatch(seed, tree, kind + " error", b"", "-", e))
+            mm.append(Mismatch(seed, tree, kind + " error", b"", "-", e, where=where))
         for p, obj in res:
             if obj is None:
                 continue
@@ -818,11 +1079,11 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
             got = trawl_rule(obj)
             if got != exp[p]:
                 mm.append(Mismatch(seed, tree, kind, p, rule_str(exp[p]), rule_str(got),
-                                   "trawl says %s" % json.dumps(obj)))
+                                   "trawl says %s" % json.dumps(obj), where))
             probs = consistency(obj, p, kinds[p], first_ignored(p, exp))
             if probs:
                 mm.append(Mismatch(seed, tree, kind + " consistency", p, rule_str(exp[p]),
-                                   "; ".join(probs), json.dumps(obj)))
+                                   "; ".join(probs), json.dumps(obj), where))
 
     compare_verdicts("verdict", root, exp_root, disk)
     if nested:
@@ -870,12 +1131,29 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
     rng = random.Random("trawl-ignore-diff-sub:%d:%s" % (seed, tree))
     cands = sorted(p for p in outer if disk[p] == "d" and p != nested
                    and not ignored(g_outer.get(p)))
+
+    def from_d(d):
+        """Expected verdicts for trawl explain -C D, from git's at the top:
+        a rule file inside D is named relative to D, any other by its
+        absolute path."""
+        exp = {}
+        for p, v in exp_root.items():
+            if not below(p, d):
+                continue
+            if v is not None and not v[0].startswith(b"/"):
+                src = v[0][len(d) + 1:] if below(v[0], d) else os.path.join(root, v[0])
+                v = (src, v[1], v[2])
+            exp[p[len(d) + 1:]] = v
+        return exp
+
     if only is not None:
-        if only[0] == "listing -C D":
-            compare_listing("listing -C D", only[2])
+        chosen = [only[2]] if only[0] in ("listing -C D", "verdict -C D") else []
     else:
-        for d in rng.sample(cands, min(subdirs, len(cands))):
-            compare_listing("listing -C D", d)
+        chosen = rng.sample(cands, min(subdirs, len(cands)))
+    for d in chosen:
+        compare_listing("listing -C D", d)
+        compare_verdicts("verdict -C D", os.path.join(root, d), from_d(d),
+                         {p[len(d) + 1:]: k for p, k in disk.items() if below(p, d)}, d)
     return mm, disk, notes
 
 
@@ -917,22 +1195,37 @@ def printf_word(b):
     return "'" + "".join(out) + "'"
 
 
+def sh_text(b):
+    """printf arguments writing B, each '@T@' in it as "$T"."""
+    parts = b.split(b"@T@")
+    return "'%s'%s" % ("%s".join(printf_word(x)[1:-1] for x in parts),
+                       ' "$T"' * (len(parts) - 1))
+
+
 def repro_script(trawl, m, mis):
     """A shell script that builds the (minimised) tree and asks both tools."""
     lines = ["T=$(mktemp -d) && cd \"$T\" && mkdir home xdg && "
              "export GIT_CONFIG_NOSYSTEM=1 HOME=$T/home XDG_CONFIG_HOME=$T/xdg "
              "GIT_CONFIG_GLOBAL=$T/gitconfig"]
-    if m.gmode in ("config", "both"):
-        val = "\"$T/%s\"" % m.gname.decode() if not m.gquote else \
-            "'\"'\"$T/%s\"'\"'" % m.gname.decode()
-        lines.append("printf '[core]\\n\\t%s = %%s\\n' %s > gitconfig" % (m.gkey.decode(), val))
-        lines.append("printf %s > \"$T/%s\"" % (printf_word(m.gfile.content()), m.gname.decode()))
-    else:
-        lines.append(": > gitconfig")
-    xf = m.gfile if m.gmode == "xdg" else m.xfile if m.gmode == "both" else None
-    if xf is not None:
-        lines.append("mkdir xdg/git && printf %s > xdg/git/ignore" % printf_word(xf.content()))
-    lines.append("git init -q repo && cd repo")
+    lines.append("printf %s > gitconfig" % sh_text(m.gconfig))
+    for p, f in sorted(m.outside.items()):
+        if b"/" in p:
+            lines.append("mkdir -p %s" % show(parent(p)))
+        lines.append("printf %s > %s" % (printf_word(f.content()), show(p)))
+
+    def gd(repo):
+        if repo in m.sepgit:
+            return '"$T"/gitdir-%d' % (0 if repo == b"" else 1)
+        return show(join(repo, b".git"))
+
+    def init(repo, where):
+        sep = " --separate-git-dir=%s" % gd(repo) if repo in m.sepgit else ""
+        lines.append("git -C %s init -q%s" % (where, sep))
+        if repo in m.lconfig:
+            lines.append("printf %s >> %s/config" % (sh_text(m.lconfig[repo]), gd(repo)))
+
+    lines.append("mkdir repo && cd repo")
+    init(b"", ".")
     for p in sorted(m.entries):
         k = m.entries[p]
         if k == "d":
@@ -942,13 +1235,22 @@ def repro_script(trawl, m, mis):
         else:
             lines.append("ln -s %s %s" % (show(k[1]), show(p)))
     if m.nested:
-        lines.append("git -C %s init -q" % show(m.nested))
+        init(m.nested, show(m.nested))
     for p, f in sorted(m.files.items()):
         op = ">>" if p in m.default_exclude else ">"
-        lines.append("printf %s %s %s" % (printf_word(f.content()), op, show(p)))
+        where = show(p)
+        for repo in ([m.nested] if m.nested else []) + [b""]:
+            if p == join(repo, b".git/info/exclude"):
+                where = gd(repo) + "/info/exclude"
+        lines.append("printf %s %s %s" % (printf_word(f.content()), op, where))
     if mis.kind.startswith("verdict"):
         path = mis.path
-        if mis.kind.startswith("verdict nested"):
+        if mis.kind.startswith("verdict -C D"):
+            cwd = show(mis.where)
+            lines.append("git check-ignore -v -n --no-index -- %s   # from the top; trawl "
+                         "names rule files outside %s by their absolute path" % (
+                             show(join(mis.where, path)), cwd))
+        elif mis.kind.startswith("verdict nested"):
             cwd = show(m.nested)
             lines.append("git -C %s check-ignore -v -n --no-index -- %s" % (cwd, show(path)))
         elif m.nested and below(path, m.nested):
@@ -1030,19 +1332,22 @@ def minimise(env, tmp, m, mis, budget):
     changed = True
     while changed and time.monotonic() < deadline:
         changed = False
-        # Whole ignore files and the global configuration.
-        if cur.gmode != "none":
+        # Whole ignore files and configuration.
+        for f, _ in cur.all_files():
             c = cur.copy()
-            c.gmode, c.gfile, c.xfile = "none", None, None
+            c.drop_file(f)
             changed |= attempt(c)
-        if cur.gmode == "both":
+        if cur.gconfig:
             c = cur.copy()
-            c.gmode, c.xfile = "config", None
+            c.gconfig = b""
             changed |= attempt(c)
-        for f in sorted(cur.files):
+        for r in sorted(cur.lconfig):
             c = cur.copy()
-            del c.files[f]
-            c.default_exclude.discard(f)
+            del c.lconfig[r]
+            changed |= attempt(c)
+        for r in sorted(cur.sepgit):
+            c = cur.copy()
+            c.sepgit.discard(r)
             changed |= attempt(c)
         # The nested repository, when the path is not in it.
         if cur.nested and not below(fullpath, cur.nested) and "nested" not in mis.kind:
@@ -1050,15 +1355,13 @@ def minimise(env, tmp, m, mis, budget):
             c.files = {k: v for k, v in c.files.items()
                        if not k.startswith(join(cur.nested, b".git/"))}
             c.nested = None
+            c.sepgit.discard(cur.nested)
+            c.lconfig.pop(cur.nested, None)
             changed |= attempt(c)
         # Lines, in halves and then one by one.
-        for f in sorted(cur.files) + ["<global>", "<xdg>"]:
+        for f, _ in cur.all_files():
             def get(model):
-                if f == "<global>":
-                    return model.gfile
-                if f == "<xdg>":
-                    return model.xfile
-                return model.files.get(f)
+                return model.get_file(f)
             if get(cur) is None:
                 continue
             n = len(get(cur).lines)
@@ -1084,19 +1387,17 @@ def minimise(env, tmp, m, mis, budget):
             c.files = {k: v for k, v in c.files.items() if not below(k, p)}
             changed |= attempt(c)
         # Decorations: BOM, CRLF, default info/exclude text.
-        for f in sorted(cur.files) + ["<global>"]:
-            src = cur.gfile if f == "<global>" else cur.files.get(f)
-            if src is None:
+        for f, src in cur.all_files():
+            if cur.get_file(f) is None:
                 continue
             if src.bom:
                 c = cur.copy()
-                (c.gfile if f == "<global>" else c.files[f]).bom = False
+                c.get_file(f).bom = False
                 changed |= attempt(c)
-            for i, l in enumerate(src.lines):
+            for i, l in enumerate(cur.get_file(f).lines):
                 if l.endswith(b"\r\n"):
                     c = cur.copy()
-                    tgt = c.gfile if f == "<global>" else c.files[f]
-                    tgt.lines[i] = l[:-2] + b"\n"
+                    c.get_file(f).lines[i] = l[:-2] + b"\n"
                     changed |= attempt(c)
             if f in cur.default_exclude:
                 c = cur.copy()
@@ -1126,8 +1427,10 @@ def run_tree(env, args, seed, tree, tmp):
     stats["trees"] = 1
     stats["nested"] = int(bool(m.nested))
     stats["paths"] = len(disk)
-    stats["ignore_files"] = len(m.files) + (m.gmode != "none")
-    for f in list(m.files.values()) + ([m.gfile] if m.gfile else []):
+    stats["ignore_files"] = len(m.all_files())
+    stats["sepgit"] = len(m.sepgit)
+    stats["lconfig"] = len(m.lconfig)
+    for _, f in m.all_files():
         stats["crlf_files"] += any(l.endswith(b"\r\n") for l in f.lines)
         stats["bom_files"] += f.bom
     if not args.keep:
@@ -1216,8 +1519,7 @@ def main():
                 small, last = minimise(env, tmp, models[(x.seed, x.tree)], x, 25)
                 print("  minimal  (%d entries, %d ignore lines) git %s, trawl %s" % (
                     len(small.entries),
-                    sum(len(f.lines) for f in small.files.values())
-                    + (len(small.gfile.lines) if small.gfile else 0),
+                    sum(len(f.lines) for _, f in small.all_files()),
                     last.git_says, last.trawl_says))
                 print(repro_script(env.trawl, small, last))
         if len(groups) > args.max_report:
@@ -1233,14 +1535,19 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
 
     t = totals
-    print("git_ignore_diff%s: seeds %d..%d: %d trees (%d nested repositories, %d paths, "
-          "%d ignore files, %d with CRLF, %d with a BOM); %d explain verdicts compared "
-          "(git: %d ignored, %d re-included by a negation, %d no rule), %d listing verdicts "
-          "compared, %d mismatches, %.1f s" %
+    print("git_ignore_diff%s: seeds %d..%d: %d trees (%d nested repositories, %d with a "
+          "gitdir file, %d repository core.excludesFile; %d paths; %d ignore files, %d with "
+          "CRLF, %d with a BOM); %d explain verdicts compared (git: %d ignored, %d "
+          "re-included by a negation, %d no rule; rules from .gitignore %d, info/exclude %d, "
+          "excludes files %d), %d listing verdicts compared; git's listing and check-ignore "
+          "agreed on %d of %d trees; %d mismatches, %.1f s" %
           (" (sanitizer build, smaller run)" if sanitized else "", args.seed,
-           args.seed + args.seeds - 1, t["trees"], t["nested"], t["paths"], t["ignore_files"],
-           t["crlf_files"], t["bom_files"], t["verdicts"], t["ignored"], t["negated"],
-           t["unmatched"], t["listed"], len(mismatches), time.monotonic() - start))
+           args.seed + args.seeds - 1, t["trees"], t["nested"], t["sepgit"], t["lconfig"],
+           t["paths"], t["ignore_files"], t["crlf_files"], t["bom_files"], t["verdicts"],
+           t["ignored"], t["negated"], t["unmatched"], t["from_gitignore"],
+           t["from_info_exclude"], t["from_excludes_file"], t["listed"],
+           t["git_self_checked"] - len(notes), t["git_self_checked"], len(mismatches),
+           time.monotonic() - start))
     if mismatches:
         print("FAILED: mismatches in seed%s %s" % (
             "s" if len(set(x.seed for x in mismatches)) > 1 else "",
