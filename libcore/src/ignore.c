@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,6 +42,28 @@ trim_trailing_spaces(const char *s, size_t len)
   return in_spaces ? keep : len;
 }
 
+/* A run of two or more unescaped '*' acts as "**" in wildmatch whatever its
+ * length: shorten each to two, so that a rule of thousands of stars stays
+ * within the compiler's limit. Returns a new string of *LEN bytes. */
+static char *
+collapse_stars(const char *p, size_t *len)
+{
+  GString *out = g_string_sized_new(*len);
+  for (size_t i = 0; i < *len; i++) {
+    if (p[i] == '\\' && i + 1 < *len) {
+      g_string_append_len(out, p + i, 2);
+      i++;
+      continue;
+    }
+    if (p[i] == '*' && out->len >= 2 && out->str[out->len - 1] == '*' &&
+        out->str[out->len - 2] == '*' && (out->len < 3 || out->str[out->len - 3] != '\\'))
+      continue;
+    g_string_append_c(out, p[i]);
+  }
+  *len = out->len;
+  return g_string_free(out, FALSE);
+}
+
 static void
 add_rule(GArray *rules, const char *line, size_t len, unsigned lineno)
 {
@@ -63,9 +86,13 @@ add_rule(GArray *rules, const char *line, size_t len, unsigned lineno)
     len--;
   }
   /* An empty pattern ("!", "/") matches no name. A pattern the compiler
-   * refuses (over its limits) matches nothing, as git would fail to. */
-  if (len > 0)
-    r.pattern = trawl_pattern_compile(p, len, TRAWL_DIALECT_GIT, 0, NULL);
+   * refuses (longer than its 64 KiB once star runs are shortened) matches
+   * nothing: a documented divergence, git has no limit. */
+  if (len > 0) {
+    char *text = collapse_stars(p, &len);
+    r.pattern = trawl_pattern_compile(text, len, TRAWL_DIALECT_GIT, 0, NULL);
+    g_free(text);
+  }
   g_array_append_val(rules, r);
 }
 
@@ -86,7 +113,9 @@ ignore_file_parse(const char *source, const char *data, size_t len)
     const char *line = data + start;
     size_t n = end - start;
     if (n > 0 && line[0] != '#') {
-      if (nl && line[n - 1] == '\r')
+      /* One CR before the line's end goes, the last line's too (git adds
+       * the missing newline before it looks). */
+      if (line[n - 1] == '\r')
         n--;
       /* git handles each line as a C string. */
       const char *nul = memchr(line, '\0', n);
@@ -250,6 +279,23 @@ ignore_git_dir(const char *top, char **common)
   } else {
     *common = g_strdup(git_dir);
   }
+  /* What git takes for a repository: HEAD in the git directory, objects/
+   * and refs/ in the common one. A `.git` that is anything else is an
+   * ordinary directory to git (the outer rules apply inside it). */
+  char *head = g_build_filename(git_dir, "HEAD", NULL);
+  char *objects = g_build_filename(*common, "objects", NULL);
+  char *refs = g_build_filename(*common, "refs", NULL);
+  bool valid = lstat(head, &st) == 0 && stat(objects, &st) == 0 && S_ISDIR(st.st_mode) &&
+               stat(refs, &st) == 0 && S_ISDIR(st.st_mode);
+  g_free(head);
+  g_free(objects);
+  g_free(refs);
+  if (!valid) {
+    g_free(git_dir);
+    g_free(*common);
+    *common = NULL;
+    return NULL;
+  }
   return git_dir;
 }
 
@@ -258,11 +304,11 @@ ignore_find_top(const char *dir)
 {
   char *d = g_strdup(dir);
   for (;;) {
-    char *dotgit = g_build_filename(d, ".git", NULL);
-    struct stat st;
-    bool found = lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
-    g_free(dotgit);
-    if (found)
+    char *common = NULL;
+    char *git_dir = ignore_git_dir(d, &common);
+    g_free(common);
+    g_free(git_dir);
+    if (git_dir)
       return d;
     char *up = g_path_get_dirname(d);
     if (strcmp(up, d) == 0) {
@@ -277,11 +323,14 @@ ignore_find_top(const char *dir)
 
 /* ---- git configuration: core.excludesFile ------------------------------------ */
 
-/* Parse one value of a git config line starting at P (after '='): quotes
- * joined, escapes resolved, comments and surrounding spaces dropped. */
+/* Parse one value of a git config line starting at *P (after '='): quotes
+ * joined, escapes resolved, a backslash-newline continuing the value on the
+ * next line, comments and surrounding spaces dropped. *P is left at the end
+ * of the value's last line. */
 static char *
-config_value(const char *p)
+config_value(const char **pp)
 {
+  const char *p = *pp;
   GString *v = g_string_new(NULL);
   bool quoted = false;
   gsize trailing = 0; /* length of v up to its last byte that is not an unquoted space */
@@ -294,6 +343,14 @@ config_value(const char *p)
     if (c == '"') {
       quoted = !quoted;
       trailing = v->len;
+      continue;
+    }
+    if (c == '\\' && p[1] == '\n') {
+      p++; /* the value goes on */
+      continue;
+    }
+    if (c == '\\' && p[1] == '\r' && p[2] == '\n') {
+      p += 2;
       continue;
     }
     if (c == '\\' && p[1]) {
@@ -311,6 +368,10 @@ config_value(const char *p)
     if (quoted || (c != ' ' && c != '\t' && c != '\r'))
       trailing = v->len;
   }
+  /* Skip a comment to the end of its line. */
+  while (*p && *p != '\n')
+    p++;
+  *pp = p;
   g_string_truncate(v, trailing);
   return g_string_free(v, FALSE);
 }
@@ -324,43 +385,57 @@ config_scan(const char *path, char **value)
   if (path == NULL || !g_file_get_contents(path, &text, NULL, NULL))
     return;
   bool in_core = false;
-  char **lines = g_strsplit(text, "\n", -1);
-  for (char **l = lines; *l; l++) {
-    char *s = *l;
-    while (*s == ' ' || *s == '\t')
-      s++;
-    if (*s == '[') {
-      char *close = strchr(s, ']');
-      if (close == NULL) {
+  const char *p = text;
+  while (*p) {
+    while (*p == ' ' || *p == '\t' || *p == '\r')
+      p++;
+    if (*p == '[') {
+      const char *close = strchr(p, ']');
+      const char *nl = strchr(p, '\n');
+      if (close == NULL || (nl && nl < close)) {
         in_core = false;
+        p = nl ? nl + 1 : p + strlen(p);
         continue;
       }
-      char *name = g_strndup(s + 1, (gsize)(close - s - 1));
+      char *name = g_strndup(p + 1, (gsize)(close - p - 1));
       g_strstrip(name);
       in_core = g_ascii_strcasecmp(name, "core") == 0;
       g_free(name);
-      s = close + 1;
-      while (*s == ' ' || *s == '\t')
-        s++;
-      if (*s == '\0' || *s == '#' || *s == ';')
-        continue;
+      p = close + 1;
+      while (*p == ' ' || *p == '\t')
+        p++;
     }
-    if (!in_core)
-      continue;
-    const char *key = "excludesfile";
-    size_t klen = strlen(key);
-    if (g_ascii_strncasecmp(s, key, klen) != 0)
-      continue;
-    char *rest = s + klen;
-    while (*rest == ' ' || *rest == '\t')
-      rest++;
-    if (*rest != '=')
-      continue;
-    g_free(*value);
-    *value = config_value(rest + 1);
+    static const char key[] = "excludesfile";
+    if (in_core && g_ascii_strncasecmp(p, key, sizeof key - 1) == 0) {
+      const char *rest = p + sizeof key - 1;
+      while (*rest == ' ' || *rest == '\t')
+        rest++;
+      if (*rest == '=') {
+        rest++;
+        g_free(*value);
+        *value = config_value(&rest);
+        p = rest;
+      }
+    }
+    const char *nl = strchr(p, '\n');
+    p = nl ? nl + 1 : p + strlen(p);
   }
-  g_strfreev(lines);
   g_free(text);
+}
+
+/* git's boolean environment variables: true, yes, on or a number not 0. */
+static bool
+env_true(const char *name)
+{
+  const char *v = g_getenv(name);
+  if (v == NULL || *v == '\0')
+    return false;
+  if (!g_ascii_strcasecmp(v, "true") || !g_ascii_strcasecmp(v, "yes") ||
+      !g_ascii_strcasecmp(v, "on"))
+    return true;
+  char *end = NULL;
+  long n = strtol(v, &end, 10);
+  return end != v && *end == '\0' && n != 0;
 }
 
 static char *
@@ -388,10 +463,10 @@ char *
 ignore_excludes_file(const char *common, const char *top)
 {
   char *value = NULL;
-  if (g_getenv("GIT_CONFIG_NOSYSTEM") == NULL ||
-      !g_ascii_strcasecmp(g_getenv("GIT_CONFIG_NOSYSTEM"), "false") ||
-      !strcmp(g_getenv("GIT_CONFIG_NOSYSTEM"), "0"))
-    config_scan("/etc/gitconfig", &value);
+  if (!env_true("GIT_CONFIG_NOSYSTEM")) {
+    const char *sys = g_getenv("GIT_CONFIG_SYSTEM");
+    config_scan(sys ? sys : "/etc/gitconfig", &value);
+  }
   const char *global = g_getenv("GIT_CONFIG_GLOBAL");
   if (global) {
     config_scan(global, &value);
@@ -443,8 +518,14 @@ load(struct ignore_ctx *ctx, int dirfd, const char *name, bool nofollow, const c
 {
   struct ignore_file *f = NULL;
   int err = ignore_file_read(dirfd, name, nofollow, source, &f);
-  if (err != 0 && err != ENOENT && err != ENOTDIR && ctx->problem)
-    ctx->problem(ctx->problem_data, source, err);
+  if (err != 0 && err != ENOENT && err != ENOTDIR && ctx->problem) {
+    /* Once per file, however many start directories lead through it. */
+    g_mutex_lock(&ctx->report_lock);
+    bool first = g_hash_table_add(ctx->reported, g_strdup(source));
+    g_mutex_unlock(&ctx->report_lock);
+    if (first)
+      ctx->problem(ctx->problem_data, source, err);
+  }
   return f;
 }
 
@@ -465,17 +546,23 @@ global_file(struct ignore_ctx *ctx, const char *path)
   return f;
 }
 
-/* The repository whose top is the absolute directory TOP, at BASE. */
+/* The repository whose top is the absolute directory TOP, at BASE; NULL
+ * when TOP's `.git` is not a repository. */
 static struct ignore_repo *
 repo_new(struct ignore_ctx *ctx, const char *top, size_t base)
 {
+  char *common = NULL;
+  char *git_dir = ignore_git_dir(top, &common);
+  if (git_dir == NULL)
+    return NULL;
   struct ignore_repo *r = g_new0(struct ignore_repo, 1);
   r->refs = 1;
   r->base = base;
-  char *common = NULL;
-  char *git_dir = ignore_git_dir(top, &common);
-  if (git_dir) {
-    char *info = g_build_filename(common, "info", "exclude", NULL);
+  {
+    char *joined = g_build_filename(common, "info", "exclude", NULL);
+    /* "sm/../.git/modules/sm/info/exclude" shown as the file it is. */
+    char *info = g_canonicalize_filename(joined, NULL);
+    g_free(joined);
     char *shown = shown_name(ctx, info);
     r->info = load(ctx, AT_FDCWD, info, false, shown);
     g_free(shown);
@@ -547,7 +634,13 @@ ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, c
                    size_t base, unsigned has)
 {
   const bool vcs = ctx->flags & IGNORE_VCS;
-  const bool top = vcs && (has & HAS_DOTGIT);
+  struct ignore_repo *repo = NULL;
+  if (vcs && (has & HAS_DOTGIT)) {
+    char *abs = abs_dir(ctx, rel);
+    repo = repo_new(ctx, abs, base);
+    g_free(abs);
+  }
+  const bool top = repo != NULL;
   const bool in_repo = top || (up && up->repo);
   const bool want_git = vcs && (has & HAS_GITIGNORE) && (in_repo || (ctx->flags & IGNORE_NO_REQUIRE_GIT));
   const bool want_dot = (ctx->flags & IGNORE_DOT) && (has & HAS_DOTIGNORE);
@@ -572,9 +665,7 @@ ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, c
   }
   g_free(dir);
   if (top) {
-    char *abs = abs_dir(ctx, rel);
-    f->repo = repo_new(ctx, abs, base);
-    g_free(abs);
+    f->repo = repo;
   } else if (up && up->repo) {
     f->repo = up->repo;
     g_atomic_int_inc(&f->repo->refs);
@@ -598,7 +689,8 @@ frame_above(struct ignore_ctx *ctx, struct ignore_frame *up, const char *dir, si
     f->refs = 1;
     f->up = ignore_frame_ref(up);
     f->base = base;
-    f->top = vcs && (has & HAS_DOTGIT);
+    f->repo = vcs && (has & HAS_DOTGIT) ? repo_new(ctx, dir, base) : NULL;
+    f->top = f->repo != NULL;
     if ((ctx->flags & IGNORE_DOT) && (has & HAS_DOTIGNORE)) {
       char *path = g_build_filename(dir, ".ignore", NULL);
       f->dot = load(ctx, fd, ".ignore", true, path);
@@ -609,9 +701,7 @@ frame_above(struct ignore_ctx *ctx, struct ignore_frame *up, const char *dir, si
       f->git = load(ctx, fd, ".gitignore", true, path);
       g_free(path);
     }
-    if (f->top) {
-      f->repo = repo_new(ctx, dir, base);
-    } else if (up && up->repo) {
+    if (!f->top && up && up->repo) {
       f->repo = up->repo;
       g_atomic_int_inc(&f->repo->refs);
     }
@@ -629,8 +719,10 @@ ignore_ctx_init(struct ignore_ctx *ctx, unsigned flags, int root_fd, const char 
   ctx->problem = problem;
   ctx->problem_data = problem_data;
   g_mutex_init(&ctx->lock);
+  g_mutex_init(&ctx->report_lock);
   ctx->globals = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                        (GDestroyNotify)ignore_file_unref);
+  ctx->reported = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   ctx->custom = custom ? g_ptr_array_ref(custom) : NULL;
   /* The root, absolute and resolved, from its descriptor. */
   char proc[64];
@@ -676,7 +768,9 @@ ignore_ctx_clear(struct ignore_ctx *ctx)
   if (ctx->custom)
     g_ptr_array_unref(ctx->custom);
   g_hash_table_unref(ctx->globals);
+  g_hash_table_unref(ctx->reported);
   g_mutex_clear(&ctx->lock);
+  g_mutex_clear(&ctx->report_lock);
   g_free(ctx->root_abs);
   g_free(ctx->top);
   g_free(ctx->prefix);

@@ -137,8 +137,10 @@ struct ignore_ctx {
   size_t plen;
   struct ignore_frame *above;  /* the frames of the directories above the root, or NULL */
   GPtrArray *custom;           /* struct ignore_file * added by the caller, relative to the root */
-  GMutex lock;                 /* guards GLOBALS */
+  GMutex lock;                 /* guards GLOBALS (held while one is read) */
   GHashTable *globals;         /* excludes file path -> struct ignore_file * (or a NULL value) */
+  GMutex report_lock;          /* guards REPORTED */
+  GHashTable *reported;        /* sources of the problems reported */
   ignore_problem_fn problem;
   void *problem_data;
 };
