@@ -194,6 +194,18 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import diffgen
+from diffgen import sanitizer_said, show
+
+
+def pick_byte(rng):
+    return diffgen.pick_byte(rng, ALPHABET, LETTERS[0])
+
+
+def name_ok(name):
+    return diffgen.name_ok(name, 40)
+
+
 # ---------------------------------------------------------------------------
 # Names
 
@@ -211,22 +223,8 @@ EXTENSIONS = [b".c", b".h", b".o", b".txt", b".log", b".tar.gz", b".md", b".d"]
 WILD = b"*?[\\"  # bytes a pattern must escape to mean themselves
 
 
-def pick_byte(rng):
-    total = sum(w for _, w in ALPHABET)
-    r = rng.uniform(0, total)
-    for chars, w in ALPHABET:
-        if r < w:
-            return chars[rng.randrange(len(chars))]
-        r -= w
-    return LETTERS[0]
 
 
-def name_ok(name):
-    if not name or name in (b".", b"..") or b"/" in name or b"\0" in name:
-        return False
-    if name.lower().startswith(b".git"):  # .git is the repository; stay clear
-        return False
-    return len(name) <= 40
 
 
 def fresh_name(rng, ext_p=0.35):
@@ -908,8 +906,6 @@ def expected_listing(env, root, cwd_rel, nested):
 EXPLAIN_ARGS = ["--format", "json", "-H", "-t", "f", "-t", "d", "-t", "l", "**", "--"]
 
 
-def sanitizer_said(err):
-    return "Sanitizer" in err or "runtime error:" in err
 
 
 def trawl_list(env, genv, cwd):
@@ -1176,21 +1172,6 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
 # Reporting and minimising
 
 
-def show(b):
-    """B as a bash $'...' word (every byte printable and unambiguous)."""
-    if isinstance(b, str):
-        return b
-    out = []
-    for c in b:
-        if c == ord("'"):
-            out.append("\\'")
-        elif c == ord("\\"):
-            out.append("\\\\")
-        elif 32 <= c < 127:
-            out.append(chr(c))
-        else:
-            out.append("\\x%02x" % c)
-    return "$'" + "".join(out) + "'"
 
 
 def printf_word(b):

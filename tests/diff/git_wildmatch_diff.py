@@ -101,6 +101,18 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import diffgen
+from diffgen import sanitizer_said, show
+
+
+def pick_byte(rng):
+    return diffgen.pick_byte(rng, ALPHABET, LETTERS[0])
+
+
+def name_ok(name):
+    return diffgen.name_ok(name, 60)
+
+
 # ---------------------------------------------------------------------------
 # Alphabet
 
@@ -126,22 +138,8 @@ EXTENSIONS = [b".c", b".h", b".C", b".txt", b".tar.gz", b".d", b".cc", b".x-y"]
 GLOB_SPECIAL = b"*?[\\"  # the bytes git's pathspec layer treats as wildcards
 
 
-def pick_byte(rng):
-    total = sum(w for _, w in ALPHABET)
-    r = rng.uniform(0, total)
-    for chars, w in ALPHABET:
-        if r < w:
-            return chars[rng.randrange(len(chars))]
-        r -= w
-    return LETTERS[0]
 
 
-def name_ok(name):
-    if not name or name in (b".", b"..") or b"/" in name or b"\0" in name:
-        return False
-    if name.lower().startswith(b".git"):  # .git is a repository; stay clear
-        return False
-    return len(name) <= 60
 
 
 def fresh_name(rng):
@@ -656,10 +654,6 @@ class Mismatch:
         self.git_says, self.trawl_says, self.note = git_says, trawl_says, note
 
 
-def sanitizer_said(err):
-    """Did ASan, LSan or UBSan report something (whatever the exit status)?
-    No generated pattern can spell these words."""
-    return "Sanitizer" in err or "runtime error:" in err
 
 
 def says(b):
@@ -741,19 +735,6 @@ def evaluate(env, seed, tree, universe, pat, git_sets):
 # Reporting
 
 
-def show(b):
-    """B as a bash $'...' word (every byte printable and unambiguous)."""
-    out = []
-    for c in b:
-        if c == ord("'"):
-            out.append("\\'")
-        elif c == ord("\\"):
-            out.append("\\\\")
-        elif 32 <= c < 127:
-            out.append(chr(c))
-        else:
-            out.append("\\x%02x" % c)
-    return "$'" + "".join(out) + "'"
 
 
 def one_file_check(env, tmp, m):

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "ignore.h"
+#include "fuzz_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,23 +48,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const uint8_t *cur_data;
 static size_t cur_size;
-
-/* Write N bytes of S to stderr in C string syntax. */
-static void
-print_bytes(const char *label, const char *s, size_t n)
-{
-  fprintf(stderr, "  %s (%zu bytes) \"", label, n);
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\')
-      fprintf(stderr, "\\%c", c);
-    else if (c >= 32 && c < 127)
-      fputc(c, stderr);
-    else
-      fprintf(stderr, "\\x%02x", c);
-  }
-  fputs("\"\n", stderr);
-}
 
 /* Report which invariant broke, with the input, then abort. */
 static void

@@ -43,6 +43,7 @@
 
 #include "pattern-private.h"
 #include "trawl/pattern.h"
+#include "fuzz_report.h"
 
 /* Most paths taken from one input; the rest are ignored. */
 #define MAX_PATHS 64
@@ -57,23 +58,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const dialect_names[] = {"trawl", "git", "cmake", "bazel"};
-
-/* Write N bytes of S to stderr in C string syntax. */
-static void
-print_bytes(const char *label, const char *s, size_t n)
-{
-  fprintf(stderr, "  %s (%zu bytes) \"", label, n);
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\')
-      fprintf(stderr, "\\%c", c);
-    else if (c >= 32 && c < 127)
-      fputc(c, stderr);
-    else
-      fprintf(stderr, "\\x%02x", c);
-  }
-  fputs("\"\n", stderr);
-}
 
 /* Report which invariant broke, with the inputs, then abort. */
 static void
