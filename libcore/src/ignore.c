@@ -629,17 +629,15 @@ abs_dir(const struct ignore_ctx *ctx, const char *rel)
   return rel[0] ? g_build_filename(ctx->root_abs, rel, NULL) : g_strdup(ctx->root_abs);
 }
 
-struct ignore_frame *
-ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, const char *rel,
-                   size_t base, unsigned has)
+/* The frame of the directory open as DIRFD whose listing (or probe) showed
+ * HAS. Its ignore files are shown as SHOWN + ".gitignore"; ABS, its absolute
+ * path, is needed only when it holds `.git`. */
+static struct ignore_frame *
+frame_make(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, const char *shown,
+           const char *abs, size_t base, unsigned has)
 {
   const bool vcs = ctx->flags & IGNORE_VCS;
-  struct ignore_repo *repo = NULL;
-  if (vcs && (has & HAS_DOTGIT)) {
-    char *abs = abs_dir(ctx, rel);
-    repo = repo_new(ctx, abs, base);
-    g_free(abs);
-  }
+  struct ignore_repo *repo = vcs && (has & HAS_DOTGIT) ? repo_new(ctx, abs, base) : NULL;
   const bool top = repo != NULL;
   const bool in_repo = top || (up && up->repo);
   const bool want_git = vcs && (has & HAS_GITIGNORE) && (in_repo || (ctx->flags & IGNORE_NO_REQUIRE_GIT));
@@ -652,18 +650,16 @@ ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, c
   f->up = ignore_frame_ref(up);
   f->base = base;
   f->top = top;
-  char *dir = rel[0] ? g_strconcat(rel, "/", NULL) : g_strdup("");
   if (want_dot) {
-    char *source = g_strconcat(dir, ".ignore", NULL);
+    char *source = g_strconcat(shown, ".ignore", NULL);
     f->dot = load(ctx, dirfd, ".ignore", true, source);
     g_free(source);
   }
   if (want_git) {
-    char *source = g_strconcat(dir, ".gitignore", NULL);
+    char *source = g_strconcat(shown, ".gitignore", NULL);
     f->git = load(ctx, dirfd, ".gitignore", true, source);
     g_free(source);
   }
-  g_free(dir);
   if (top) {
     f->repo = repo;
   } else if (up && up->repo) {
@@ -673,39 +669,29 @@ ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, c
   return f;
 }
 
-/* The same for a directory above the root, at absolute path DIR. */
+struct ignore_frame *
+ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, const char *rel,
+                   size_t base, unsigned has)
+{
+  char *shown = rel[0] ? g_strconcat(rel, "/", NULL) : g_strdup("");
+  char *abs = (has & HAS_DOTGIT) ? abs_dir(ctx, rel) : NULL;
+  struct ignore_frame *f = frame_make(ctx, up, dirfd, shown, abs, base, has);
+  g_free(abs);
+  g_free(shown);
+  return f;
+}
+
+/* The same for a directory above the root, at absolute path DIR: its files
+ * are shown by absolute path. */
 static struct ignore_frame *
 frame_above(struct ignore_ctx *ctx, struct ignore_frame *up, const char *dir, size_t base)
 {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return ignore_frame_ref(up);
-  unsigned has = ignore_probe(fd);
-  const bool vcs = ctx->flags & IGNORE_VCS;
-  struct ignore_frame *f = ignore_frame_ref(up);
-  if ((vcs && (has & (HAS_DOTGIT | HAS_GITIGNORE))) || ((ctx->flags & IGNORE_DOT) && (has & HAS_DOTIGNORE))) {
-    ignore_frame_unref(f);
-    f = g_new0(struct ignore_frame, 1);
-    f->refs = 1;
-    f->up = ignore_frame_ref(up);
-    f->base = base;
-    f->repo = vcs && (has & HAS_DOTGIT) ? repo_new(ctx, dir, base) : NULL;
-    f->top = f->repo != NULL;
-    if ((ctx->flags & IGNORE_DOT) && (has & HAS_DOTIGNORE)) {
-      char *path = g_build_filename(dir, ".ignore", NULL);
-      f->dot = load(ctx, fd, ".ignore", true, path);
-      g_free(path);
-    }
-    if (vcs && (has & HAS_GITIGNORE)) {
-      char *path = g_build_filename(dir, ".gitignore", NULL);
-      f->git = load(ctx, fd, ".gitignore", true, path);
-      g_free(path);
-    }
-    if (!f->top && up && up->repo) {
-      f->repo = up->repo;
-      g_atomic_int_inc(&f->repo->refs);
-    }
-  }
+  char *shown = g_str_has_suffix(dir, "/") ? g_strdup(dir) : g_strconcat(dir, "/", NULL);
+  struct ignore_frame *f = frame_make(ctx, up, fd, shown, dir, base, ignore_probe(fd));
+  g_free(shown);
   close(fd);
   return f;
 }

@@ -710,10 +710,9 @@ emit_ready(struct run *run, bool done)
  * is in WK's path buffer? The lstat type decides IS_DIR: a link to a
  * directory is not one, for git. */
 static bool
-ignored(struct run *run, const struct ignore_ctx *igc, const struct ignore_frame *frame,
-        struct worker *wk, bool is_dir)
+ignored(const struct ignore_ctx *igc, const struct ignore_frame *frame, struct worker *wk,
+        bool is_dir)
 {
-  (void)run;
   if (igc == NULL)
     return false;
   const struct ignore_rule *r = ignore_verdict(igc, frame, wk->path.data, wk->path.len,
@@ -894,7 +893,7 @@ process(struct worker *wk, struct item *it)
       /* A link that is not followed is reported with the files as well. */
       bool wanted = (o->types & kind) ||
                     (kind == TRAWL_ENTRY_SYMLINK && (o->types & TRAWL_ENTRY_FILE));
-      if (wanted && selected(w, rel, rlen) && !ignored(run, igc, frame, wk, type == DT_DIR)) {
+      if (wanted && selected(w, rel, rlen) && !ignored(igc, frame, wk, type == DT_DIR)) {
         if (sorted) {
           wk->stats.results++;
           add_rec(wk, name, nlen, REC_RESULT, kind, NULL);
@@ -905,7 +904,7 @@ process(struct worker *wk, struct item *it)
     }
     if (kind != TRAWL_ENTRY_DIR || !descend)
       continue;
-    if (!worth_opening(w, rel, rlen) || ignored(run, igc, frame, wk, type == DT_DIR)) {
+    if (!worth_opening(w, rel, rlen) || ignored(igc, frame, wk, type == DT_DIR)) {
       wk->stats.dirs_pruned++;
       continue;
     }
@@ -1153,7 +1152,8 @@ start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_fram
     if (i < len && d[i] != '/')
       continue;
     /* d[0..i) is a directory on the way, the last one D itself. */
-    const char *name = d + (memrchr(d, '/', i) ? (const char *)memrchr(d, '/', i) - d + 1 : 0);
+    const char *slash = memrchr(d, '/', i);
+    const char *name = slash ? slash + 1 : d;
     if (vcs && d + i - name == 4 && memcmp(name, ".git", 4) == 0) {
       ok = false;
       break;
