@@ -78,7 +78,7 @@ typedef struct {
 
 typedef struct {
   uint64_t dirs_opened;   /* directories read */
-  uint64_t dirs_pruned;   /* subdirectories left closed by the patterns */
+  uint64_t dirs_pruned;   /* subdirectories left closed by the patterns or ignore rules */
   uint64_t entries_seen;  /* directory entries examined */
   uint64_t results;       /* entries reported */
   unsigned threads_used;  /* threads that took part (1 when serial) */
