@@ -9,6 +9,7 @@
 #include "trawl/export.h"
 #include "trawl/version.h"
 #include "trawl/pattern.h"
+#include "trawl/patset.h"
 #include "trawl/walk.h"
 
 #endif /* TRAWL_H */
