@@ -390,23 +390,6 @@ TEST(Patset, ConcurrentQueries)
 
 // ---- generated lists ------------------------------------------------------
 
-class Rng {
-public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next()
-  {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  unsigned below(unsigned n) { return static_cast<unsigned>(next() % n); }
-  bool chance(unsigned percent) { return below(100) < percent; }
-
-private:
-  uint64_t state_;
-};
-
 const char kAlphabet[] = {'a', 'b', 'A', '.', 'c', '-'};
 
 class ListGen {
