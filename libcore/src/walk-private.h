@@ -17,4 +17,24 @@ void trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *dat
  * sweep in bench/ that chooses the default. */
 void trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor);
 
+/* ---- Shared walks (plan.c) ----
+ *
+ * A shared walker answers several queries in one traversal: each has its
+ * own includes, excludes, hidden, types and max_depth (from OPTIONS); the
+ * walker's own options give the rest (follow, one_file_system, ignore,
+ * threads, reader). Each result carries in trawl_entry.queries the bits of
+ * the queries it answers, and each query's results are exactly those of a
+ * plain walker configured with that query alone. */
+#define TRAWL_WALK_MAX_QUERIES 64
+
+/* A walker without a query of its own: trawl_walker_add_include/exclude
+ * and trawl_walker_explain() are not for it. */
+trawl_walker *trawl_walker_new_shared(const trawl_walk_options *options);
+
+/* Add a query (patterns borrowed); returns its bit index. At most
+ * TRAWL_WALK_MAX_QUERIES. */
+unsigned trawl_walker_add_query(trawl_walker *w, const trawl_pattern *const *includes,
+                                size_t n_includes, const trawl_pattern *const *excludes,
+                                size_t n_excludes, const trawl_walk_options *options);
+
 #endif /* TRAWL_WALK_PRIVATE_H */

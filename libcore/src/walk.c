@@ -36,6 +36,7 @@
 #include "dirread.h"
 #include "ignore.h"
 #include "pattern-private.h"
+#include "trawl/patset.h"
 #include "trawl/walk.h"
 #include "walk-private.h"
 
@@ -89,6 +90,7 @@ struct rec {
   union {
     struct node *node;  /* a subtree's directory, once read (NULL if it could not be) */
     struct item *item;  /* while the node is being built */
+    uint64_t queries;   /* a result: the queries it answers */
   } child;
 };
 
@@ -116,6 +118,52 @@ struct frame {
   gsize base;           /* length of the node's directory path, with its '/' */
 };
 
+/* Queries. A walk answers one or more queries: a plain walker has one (its
+ * includes, excludes and options); a shared walker (trawl/plan.h) one per
+ * query of its group. Every directory item carries the set of queries whose
+ * own walk would have read it, and every result the set it answers, as bits
+ * of a 64-bit mask: so each query gets exactly its own walk's results while
+ * each directory is read once, and each entry is looked up once in a pattern
+ * set built over every query's patterns. */
+struct query {
+  GPtrArray *includes;  /* const trawl_pattern * (borrowed) */
+  GPtrArray *excludes;
+  bool hidden;
+  unsigned types;
+  int max_depth;
+};
+
+#define QBIT(i) (UINT64_C(1) << (i))
+/* From this many patterns on, an include or exclude list is looked up
+ * through a pattern set rather than tried one by one. */
+#define PATSET_MIN 8
+
+/* Every query's patterns of one kind, for one lookup per entry. */
+struct patlist {
+  GPtrArray *pats;      /* const trawl_pattern * */
+  guint8 *owner;        /* the query of each */
+  trawl_patset *set;    /* NULL when there are few */
+  uint64_t all;         /* the queries with a pattern here */
+};
+
+enum { KIND_FILE, KIND_DIR, KIND_SYMLINK };
+
+/* The queries of a run, as masks. */
+struct qtab {
+  guint n;
+  struct query **q;
+  uint64_t every;
+  uint64_t hidden;        /* options.hidden */
+  uint64_t depth_limited; /* max_depth >= 0 */
+  uint64_t types[3];      /* by KIND_*: the queries that report such an entry */
+  struct patlist inc, exc;
+  /* Start directories below another query's: path -> uint64_t * (the
+   * queries starting there), and the directories on the way to them. NULL
+   * when there are none. */
+  GHashTable *nested;
+  GHashTable *transit;
+};
+
 struct item {
   char *path;           /* relative to the root; "" for the root */
   size_t len;
@@ -128,6 +176,8 @@ struct item {
   struct chain *chain;  /* the parent's chain (follow mode) */
   struct node **slot;   /* sorted runs: where this directory's node goes */
   struct ignore_frame *ig; /* the ignore rules in force in this directory's parent */
+  uint64_t live;        /* the queries that read this directory (0: on the way to a
+                           start directory below it, for another query) */
 };
 
 struct worker {
@@ -143,6 +193,7 @@ struct worker {
   GPtrArray *kids;      /* sorted runs: its subdirectories' items */
   struct rec *sort_tmp; /* sorted runs: merge space */
   size_t sort_cap;
+  GArray *hits;         /* guint: pattern-set answers */
   trawl_walk_stats stats;
 };
 
@@ -169,12 +220,15 @@ struct run {
   int *root_fds;
   dev_t *root_devs;
   struct ignore_ctx *ig; /* per root; NULL when no ignore file is read */
+  struct qtab qt;
 };
 
 struct trawl_walker {
   trawl_walk_options opt;
   GPtrArray *roots;     /* char * */
-  GPtrArray *includes;  /* const trawl_pattern * */
+  GPtrArray *queries;   /* struct query * */
+  bool shared;          /* queries added by trawl_walker_add_query() */
+  GPtrArray *includes;  /* query 0's of a plain walker */
   GPtrArray *excludes;
   GPtrArray *problems;  /* GError * */
   GPtrArray *ignore_files; /* struct ignore_file *: --ignore-file */
@@ -185,6 +239,14 @@ struct trawl_walker {
 };
 
 /* ---- configuration ---------------------------------------------------- */
+
+static void
+query_free(struct query *q)
+{
+  g_ptr_array_unref(q->includes);
+  g_ptr_array_unref(q->excludes);
+  g_free(q);
+}
 
 void
 trawl_walk_options_init(trawl_walk_options *o)
@@ -208,10 +270,52 @@ trawl_walker_new(const trawl_walk_options *options)
   w->roots = g_ptr_array_new_with_free_func(g_free);
   w->includes = g_ptr_array_new();
   w->excludes = g_ptr_array_new();
+  w->queries = g_ptr_array_new_with_free_func((GDestroyNotify)query_free);
+  struct query *q = g_new0(struct query, 1);
+  q->includes = g_ptr_array_ref(w->includes);
+  q->excludes = g_ptr_array_ref(w->excludes);
+  q->hidden = w->opt.hidden;
+  q->types = w->opt.types;
+  q->max_depth = w->opt.max_depth;
+  g_ptr_array_add(w->queries, q);
   w->problems = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
   w->ignore_files = g_ptr_array_new_with_free_func((GDestroyNotify)ignore_file_unref);
   w->helper_floor = HELPER_FLOOR;
   return w;
+}
+
+trawl_walker *
+trawl_walker_new_shared(const trawl_walk_options *options)
+{
+  trawl_walker *w = trawl_walker_new(options);
+  g_ptr_array_set_size(w->queries, 0);
+  w->shared = true;
+  return w;
+}
+
+unsigned
+trawl_walker_add_query(trawl_walker *w, const trawl_pattern *const *includes, size_t n_includes,
+                       const trawl_pattern *const *excludes, size_t n_excludes,
+                       const trawl_walk_options *options)
+{
+  g_return_val_if_fail(w->shared && w->queries->len < TRAWL_WALK_MAX_QUERIES, 0);
+  trawl_walk_options defaults;
+  if (options == NULL) {
+    trawl_walk_options_init(&defaults);
+    options = &defaults;
+  }
+  struct query *q = g_new0(struct query, 1);
+  q->includes = g_ptr_array_new();
+  for (size_t i = 0; i < n_includes; i++)
+    g_ptr_array_add(q->includes, (gpointer)includes[i]);
+  q->excludes = g_ptr_array_new();
+  for (size_t i = 0; i < n_excludes; i++)
+    g_ptr_array_add(q->excludes, (gpointer)excludes[i]);
+  q->hidden = options->hidden;
+  q->types = options->types ? options->types : TRAWL_ENTRY_FILE;
+  q->max_depth = options->max_depth;
+  g_ptr_array_add(w->queries, q);
+  return w->queries->len - 1;
 }
 
 void
@@ -222,6 +326,7 @@ trawl_walker_free(trawl_walker *w)
   g_ptr_array_unref(w->roots);
   g_ptr_array_unref(w->includes);
   g_ptr_array_unref(w->excludes);
+  g_ptr_array_unref(w->queries);
   g_ptr_array_unref(w->problems);
   g_ptr_array_unref(w->ignore_files);
   g_free(w);
@@ -236,12 +341,14 @@ trawl_walker_add_root(trawl_walker *w, const char *root)
 void
 trawl_walker_add_include(trawl_walker *w, const trawl_pattern *p)
 {
+  g_return_if_fail(!w->shared);
   g_ptr_array_add(w->includes, (gpointer)p);
 }
 
 void
 trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p)
 {
+  g_return_if_fail(!w->shared);
   g_ptr_array_add(w->excludes, (gpointer)p);
 }
 
@@ -284,53 +391,196 @@ trawl_walker_stats(const trawl_walker *w, trawl_walk_stats *out)
   *out = w->stats;
 }
 
-/* ---- decisions -------------------------------------------------------- */
+/* ---- queries: the decisions ------------------------------------------- */
 
+/* Does include or exclude list PATS name hidden entry NAME? */
 static bool
-any_match(const GPtrArray *pats, const char *path, size_t len)
+names_hidden(const GPtrArray *pats, const char *name, size_t len)
 {
   for (guint i = 0; i < pats->len; i++)
-    if (trawl_pattern_match(pats->pdata[i], path, len))
+    if (trawl_pattern_names_hidden(pats->pdata[i], name, len))
       return true;
   return false;
 }
 
-/* Is PATH a result (before its type is considered)? */
-static bool
-selected(const trawl_walker *w, const char *path, size_t len)
+/* The exclude of Q that matches PATH or (for a directory) covers everything
+ * below it, or NULL. */
+static const trawl_pattern *
+closing_exclude(const struct query *q, const char *path, size_t len, bool dir)
 {
-  if (w->includes->len > 0 && !any_match(w->includes, path, len))
-    return false;
-  return !any_match(w->excludes, path, len);
-}
-
-/* Should directory PATH be opened? */
-static bool
-worth_opening(const trawl_walker *w, const char *path, size_t len)
-{
-  bool wanted = w->includes->len == 0;
-  for (guint i = 0; i < w->includes->len && !wanted; i++)
-    wanted = trawl_pattern_may_match_below(w->includes->pdata[i], path, len);
-  if (!wanted)
-    return false;
-  for (guint i = 0; i < w->excludes->len; i++) {
-    const trawl_pattern *x = w->excludes->pdata[i];
-    if (trawl_pattern_match(x, path, len) || trawl_pattern_covers_below(x, path, len))
-      return false;
+  for (guint i = 0; i < q->excludes->len; i++) {
+    const trawl_pattern *x = q->excludes->pdata[i];
+    if (trawl_pattern_match(x, path, len) || (dir && trawl_pattern_covers_below(x, path, len)))
+      return x;
   }
-  return true;
+  return NULL;
 }
 
-/* A hidden name is visited only with --hidden or when a pattern names it. */
+/* Would Q's own walk open directory PATH, as far as its patterns tell? Some
+ * include may match below it, and no exclude matches or covers it. */
 static bool
-hidden_allowed(const trawl_walker *w, const char *name, size_t len)
+query_opens(const struct query *q, const char *path, size_t len)
 {
-  if (w->opt.hidden || name[0] != '.')
-    return true;
-  for (guint i = 0; i < w->includes->len; i++)
-    if (trawl_pattern_names_hidden(w->includes->pdata[i], name, len))
-      return true;
-  return false;
+  bool wanted = q->includes->len == 0;
+  for (guint i = 0; i < q->includes->len && !wanted; i++)
+    wanted = trawl_pattern_may_match_below(q->includes->pdata[i], path, len);
+  return wanted && closing_exclude(q, path, len, true) == NULL;
+}
+
+/* A hidden name is visited only with options.hidden or when an include
+ * names it. */
+static bool
+query_shows(const struct query *q, const char *name, size_t len)
+{
+  return q->hidden || name[0] != '.' || names_hidden(q->includes, name, len);
+}
+
+static void
+patlist_init(struct patlist *l, const GPtrArray *queries, bool includes)
+{
+  l->pats = g_ptr_array_new();
+  GByteArray *owner = g_byte_array_new();
+  for (guint i = 0; i < queries->len; i++) {
+    const struct query *q = queries->pdata[i];
+    const GPtrArray *pats = includes ? q->includes : q->excludes;
+    for (guint k = 0; k < pats->len; k++) {
+      guint8 o = (guint8)i;
+      g_ptr_array_add(l->pats, pats->pdata[k]);
+      g_byte_array_append(owner, &o, 1);
+    }
+    if (pats->len)
+      l->all |= QBIT(i);
+  }
+  l->owner = g_byte_array_free(owner, FALSE);
+  if (l->pats->len >= PATSET_MIN)
+    l->set = trawl_patset_new((const trawl_pattern *const *)l->pats->pdata, l->pats->len);
+}
+
+static void
+patlist_clear(struct patlist *l)
+{
+  trawl_patset_free(l->set);
+  g_ptr_array_unref(l->pats);
+  g_free(l->owner);
+  memset(l, 0, sizeof *l);
+}
+
+/* Of the queries in WANT, those with a pattern in L that matches PATH. */
+static uint64_t
+patlist_match(const struct patlist *l, const char *path, size_t len, uint64_t want, GArray *hits)
+{
+  want &= l->all;
+  if (want == 0)
+    return 0;
+  uint64_t got = 0;
+  if (l->set) {
+    if ((l->all & (l->all - 1)) == 0) /* one query: any pattern will do */
+      return trawl_patset_any(l->set, path, len) ? l->all : 0;
+    g_array_set_size(hits, 0);
+    trawl_patset_matches(l->set, path, len, hits);
+    for (guint i = 0; i < hits->len; i++)
+      got |= QBIT(l->owner[g_array_index(hits, guint, i)]);
+    return got & want;
+  }
+  for (guint i = 0; i < l->pats->len; i++) {
+    uint64_t b = QBIT(l->owner[i]);
+    if ((want & ~got & b) && trawl_pattern_match(l->pats->pdata[i], path, len)) {
+      got |= b;
+      if (got == want)
+        break;
+    }
+  }
+  return got;
+}
+
+static void
+qtab_init(struct qtab *t, const GPtrArray *queries)
+{
+  memset(t, 0, sizeof *t);
+  t->n = queries->len;
+  t->q = (struct query **)queries->pdata;
+  for (guint i = 0; i < t->n; i++) {
+    const struct query *q = t->q[i];
+    t->every |= QBIT(i);
+    if (q->hidden)
+      t->hidden |= QBIT(i);
+    if (q->max_depth >= 0)
+      t->depth_limited |= QBIT(i);
+    if (q->types & TRAWL_ENTRY_FILE)
+      t->types[KIND_FILE] |= QBIT(i);
+    if (q->types & TRAWL_ENTRY_DIR)
+      t->types[KIND_DIR] |= QBIT(i);
+    /* A link that is not followed is reported with the files as well. */
+    if (q->types & (TRAWL_ENTRY_SYMLINK | TRAWL_ENTRY_FILE))
+      t->types[KIND_SYMLINK] |= QBIT(i);
+  }
+  patlist_init(&t->inc, queries, true);
+  patlist_init(&t->exc, queries, false);
+}
+
+static void
+qtab_clear(struct qtab *t)
+{
+  patlist_clear(&t->inc);
+  patlist_clear(&t->exc);
+  if (t->nested)
+    g_hash_table_unref(t->nested);
+  if (t->transit)
+    g_hash_table_unref(t->transit);
+}
+
+/* Of the queries in WANT, those PATH is a result of (before its type and
+ * the ignore rules): an include matches (or it has none), no exclude does. */
+static inline uint64_t
+select_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits)
+{
+  uint64_t sel = (want & ~t->inc.all) | patlist_match(&t->inc, path, len, want, hits);
+  if (sel & t->exc.all)
+    sel &= ~patlist_match(&t->exc, path, len, sel, hits);
+  return sel;
+}
+
+/* Of the queries in WANT, those whose own walk would open directory PATH. */
+static uint64_t
+open_mask(const struct qtab *t, const char *path, size_t len, uint64_t want)
+{
+  uint64_t got = 0;
+  for (uint64_t m = want; m; m &= m - 1) {
+    unsigned i = (unsigned)__builtin_ctzll(m);
+    if (query_opens(t->q[i], path, len))
+      got |= QBIT(i);
+  }
+  return got;
+}
+
+/* Of the queries in LIVE, those that see entry NAME (hidden or not). */
+static inline uint64_t
+shown_mask(const struct qtab *t, const char *name, size_t len, uint64_t live)
+{
+  if (name[0] != '.')
+    return live;
+  uint64_t ok = live & t->hidden;
+  for (uint64_t m = live & ~ok; m; m &= m - 1) {
+    unsigned i = (unsigned)__builtin_ctzll(m);
+    if (names_hidden(t->q[i]->includes, name, len))
+      ok |= QBIT(i);
+  }
+  return ok;
+}
+
+/* Of the queries in LIVE, those that report entries at DEPTH, and those
+ * that open directories there. */
+static inline void
+depth_masks(const struct qtab *t, int depth, uint64_t live, uint64_t *report, uint64_t *descend)
+{
+  *report = *descend = live;
+  for (uint64_t m = live & t->depth_limited; m; m &= m - 1) {
+    unsigned i = (unsigned)__builtin_ctzll(m);
+    if (depth > t->q[i]->max_depth)
+      *report &= ~QBIT(i);
+    if (depth >= t->q[i]->max_depth)
+      *descend &= ~QBIT(i);
+  }
 }
 
 /* ---- problems ---------------------------------------------------------- */
@@ -531,7 +781,7 @@ push(struct worker *wk, struct item *it)
 
 static void
 add_rec(struct worker *wk, const char *name, size_t len, unsigned kind, unsigned type,
-        struct item *child)
+        struct item *child, uint64_t queries)
 {
   if (G_UNLIKELY(wk->n_recs == wk->cap_recs)) {
     wk->cap_recs = wk->cap_recs ? wk->cap_recs * 2 : 256;
@@ -555,7 +805,10 @@ add_rec(struct worker *wk, const char *name, size_t len, unsigned kind, unsigned
   r->len = (uint32_t)len;
   r->kind = (uint8_t)kind;
   r->type = (uint8_t)type;
-  r->child.item = child;
+  if (child)
+    r->child.item = child;
+  else
+    r->child.queries = queries;
 }
 
 /* Bytewise order of the paths the records stand for: a result's path ends
@@ -700,7 +953,7 @@ emit_ready(struct run *run, bool done)
     buf_cut(path, f->base);
     buf_add(path, r->name, r->len);
     unsigned root = ((struct top *)run->tops->pdata[run->next_top - 1])->root;
-    trawl_entry e = {path->data, path->len, (TrawlEntryType)r->type, root};
+    trawl_entry e = {path->data, path->len, (TrawlEntryType)r->type, root, r->child.queries};
     if (!run->fn(&e, run->data))
       g_atomic_int_set(&run->stop, 1);
   }
@@ -721,12 +974,12 @@ ignored(const struct ignore_ctx *igc, const struct ignore_frame *frame, struct w
 }
 
 static void
-report(struct worker *wk, unsigned root, TrawlEntryType type)
+report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
 {
   struct run *run = wk->run;
   wk->stats.results++;
   const size_t plen = run->ig ? run->ig[root].plen : 0;
-  trawl_entry e = {wk->path.data + plen, wk->path.len - plen, type, root};
+  trawl_entry e = {wk->path.data + plen, wk->path.len - plen, type, root, queries};
   if (!run->fn(&e, run->data))
     g_atomic_int_set(&run->stop, 1);
 }
@@ -801,8 +1054,10 @@ process(struct worker *wk, struct item *it)
   const size_t n = wk->listing.n;
   const char *names = wk->listing.names.data;
   const int depth = it->depth + 1;
-  const bool report_here = o->max_depth < 0 || depth <= o->max_depth;
-  const bool descend = o->max_depth < 0 || depth < o->max_depth;
+  const struct qtab *qt = &run->qt;
+  const uint64_t live = it->live;
+  uint64_t report_here, descend;
+  depth_masks(qt, depth, live, &report_here, &descend);
   struct dirref *shared = NULL;
   const bool sorted = run->sorted;
 
@@ -845,7 +1100,10 @@ process(struct worker *wk, struct item *it)
     const char *name = names + ents[i].name_off;
     const size_t nlen = ents[i].name_len;
     wk->stats.entries_seen++;
-    if (!hidden_allowed(w, name, nlen))
+    const uint64_t shown = shown_mask(qt, name, nlen, live);
+    /* (On the way to another query's start directory, an entry no query
+     * here sees may still be that way.) */
+    if (shown == 0 && qt->nested == NULL)
       continue;
     /* A repository's own directory is never listed or entered. */
     if (skip_dotgit && nlen == 4 && memcmp(name, ".git", 4) == 0)
@@ -889,26 +1147,39 @@ process(struct worker *wk, struct item *it)
       }
     }
 
-    if (report_here) {
-      /* A link that is not followed is reported with the files as well. */
-      bool wanted = (o->types & kind) ||
-                    (kind == TRAWL_ENTRY_SYMLINK && (o->types & TRAWL_ENTRY_FILE));
-      if (wanted && selected(w, rel, rlen) && !ignored(igc, frame, wk, type == DT_DIR)) {
+    const unsigned k = kind == TRAWL_ENTRY_DIR ? KIND_DIR
+                       : kind == TRAWL_ENTRY_SYMLINK ? KIND_SYMLINK : KIND_FILE;
+    uint64_t hit = shown & report_here & qt->types[k];
+    if (hit) {
+      hit = select_mask(qt, rel, rlen, hit, wk->hits);
+      if (hit && !ignored(igc, frame, wk, type == DT_DIR)) {
         if (sorted) {
           wk->stats.results++;
-          add_rec(wk, name, nlen, REC_RESULT, kind, NULL);
+          add_rec(wk, name, nlen, REC_RESULT, kind, NULL, hit);
         } else {
-          report(wk, it->root, kind);
+          report(wk, it->root, kind, hit);
         }
       }
     }
-    if (kind != TRAWL_ENTRY_DIR || !descend)
+    if (kind != TRAWL_ENTRY_DIR)
       continue;
-    if (!worth_opening(w, rel, rlen) || ignored(igc, frame, wk, type == DT_DIR)) {
-      wk->stats.dirs_pruned++;
+    uint64_t opens = shown & descend;
+    if (opens)
+      opens = open_mask(qt, rel, rlen, opens);
+    bool on_the_way = false;
+    if (qt->nested) {
+      const uint64_t *starting = g_hash_table_lookup(qt->nested, rel);
+      if (starting)
+        opens |= *starting;
+      on_the_way = g_hash_table_contains(qt->transit, rel);
+    }
+    if ((opens == 0 && !on_the_way) || ignored(igc, frame, wk, type == DT_DIR)) {
+      if (shown & descend)
+        wk->stats.dirs_pruned++;
       continue;
     }
     struct item *child = g_new0(struct item, 1);
+    child->live = opens;
     child->path = g_strndup(rel, rlen);
     child->len = rlen;
     child->ig = ignore_frame_ref(frame);
@@ -933,7 +1204,7 @@ process(struct worker *wk, struct item *it)
       child->parent = shared;
     }
     if (sorted)
-      add_rec(wk, name, nlen, REC_SUBTREE, 0, child);
+      add_rec(wk, name, nlen, REC_SUBTREE, 0, child, 0);
     else
       push(wk, child);
   }
@@ -1045,15 +1316,15 @@ worker_main(gpointer data)
   return NULL;
 }
 
-/* Literal start directories of the includes, none below another. */
+/* Literal start directories of Q's includes, none below another. */
 static GPtrArray *
-start_dirs(const trawl_walker *w)
+start_dirs(const struct query *q)
 {
   GPtrArray *dirs = g_ptr_array_new();
-  if (w->includes->len == 0)
+  if (q->includes->len == 0)
     g_ptr_array_add(dirs, (gpointer) "");
-  for (guint i = 0; i < w->includes->len; i++) {
-    const char *const *roots = trawl_pattern_roots(w->includes->pdata[i], NULL);
+  for (guint i = 0; i < q->includes->len; i++) {
+    const char *const *roots = trawl_pattern_roots(q->includes->pdata[i], NULL);
     for (; *roots; roots++)
       g_ptr_array_add(dirs, (gpointer)*roots);
   }
@@ -1081,24 +1352,73 @@ start_dirs(const trawl_walker *w)
  * its ancestors, nor when its entries would lie deeper than the limit.
  * *DEPTH receives its depth in components. */
 static bool
-start_allowed(const trawl_walker *w, const char *d, int *depth)
+start_allowed(const struct query *q, const char *d, int *depth)
 {
   size_t len = strlen(d);
   *depth = len ? 1 : 0;
   for (size_t i = 0; i <= len && len; i++) {
     if (i < len && d[i] != '/')
       continue;
-    for (guint k = 0; k < w->excludes->len; k++) {
-      const trawl_pattern *x = w->excludes->pdata[k];
-      if (trawl_pattern_match(x, d, i) || trawl_pattern_covers_below(x, d, i))
-        return false;
-    }
+    if (closing_exclude(q, d, i, true))
+      return false;
     if (i < len)
       (*depth)++;
   }
-  if (w->opt.max_depth >= 0 && *depth + 1 > w->opt.max_depth)
+  if (q->max_depth >= 0 && *depth + 1 > q->max_depth)
     return false;
-  return len == 0 || worth_opening(w, d, len);
+  return len == 0 || query_opens(q, d, len);
+}
+
+/* The start directories of the run's queries: in TOPS (char *, to free)
+ * those below no other, with the queries starting there in MASKS
+ * (uint64_t); the others, below another query's, in qt->nested with the
+ * directories on the way to them in qt->transit. */
+static void
+plan_starts(struct qtab *qt, GPtrArray *tops, GArray *masks)
+{
+  GHashTable *want = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < qt->n; i++) {
+    GPtrArray *starts = start_dirs(qt->q[i]);
+    for (guint k = 0; k < starts->len; k++) {
+      const char *d = starts->pdata[k];
+      int depth;
+      if (!start_allowed(qt->q[i], d, &depth))
+        continue;
+      uint64_t *mask = g_hash_table_lookup(want, d);
+      if (mask == NULL) {
+        mask = g_new0(uint64_t, 1);
+        g_hash_table_insert(want, g_strdup(d), mask);
+      }
+      *mask |= QBIT(i);
+    }
+    g_ptr_array_free(starts, TRUE);
+  }
+  GHashTableIter iter;
+  gpointer key, value;
+  g_hash_table_iter_init(&iter, want);
+  while (g_hash_table_iter_next(&iter, &key, &value)) {
+    const char *d = key;
+    /* Below another start directory? ("" is above every other.) */
+    bool below = d[0] != '\0' && g_hash_table_contains(want, "");
+    for (const char *c = strchr(d, '/'); c && !below; c = strchr(c + 1, '/')) {
+      char *up = g_strndup(d, (gsize)(c - d));
+      below = g_hash_table_contains(want, up);
+      g_free(up);
+    }
+    if (!below) {
+      g_ptr_array_add(tops, g_strdup(d));
+      g_array_append_val(masks, *(uint64_t *)value);
+      continue;
+    }
+    if (qt->nested == NULL) {
+      qt->nested = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+      qt->transit = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    }
+    g_hash_table_insert(qt->nested, g_strdup(d), g_memdup2(value, sizeof(uint64_t)));
+    for (const char *c = strchr(d, '/'); c; c = strchr(c + 1, '/'))
+      g_hash_table_add(qt->transit, g_strndup(d, (gsize)(c - d)));
+  }
+  g_hash_table_unref(want);
 }
 
 struct igprob {
@@ -1268,13 +1588,17 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     pthread_mutex_init(&wk->lock, NULL);
     g_queue_init(&wk->deque);
     listing_init(&wk->listing);
+    wk->hits = g_array_new(FALSE, FALSE, sizeof(guint));
     if (sorted) {
       wk->kids = g_ptr_array_new();
     }
   }
 
   /* The start items, in order (sorted runs print them in this order). */
-  GPtrArray *starts = start_dirs(w);
+  qtab_init(&run.qt, w->queries);
+  GPtrArray *starts = g_ptr_array_new_with_free_func(g_free);
+  GArray *start_masks = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  plan_starts(&run.qt, starts, start_masks);
   GPtrArray *tops = g_ptr_array_new();
   for (guint r = 0; r < w->roots->len; r++) {
     struct chain *root_chain = NULL;
@@ -1283,15 +1607,17 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
       root_chain = chain_new(&st, NULL);
     for (guint i = 0; i < starts->len; i++) {
       const char *d = starts->pdata[i];
-      int depth = 0;
       struct ignore_frame *frame = NULL;
-      if (!start_allowed(w, d, &depth) || !start_not_ignored(&run, r, d, &frame))
+      if (!start_not_ignored(&run, r, d, &frame))
         continue;
       struct item *it = g_new0(struct item, 1);
       it->path = g_strdup(d);
       it->len = strlen(d);
       it->root = r;
-      it->depth = depth;
+      it->depth = 0;
+      for (const char *c = d; *c; c++)
+        it->depth += *c == '/' || c == d;
+      it->live = g_array_index(start_masks, uint64_t, i);
       it->start = it->len > 0;
       it->ig = frame;
       if (it->start && root_chain) {
@@ -1309,6 +1635,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     chain_unref(root_chain);
   }
   g_ptr_array_free(starts, TRUE);
+  g_array_free(start_masks, TRUE);
   /* The start directories are disjoint subtrees: their order is that of
    * their paths with a '/' after each. The first is queued last, on top. */
   g_ptr_array_sort(tops, compare_tops);
@@ -1339,6 +1666,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     }
     buf_free(&wk->path);
     listing_free(&wk->listing);
+    g_array_free(wk->hits, TRUE);
     pthread_mutex_destroy(&wk->lock);
   }
   if (sorted)
@@ -1360,6 +1688,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
   pthread_cond_destroy(&run.idle_cond);
   pthread_mutex_destroy(&run.problem_lock);
   g_hash_table_unref(run.loops);
+  qtab_clear(&run.qt);
   if (run.ig) {
     for (guint r = 0; r < w->roots->len; r++)
       ignore_ctx_clear(&run.ig[r]);
@@ -1443,22 +1772,12 @@ explain_rule(trawl_explanation *e, const struct ignore_rule *r, const struct ign
   e->ignore_match = g_strdup(match);
 }
 
-/* The exclude that matches PATH or covers it, or NULL. */
-static const trawl_pattern *
-closing_exclude(const trawl_walker *w, const char *path, size_t len, bool dir)
-{
-  for (guint i = 0; i < w->excludes->len; i++) {
-    const trawl_pattern *x = w->excludes->pdata[i];
-    if (trawl_pattern_match(x, path, len) || (dir && trawl_pattern_covers_below(x, path, len)))
-      return x;
-  }
-  return NULL;
-}
-
 bool
 trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, GError **error)
 {
   memset(out, 0, sizeof *out);
+  g_return_val_if_fail(!w->shared, false);
+  const struct query *q = w->queries->pdata[0];
   if (w->roots->len == 0)
     trawl_walker_add_root(w, ".");
   const char *root = w->roots->pdata[0];
@@ -1513,7 +1832,7 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
         out->type = S_ISDIR(st.st_mode) ? TRAWL_ENTRY_DIR
                     : S_ISLNK(st.st_mode) ? TRAWL_ENTRY_SYMLINK : TRAWL_ENTRY_FILE;
       }
-      if (!hidden_allowed(w, name, strlen(name)))
+      if (!query_shows(q, name, strlen(name)))
         explain_fail(out, TRAWL_EXPLAIN_HIDDEN, last ? NULL : rel);
       if (vcs && strcmp(name, ".git") == 0)
         explain_fail(out, TRAWL_EXPLAIN_GIT_DIR, last ? NULL : rel);
@@ -1527,10 +1846,10 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
           is_dir = true;
       }
       if (!last) {
-        const trawl_pattern *x = closing_exclude(w, rel, i, true);
-        bool wanted = w->includes->len == 0;
-        for (guint k = 0; k < w->includes->len && !wanted; k++)
-          wanted = trawl_pattern_may_match_below(w->includes->pdata[k], rel, i);
+        const trawl_pattern *x = closing_exclude(q, rel, i, true);
+        bool wanted = q->includes->len == 0;
+        for (guint k = 0; k < q->includes->len && !wanted; k++)
+          wanted = trawl_pattern_may_match_below(q->includes->pdata[k], rel, i);
         if (!wanted)
           explain_fail(out, TRAWL_EXPLAIN_PRUNED, rel);
         if (x) {
@@ -1575,12 +1894,12 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
       }
       if (!wanted)
         explain_fail(out, TRAWL_EXPLAIN_TYPE, NULL);
-      for (guint k = 0; k < w->includes->len && out->include == NULL; k++)
-        if (trawl_pattern_match(w->includes->pdata[k], rel, i))
-          out->include = w->includes->pdata[k];
-      if (w->includes->len > 0 && out->include == NULL)
+      for (guint k = 0; k < q->includes->len && out->include == NULL; k++)
+        if (trawl_pattern_match(q->includes->pdata[k], rel, i))
+          out->include = q->includes->pdata[k];
+      if (q->includes->len > 0 && out->include == NULL)
         explain_fail(out, TRAWL_EXPLAIN_NOT_INCLUDED, NULL);
-      const trawl_pattern *x = closing_exclude(w, rel, i, false);
+      const trawl_pattern *x = closing_exclude(q, rel, i, false);
       if (x && out->exclude == NULL) {
         if (out->reason == TRAWL_EXPLAIN_INCLUDED)
           out->exclude = x;

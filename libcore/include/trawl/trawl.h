@@ -11,5 +11,6 @@
 #include "trawl/pattern.h"
 #include "trawl/patset.h"
 #include "trawl/walk.h"
+#include "trawl/plan.h"
 
 #endif /* TRAWL_H */

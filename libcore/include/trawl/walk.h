@@ -74,6 +74,8 @@ typedef struct {
   size_t len;
   TrawlEntryType type;  /* what it is (a followed link: what it points to) */
   unsigned root;        /* index of its root, in the order added */
+  uint64_t queries;     /* a shared walk (trawl/plan.h): bit i for each query i it answers;
+                           1 in a walker's own walk */
 } trawl_entry;
 
 typedef struct {

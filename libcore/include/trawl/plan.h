@@ -1,0 +1,90 @@
+/* trawl — shared walks: many queries, one traversal per root.
+ *
+ * A configure run asks many glob questions of one tree. A plan takes them
+ * all as queries (a root, includes, excludes and the walk options), groups
+ * the queries that can share one traversal, walks each group once, and hands
+ * every query its own results: exactly what a walker with that query's
+ * configuration alone would return (trawl_walker_collect), each path once.
+ *
+ * Grouping (docs/plans.md): queries share a walk when their roots are the
+ * same directory (device and inode) and they agree on what changes the
+ * traversal itself — options.follow, options.one_file_system and
+ * options.ignore. Everything else may differ within a group: includes and
+ * their literal start directories (overlapping or not), excludes (one
+ * query's exclude never closes a directory another query needs), hidden,
+ * types, max_depth. A directory is opened once for all the queries that need
+ * it, and each entry is matched against all of their patterns through one
+ * pattern-set lookup. A group holds at most 64 queries; more are split.
+ *
+ * Ownership: the plan borrows the patterns (they must outlive it) and copies
+ * the query structs, their pattern arrays, roots and options.
+ */
+#ifndef TRAWL_PLAN_H
+#define TRAWL_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <glib.h>
+
+#include "trawl/export.h"
+#include "trawl/pattern.h"
+#include "trawl/walk.h"
+
+G_BEGIN_DECLS
+
+/* One question: what one trawl_walker would be configured with. */
+typedef struct {
+  const char *root;                     /* directory; NULL means "." */
+  const trawl_pattern *const *includes; /* borrowed; none: everything */
+  size_t n_includes;
+  const trawl_pattern *const *excludes; /* borrowed */
+  size_t n_excludes;
+  const trawl_walk_options *options;    /* NULL: trawl_walk_options_init() */
+} trawl_query;
+
+typedef struct trawl_plan trawl_plan;
+
+/* An empty plan. Free with trawl_plan_free(). */
+TRAWL_API trawl_plan *trawl_plan_new(void);
+
+/* Release a plan and its results; NULL is allowed. */
+TRAWL_API void trawl_plan_free(trawl_plan *plan);
+
+/* Add a query (copied; its patterns borrowed). Returns its index: 0, 1, ...
+ * in the order added. */
+TRAWL_API size_t trawl_plan_add(trawl_plan *plan, const trawl_query *query);
+
+/* Number of queries added. */
+TRAWL_API size_t trawl_plan_size(const trawl_plan *plan);
+
+/* Group the queries and walk every group once. Returns false only if some
+ * query could not be answered at all (its root is missing or not a readable
+ * directory): ERROR then names the first such query's root, and
+ * trawl_plan_error() tells which queries failed; the other queries are
+ * answered all the same. Problems below a root do not fail a run (see
+ * trawl_plan_problems). A plan may be run again: results are replaced. */
+TRAWL_API bool trawl_plan_run(trawl_plan *plan, GError **error);
+
+/* The results of query Q after a run: NUL-terminated paths relative to its
+ * root, sorted bytewise, each once; *N receives the count. Owned by the plan
+ * until the next run or trawl_plan_free(); the array ends with NULL. */
+TRAWL_API const char *const *trawl_plan_results(const trawl_plan *plan, size_t q, size_t *n);
+
+/* Why query Q has no results (its root could not be walked), or NULL. */
+TRAWL_API const GError *trawl_plan_error(const trawl_plan *plan, size_t q);
+
+/* Problems (TRAWL_WALK_ERROR GErrors) of the walk that answered query Q:
+ * shared by every query of its group. Never NULL after a run. */
+TRAWL_API const GPtrArray *trawl_plan_problems(const trawl_plan *plan, size_t q);
+
+/* The walk that answered query Q (0 .. trawl_plan_groups() - 1), and how many
+ * walks the last run made. */
+TRAWL_API size_t trawl_plan_group(const trawl_plan *plan, size_t q);
+TRAWL_API size_t trawl_plan_groups(const trawl_plan *plan);
+
+/* Counters of walk G of the last run. */
+TRAWL_API void trawl_plan_stats(const trawl_plan *plan, size_t g, trawl_walk_stats *out);
+
+G_END_DECLS
+
+#endif /* TRAWL_PLAN_H */

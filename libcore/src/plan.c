@@ -1,0 +1,289 @@
+/* trawl — shared walks: queries grouped by root and traversal policy, each
+ * group answered by one walk of a walker holding all its queries.
+ *
+ * The walker does the sharing (walk.c, "Queries"): every directory item
+ * carries the set of queries that would have opened it, and every entry is
+ * matched once against all their patterns. This file only groups, runs and
+ * files the results per query.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trawl/plan.h"
+#include "walk-private.h"
+
+struct pquery {
+  char *root;
+  GPtrArray *includes;     /* const trawl_pattern * (borrowed) */
+  GPtrArray *excludes;
+  trawl_walk_options opt;
+  /* Results of the last run. */
+  GPtrArray *paths;        /* char * into the plan's chunk, NULL-terminated */
+  GError *error;
+  size_t group;
+};
+
+struct group {
+  trawl_walker *walker;
+  GArray *members;         /* size_t: query indices, bit i of an entry's mask is members[i] */
+};
+
+struct trawl_plan {
+  GPtrArray *queries;      /* struct pquery * */
+  GPtrArray *groups;       /* struct group * of the last run */
+  GStringChunk *chunk;     /* result paths */
+  GPtrArray *no_problems;  /* empty, for queries whose root failed */
+};
+
+static void
+pquery_free(struct pquery *q)
+{
+  g_free(q->root);
+  g_ptr_array_unref(q->includes);
+  g_ptr_array_unref(q->excludes);
+  if (q->paths)
+    g_ptr_array_unref(q->paths);
+  g_clear_error(&q->error);
+  g_free(q);
+}
+
+static void
+group_free(struct group *g)
+{
+  trawl_walker_free(g->walker);
+  g_array_unref(g->members);
+  g_free(g);
+}
+
+trawl_plan *
+trawl_plan_new(void)
+{
+  trawl_plan *plan = g_new0(trawl_plan, 1);
+  plan->queries = g_ptr_array_new_with_free_func((GDestroyNotify)pquery_free);
+  plan->groups = g_ptr_array_new_with_free_func((GDestroyNotify)group_free);
+  plan->no_problems = g_ptr_array_new();
+  return plan;
+}
+
+void
+trawl_plan_free(trawl_plan *plan)
+{
+  if (plan == NULL)
+    return;
+  g_ptr_array_unref(plan->queries);
+  g_ptr_array_unref(plan->groups);
+  g_ptr_array_unref(plan->no_problems);
+  if (plan->chunk)
+    g_string_chunk_free(plan->chunk);
+  g_free(plan);
+}
+
+size_t
+trawl_plan_add(trawl_plan *plan, const trawl_query *query)
+{
+  struct pquery *q = g_new0(struct pquery, 1);
+  q->root = g_strdup(query->root ? query->root : ".");
+  q->includes = g_ptr_array_sized_new((guint)query->n_includes);
+  for (size_t i = 0; i < query->n_includes; i++)
+    g_ptr_array_add(q->includes, (gpointer)query->includes[i]);
+  q->excludes = g_ptr_array_sized_new((guint)query->n_excludes);
+  for (size_t i = 0; i < query->n_excludes; i++)
+    g_ptr_array_add(q->excludes, (gpointer)query->excludes[i]);
+  if (query->options)
+    q->opt = *query->options;
+  else
+    trawl_walk_options_init(&q->opt);
+  if (q->opt.types == 0)
+    q->opt.types = TRAWL_ENTRY_FILE;
+  g_ptr_array_add(plan->queries, q);
+  return plan->queries->len - 1;
+}
+
+size_t
+trawl_plan_size(const trawl_plan *plan)
+{
+  return plan->queries->len;
+}
+
+/* What a group's members must agree on: the root directory and the options
+ * that change which directories are read or how. */
+struct gkey {
+  dev_t dev;
+  ino_t ino;
+  bool follow, one_file_system;
+  unsigned ignore;
+};
+
+static bool
+same_group(const struct gkey *a, const struct gkey *b)
+{
+  return a->dev == b->dev && a->ino == b->ino && a->follow == b->follow &&
+         a->one_file_system == b->one_file_system && a->ignore == b->ignore;
+}
+
+struct sink {
+  trawl_plan *plan;
+  struct group *group;
+};
+
+static bool
+file_result(const trawl_entry *e, void *data)
+{
+  struct sink *s = data;
+  const char *copy = NULL;
+  uint64_t mask = e->queries;
+  while (mask) {
+    unsigned bit = (unsigned)__builtin_ctzll(mask);
+    mask &= mask - 1;
+    size_t qi = g_array_index(s->group->members, size_t, bit);
+    struct pquery *q = s->plan->queries->pdata[qi];
+    if (copy == NULL)
+      copy = g_string_chunk_insert_len(s->plan->chunk, e->path, (gssize)e->len);
+    g_ptr_array_add(q->paths, (gpointer)copy);
+  }
+  return true;
+}
+
+bool
+trawl_plan_run(trawl_plan *plan, GError **error)
+{
+  g_ptr_array_set_size(plan->groups, 0);
+  if (plan->chunk)
+    g_string_chunk_free(plan->chunk);
+  plan->chunk = g_string_chunk_new(64 * 1024);
+
+  /* Group: in the order queries were added, each joins the first group
+   * with its key and room left. */
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(struct gkey));
+  bool ok = true;
+  for (guint i = 0; i < plan->queries->len; i++) {
+    struct pquery *q = plan->queries->pdata[i];
+    g_clear_error(&q->error);
+    if (q->paths)
+      g_ptr_array_unref(q->paths);
+    q->paths = g_ptr_array_new();
+    q->group = (size_t)-1;
+    struct stat st;
+    int fd = open(q->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+      q->error = g_error_new(TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT, "%s: %s", q->root,
+                             g_strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      if (ok && error)
+        *error = g_error_copy(q->error);
+      ok = false;
+      continue;
+    }
+    close(fd);
+    struct gkey k = {st.st_dev, st.st_ino, q->opt.follow, q->opt.one_file_system,
+                     q->opt.ignore};
+    guint g = 0;
+    for (; g < plan->groups->len; g++) {
+      struct group *grp = plan->groups->pdata[g];
+      if (same_group(&g_array_index(keys, struct gkey, g), &k) &&
+          grp->members->len < TRAWL_WALK_MAX_QUERIES)
+        break;
+    }
+    if (g == plan->groups->len) {
+      struct group *grp = g_new0(struct group, 1);
+      trawl_walk_options go = q->opt;
+      grp->walker = trawl_walker_new_shared(&go);
+      trawl_walker_add_root(grp->walker, q->root);
+      grp->members = g_array_new(FALSE, FALSE, sizeof(size_t));
+      g_ptr_array_add(plan->groups, grp);
+      g_array_append_val(keys, k);
+    }
+    struct group *grp = plan->groups->pdata[g];
+    size_t qi = i;
+    g_array_append_val(grp->members, qi);
+    q->group = g;
+    trawl_walker_add_query(grp->walker, (const trawl_pattern *const *)q->includes->pdata,
+                           q->includes->len, (const trawl_pattern *const *)q->excludes->pdata,
+                           q->excludes->len, &q->opt);
+  }
+  g_array_unref(keys);
+
+  for (guint g = 0; g < plan->groups->len; g++) {
+    struct group *grp = plan->groups->pdata[g];
+    struct sink s = {plan, grp};
+    GError *err = NULL;
+    if (!trawl_walker_run_sorted(grp->walker, file_result, &s, &err)) {
+      /* The root went away between the check and the walk. */
+      for (guint m = 0; m < grp->members->len; m++) {
+        struct pquery *q = plan->queries->pdata[g_array_index(grp->members, size_t, m)];
+        g_ptr_array_set_size(q->paths, 0);
+        q->error = g_error_copy(err);
+      }
+      if (ok && error)
+        *error = g_error_copy(err);
+      ok = false;
+      g_error_free(err);
+    }
+  }
+  for (guint i = 0; i < plan->queries->len; i++) {
+    struct pquery *q = plan->queries->pdata[i];
+    g_ptr_array_add(q->paths, NULL);
+  }
+  return ok;
+}
+
+const char *const *
+trawl_plan_results(const trawl_plan *plan, size_t q, size_t *n)
+{
+  g_return_val_if_fail(q < plan->queries->len, NULL);
+  struct pquery *pq = plan->queries->pdata[q];
+  static const char *const none[] = {NULL};
+  if (pq->paths == NULL || pq->paths->len == 0) {
+    if (n)
+      *n = 0;
+    return none;
+  }
+  if (n)
+    *n = pq->paths->len - 1;
+  return (const char *const *)pq->paths->pdata;
+}
+
+const GError *
+trawl_plan_error(const trawl_plan *plan, size_t q)
+{
+  g_return_val_if_fail(q < plan->queries->len, NULL);
+  return ((struct pquery *)plan->queries->pdata[q])->error;
+}
+
+const GPtrArray *
+trawl_plan_problems(const trawl_plan *plan, size_t q)
+{
+  g_return_val_if_fail(q < plan->queries->len, NULL);
+  struct pquery *pq = plan->queries->pdata[q];
+  if (pq->group >= plan->groups->len)
+    return plan->no_problems;
+  struct group *grp = plan->groups->pdata[pq->group];
+  return trawl_walker_problems(grp->walker);
+}
+
+size_t
+trawl_plan_group(const trawl_plan *plan, size_t q)
+{
+  g_return_val_if_fail(q < plan->queries->len, (size_t)-1);
+  return ((struct pquery *)plan->queries->pdata[q])->group;
+}
+
+size_t
+trawl_plan_groups(const trawl_plan *plan)
+{
+  return plan->groups->len;
+}
+
+void
+trawl_plan_stats(const trawl_plan *plan, size_t g, trawl_walk_stats *out)
+{
+  memset(out, 0, sizeof *out);
+  g_return_if_fail(g < plan->groups->len);
+  struct group *grp = plan->groups->pdata[g];
+  trawl_walker_stats(grp->walker, out);
+}
