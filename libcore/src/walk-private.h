@@ -17,6 +17,11 @@ void trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *dat
  * sweep in bench/ that chooses the default. */
 void trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor);
 
+/* Patterns from which a run looks includes and excludes up through pattern
+ * sets and a prune index (default PATSET_MIN in walk.c); 0 or 1 always,
+ * UINT_MAX never. The tests run both ways and compare. */
+void trawl_walker_set_patset_min(trawl_walker *w, unsigned min);
+
 /* ---- Shared walks (plan.c) ----
  *
  * A shared walker answers several queries in one traversal: each has its

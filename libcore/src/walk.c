@@ -131,11 +131,23 @@ struct query {
   bool hidden;
   unsigned types;
   int max_depth;
+  struct prune_index *prune; /* during a run, with many includes */
+};
+
+/* Many includes: which of them to ask whether a directory can hold a
+ * match, found by their literal start directories (a match of "src/a/x.c"
+ * lies below "src/a": no directory but the root's path to it and its
+ * subtree need ask that include). */
+struct prune_index {
+  GPtrArray *anywhere;  /* includes starting at the root (and case-folded ones) */
+  GHashTable *at;       /* struct span * start directory -> GPtrArray of includes */
+  GHashTable *above;    /* struct span * directory above a start -> GPtrArray of includes */
 };
 
 #define QBIT(i) (UINT64_C(1) << (i))
 /* From this many patterns on, an include or exclude list is looked up
- * through a pattern set rather than tried one by one. */
+ * through a pattern set (and the includes' start directories through a
+ * prune index) rather than tried one by one. */
 #define PATSET_MIN 8
 
 /* Every query's patterns of one kind, for one lookup per entry. */
@@ -195,6 +207,7 @@ struct worker {
   struct rec *sort_tmp; /* sorted runs: merge space */
   size_t sort_cap;
   GArray *hits;         /* guint: pattern-set answers */
+  struct buf scratch;
   trawl_walk_stats stats;
 };
 
@@ -237,6 +250,7 @@ struct trawl_walker {
   trawl_open_hook open_hook;
   void *open_hook_data;
   unsigned helper_floor;
+  unsigned patset_min;
 };
 
 /* ---- configuration ---------------------------------------------------- */
@@ -282,6 +296,7 @@ trawl_walker_new(const trawl_walk_options *options)
   w->problems = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
   w->ignore_files = g_ptr_array_new_with_free_func((GDestroyNotify)ignore_file_unref);
   w->helper_floor = HELPER_FLOOR;
+  w->patset_min = PATSET_MIN;
   return w;
 }
 
@@ -374,6 +389,12 @@ trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor)
 }
 
 void
+trawl_walker_set_patset_min(trawl_walker *w, unsigned min)
+{
+  w->patset_min = min;
+}
+
+void
 trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *data)
 {
   w->open_hook = hook;
@@ -417,15 +438,132 @@ closing_exclude(const struct query *q, const char *path, size_t len, bool dir)
   return NULL;
 }
 
+/* A byte string that is not NUL-terminated, as a hash key. */
+struct span {
+  const char *s;
+  size_t len;
+};
+
+static guint
+span_hash(gconstpointer p)
+{
+  const struct span *k = p;
+  guint h = 5381;
+  for (size_t i = 0; i < k->len; i++)
+    h = h * 33 + (guchar)k->s[i];
+  return h;
+}
+
+static gboolean
+span_equal(gconstpointer a, gconstpointer b)
+{
+  const struct span *x = a, *y = b;
+  return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
+}
+
+static struct span *
+span_new(const char *s, size_t len)
+{
+  struct span *k = g_malloc(sizeof *k + len);
+  memcpy(k + 1, s, len);
+  k->s = (const char *)(k + 1);
+  k->len = len;
+  return k;
+}
+
+static void
+index_add(GHashTable *h, const char *s, size_t len, gpointer pattern)
+{
+  struct span key = {s, len};
+  GPtrArray *list = g_hash_table_lookup(h, &key);
+  if (list == NULL) {
+    list = g_ptr_array_new();
+    g_hash_table_insert(h, span_new(s, len), list);
+  }
+  if (list->len == 0 || list->pdata[list->len - 1] != pattern)
+    g_ptr_array_add(list, pattern);
+}
+
+static struct prune_index *
+prune_index_new(const GPtrArray *includes)
+{
+  struct prune_index *x = g_new0(struct prune_index, 1);
+  x->anywhere = g_ptr_array_new();
+  x->at = g_hash_table_new_full(span_hash, span_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+  x->above = g_hash_table_new_full(span_hash, span_equal, g_free,
+                                   (GDestroyNotify)g_ptr_array_unref);
+  for (guint i = 0; i < includes->len; i++) {
+    gpointer p = includes->pdata[i];
+    const char *const *roots = trawl_pattern_roots(p, NULL);
+    bool anywhere = false;
+    for (; *roots; roots++) {
+      const char *r = *roots;
+      size_t len = strlen(r);
+      if (len == 0) {
+        anywhere = true;
+        continue;
+      }
+      index_add(x->at, r, len, p);
+      for (const char *c = strchr(r, '/'); c; c = strchr(c + 1, '/'))
+        index_add(x->above, r, (size_t)(c - r), p);
+    }
+    /* (A pattern with no start directory matches nothing.) */
+    if (anywhere)
+      g_ptr_array_add(x->anywhere, p);
+  }
+  return x;
+}
+
+static void
+prune_index_free(struct prune_index *x)
+{
+  if (x == NULL)
+    return;
+  g_ptr_array_unref(x->anywhere);
+  g_hash_table_unref(x->at);
+  g_hash_table_unref(x->above);
+  g_free(x);
+}
+
+static bool
+any_below(const GPtrArray *pats, const char *path, size_t len)
+{
+  for (guint i = 0; pats && i < pats->len; i++)
+    if (trawl_pattern_may_match_below(pats->pdata[i], path, len))
+      return true;
+  return false;
+}
+
+/* May one of Q's includes match below directory PATH? With the prune index,
+ * only those starting at the root, at PATH or above it, or below it are
+ * asked: a match of any other lies outside PATH. */
+static bool
+query_wants(const struct query *q, const char *path, size_t len)
+{
+  if (q->includes->len == 0)
+    return true;
+  const struct prune_index *x = q->prune;
+  if (x == NULL)
+    return any_below(q->includes, path, len);
+  if (any_below(x->anywhere, path, len))
+    return true;
+  for (size_t i = 1; i <= len; i++) {
+    if (i < len && path[i] != '/')
+      continue;
+    struct span at = {path, i};
+    if (any_below(g_hash_table_lookup(x->at, &at), path, len))
+      return true;
+  }
+  struct span here = {path, len};
+  return any_below(g_hash_table_lookup(x->above, &here), path, len);
+}
+
 /* Would Q's own walk open directory PATH, as far as its patterns tell? Some
  * include may match below it, and no exclude matches or covers it. */
 static bool
 query_opens(const struct query *q, const char *path, size_t len)
 {
-  bool wanted = q->includes->len == 0;
-  for (guint i = 0; i < q->includes->len && !wanted; i++)
-    wanted = trawl_pattern_may_match_below(q->includes->pdata[i], path, len);
-  return wanted && closing_exclude(q, path, len, true) == NULL;
+  return query_wants(q, path, len) && closing_exclude(q, path, len, true) == NULL;
 }
 
 /* A hidden name is visited only with options.hidden or when an include
@@ -437,7 +575,7 @@ query_shows(const struct query *q, const char *name, size_t len)
 }
 
 static void
-patlist_init(struct patlist *l, const GPtrArray *queries, bool includes)
+patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigned set_min)
 {
   l->pats = g_ptr_array_new();
   GByteArray *owner = g_byte_array_new();
@@ -455,7 +593,7 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes)
   l->owner = g_byte_array_free(owner, FALSE);
   if (l->pats->len == 1)
     l->one = l->pats->pdata[0];
-  if (l->pats->len >= PATSET_MIN)
+  if (l->pats->len >= MAX(set_min, 1u))
     l->set = trawl_patset_new((const trawl_pattern *const *)l->pats->pdata, l->pats->len);
 }
 
@@ -515,7 +653,7 @@ patlist_match(const struct patlist *l, const char *path, size_t len, uint64_t wa
 }
 
 static void
-qtab_init(struct qtab *t, const GPtrArray *queries)
+qtab_init(struct qtab *t, const GPtrArray *queries, unsigned set_min)
 {
   memset(t, 0, sizeof *t);
   t->n = queries->len;
@@ -534,14 +672,19 @@ qtab_init(struct qtab *t, const GPtrArray *queries)
     /* A link that is not followed is reported with the files as well. */
     if (q->types & (TRAWL_ENTRY_SYMLINK | TRAWL_ENTRY_FILE))
       t->types[KIND_SYMLINK] |= QBIT(i);
+    t->q[i]->prune = q->includes->len >= MAX(set_min, 1u) ? prune_index_new(q->includes) : NULL;
   }
-  patlist_init(&t->inc, queries, true);
-  patlist_init(&t->exc, queries, false);
+  patlist_init(&t->inc, queries, true, set_min);
+  patlist_init(&t->exc, queries, false, set_min);
 }
 
 static void
 qtab_clear(struct qtab *t)
 {
+  for (guint i = 0; i < t->n; i++) {
+    prune_index_free(t->q[i]->prune);
+    t->q[i]->prune = NULL;
+  }
   patlist_clear(&t->inc);
   patlist_clear(&t->exc);
   if (t->nested)
@@ -561,16 +704,56 @@ select_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, G
   return sel;
 }
 
+/* Of the queries in WANT, those with an exclude that matches directory PATH
+ * or covers everything below it. Through the set, the covering ones are
+ * found among the excludes that match PATH/x: an exclude that matches
+ * every path below PATH matches that one. SCRATCH is a buffer for it. */
+static uint64_t
+closing_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits,
+             struct buf *scratch)
+{
+  const struct patlist *l = &t->exc;
+  uint64_t got = 0;
+  if (l->set == NULL) {
+    for (guint i = 0; i < l->pats->len; i++) {
+      uint64_t b = QBIT(l->owner[i]);
+      const trawl_pattern *x = l->pats->pdata[i];
+      if ((want & ~got & b) && (trawl_pattern_match(x, path, len) ||
+                                trawl_pattern_covers_below(x, path, len)))
+        got |= b;
+    }
+    return got;
+  }
+  got = patlist_match(l, path, len, want, hits);
+  if ((want & ~got) == 0)
+    return got;
+  buf_cut(scratch, 0);
+  buf_add(scratch, path, len);
+  buf_add(scratch, "/x", 2);
+  g_array_set_size(hits, 0);
+  trawl_patset_matches(l->set, scratch->data, scratch->len, hits);
+  for (guint i = 0; i < hits->len; i++) {
+    guint k = g_array_index(hits, guint, i);
+    uint64_t b = QBIT(l->owner[k]);
+    if ((want & ~got & b) && trawl_pattern_covers_below(l->pats->pdata[k], path, len))
+      got |= b;
+  }
+  return got;
+}
+
 /* Of the queries in WANT, those whose own walk would open directory PATH. */
 static uint64_t
-open_mask(const struct qtab *t, const char *path, size_t len, uint64_t want)
+open_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits,
+          struct buf *scratch)
 {
   uint64_t got = 0;
   for (uint64_t m = want; m; m &= m - 1) {
     unsigned i = (unsigned)__builtin_ctzll(m);
-    if (query_opens(t->q[i], path, len))
+    if (query_wants(t->q[i], path, len))
       got |= QBIT(i);
   }
+  if (got & t->exc.all)
+    got &= ~closing_mask(t, path, len, got, hits, scratch);
   return got;
 }
 
@@ -1186,7 +1369,7 @@ process(struct worker *wk, struct item *it)
       continue;
     uint64_t opens = shown & descend;
     if (opens)
-      opens = open_mask(qt, rel, rlen, opens);
+      opens = open_mask(qt, rel, rlen, opens, wk->hits, &wk->scratch);
     bool on_the_way = false;
     if (qt->nested) {
       const uint64_t *starting = g_hash_table_lookup(qt->nested, rel);
@@ -1616,7 +1799,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
   }
 
   /* The start items, in order (sorted runs print them in this order). */
-  qtab_init(&run.qt, w->queries);
+  qtab_init(&run.qt, w->queries, w->patset_min);
   GPtrArray *starts = g_ptr_array_new_with_free_func(g_free);
   GArray *start_masks = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   plan_starts(&run.qt, starts, start_masks);
@@ -1686,6 +1869,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
       g_free(wk->sort_tmp);
     }
     buf_free(&wk->path);
+    buf_free(&wk->scratch);
     listing_free(&wk->listing);
     g_array_free(wk->hits, TRUE);
     pthread_mutex_destroy(&wk->lock);

@@ -370,6 +370,7 @@ struct Query {
   TrawlDialect dialect = TRAWL_DIALECT_TRAWL;
   trawl_walk_options opt;
   int helper_floor = -1; // >= 0: trawl_walker_set_helper_floor()
+  unsigned patset_min = 0; // > 0: trawl_walker_set_patset_min()
 
   std::vector<Pattern> inc, exc;
   std::vector<Pattern> dot_components; // components of the includes starting with '.'
@@ -614,6 +615,8 @@ inline Walker make_walker(const Query &q, const std::vector<std::string> &roots,
   Walker w(trawl_walker_new(&q.opt));
   if (q.helper_floor >= 0)
     trawl_walker_set_helper_floor(w.get(), (unsigned)q.helper_floor);
+  if (q.patset_min > 0)
+    trawl_walker_set_patset_min(w.get(), q.patset_min);
   for (const auto &r : roots)
     trawl_walker_add_root(w.get(), r.c_str());
   for (const auto &p : q.inc)
