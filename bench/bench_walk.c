@@ -1,11 +1,18 @@
-/* bench_walk — one walk of trawl's walker, timed, for the scheduler sweep.
+/* bench_walk — one walk of trawl's walker, timed, for the scheduler sweep
+ * and the pattern-list benchmark.
  *
- *   bench_walk [-j N] [--floor F] [--reader linux|posix] ROOT PATTERN... [-x PATTERN]...
+ *   bench_walk [-j N] [--floor F] [--reader linux|posix] [-I] [--patset-min N]
+ *              [--includes-from FILE] [--excludes-from FILE] ROOT PATTERN... [-x PATTERN]...
  *
- * Prints one line: results, directories opened, threads used, and the wall
+ * Prints one line: results, directories opened, threads used, the wall
  * time of the walk alone in microseconds (patterns compiled before the clock
- * starts). Every run is a fresh process, so that the sweep compares arms
- * under the same conditions; bench/walk_sweep.py drives it.
+ * starts), and an order-independent checksum of the result paths, so that
+ * arms can be shown to agree. Every run is a fresh process, so that arms are
+ * compared under the same conditions; bench/walk_sweep.py and
+ * bench/walk_sets.py drive it. --patset-min is the walker's private knob:
+ * 1 looks every list up through pattern sets and the prune index, a large
+ * number tries every pattern in turn. The -from files hold one pattern per
+ * line.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -24,11 +31,39 @@ now_us(void)
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+struct tally {
+  unsigned long results;
+  unsigned long sum; /* of the paths' hashes: the same whatever the order */
+};
+
 static bool
 count_one(const trawl_entry *e, void *data)
 {
-  (void)e;
-  __atomic_fetch_add((unsigned long *)data, 1, __ATOMIC_RELAXED);
+  struct tally *t = data;
+  unsigned long h = 1469598103934665603ul;
+  for (size_t i = 0; i < e->len; i++)
+    h = (h ^ (unsigned char)e->path[i]) * 1099511628211ul;
+  __atomic_fetch_add(&t->results, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&t->sum, h, __ATOMIC_RELAXED);
+  return true;
+}
+
+/* Add every line of PATH to LIST (the strings leak with the process). */
+static bool
+read_lines(const char *path, GPtrArray *list)
+{
+  char *text = NULL;
+  GError *error = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &error)) {
+    fprintf(stderr, "bench_walk: %s\n", error->message);
+    return false;
+  }
+  char **lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (**l)
+      g_ptr_array_add(list, *l);
+  g_free(lines); /* the strings live on in LIST */
+  g_free(text);
   return true;
 }
 
@@ -38,6 +73,7 @@ main(int argc, char **argv)
   trawl_walk_options o;
   trawl_walk_options_init(&o);
   long floor = -1;
+  long patset_min = -1;
   const char *root = NULL;
   GPtrArray *pats = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
   trawl_walker *w = NULL;
@@ -52,6 +88,16 @@ main(int argc, char **argv)
       o.reader = strcmp(argv[++i], "posix") == 0 ? TRAWL_READER_POSIX : TRAWL_READER_LINUX;
     } else if (strcmp(a, "-x") == 0 && i + 1 < argc) {
       g_ptr_array_add(exc, argv[++i]);
+    } else if (strcmp(a, "-I") == 0) {
+      o.ignore = 0;
+    } else if (strcmp(a, "--patset-min") == 0 && i + 1 < argc) {
+      patset_min = atol(argv[++i]);
+    } else if (strcmp(a, "--includes-from") == 0 && i + 1 < argc) {
+      if (!read_lines(argv[++i], inc))
+        return 2;
+    } else if (strcmp(a, "--excludes-from") == 0 && i + 1 < argc) {
+      if (!read_lines(argv[++i], exc))
+        return 2;
     } else if (root == NULL) {
       root = a;
     } else {
@@ -59,13 +105,17 @@ main(int argc, char **argv)
     }
   }
   if (root == NULL) {
-    fprintf(stderr, "usage: bench_walk [-j N] [--floor F] [--reader R] ROOT PATTERN... [-x P]...\n");
+    fprintf(stderr, "usage: bench_walk [-j N] [--floor F] [--reader R] [-I] [--patset-min N]\n"
+                    "                  [--includes-from F] [--excludes-from F] ROOT PATTERN... "
+                    "[-x P]...\n");
     return 2;
   }
   w = trawl_walker_new(&o);
   trawl_walker_add_root(w, root);
   if (floor >= 0)
     trawl_walker_set_helper_floor(w, (unsigned)floor);
+  if (patset_min >= 0)
+    trawl_walker_set_patset_min(w, (unsigned)patset_min);
   for (int k = 0; k < 2; k++) {
     GPtrArray *src = k ? exc : inc;
     for (guint i = 0; i < src->len; i++) {
@@ -83,10 +133,10 @@ main(int argc, char **argv)
         trawl_walker_add_include(w, p);
     }
   }
-  unsigned long results = 0;
+  struct tally tally = {0, 0};
   GError *error = NULL;
   double t0 = now_us();
-  bool ok = trawl_walker_run(w, count_one, &results, &error);
+  bool ok = trawl_walker_run(w, count_one, &tally, &error);
   double t1 = now_us();
   if (!ok) {
     fprintf(stderr, "bench_walk: %s\n", error->message);
@@ -94,8 +144,8 @@ main(int argc, char **argv)
   }
   trawl_walk_stats st;
   trawl_walker_stats(w, &st);
-  printf("results %lu dirs %lu threads %u us %.0f\n", results,
-         (unsigned long)st.dirs_opened, st.threads_used, t1 - t0);
+  printf("results %lu dirs %lu threads %u us %.0f sum %016lx\n", tally.results,
+         (unsigned long)st.dirs_opened, st.threads_used, t1 - t0, tally.sum);
   trawl_walker_free(w);
   g_ptr_array_unref(pats);
   g_ptr_array_unref(inc);

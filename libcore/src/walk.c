@@ -1520,7 +1520,10 @@ worker_main(gpointer data)
   return NULL;
 }
 
-/* Literal start directories of Q's includes, none below another. */
+/* Literal start directories of Q's includes, none below another, each once
+ * (in the order the includes give them). A hash of them all, and each
+ * one's ancestors looked up in it: a source list of 1,000 files spent 10
+ * times the walk's own work comparing every pair. */
 static GPtrArray *
 start_dirs(const struct query *q)
 {
@@ -1532,22 +1535,34 @@ start_dirs(const struct query *q)
     for (; *roots; roots++)
       g_ptr_array_add(dirs, (gpointer)*roots);
   }
+  GHashTable *all = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; i < dirs->len; i++)
+    g_hash_table_add(all, dirs->pdata[i]);
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
   GPtrArray *kept = g_ptr_array_new();
+  const bool at_root = g_hash_table_contains(all, "");
+  char *up = NULL;
+  size_t up_cap = 0;
   for (guint i = 0; i < dirs->len; i++) {
     const char *d = dirs->pdata[i];
-    bool covered = false;
-    for (guint j = 0; j < dirs->len && !covered; j++) {
-      const char *o = dirs->pdata[j];
-      size_t ol = strlen(o);
-      if (j == i)
-        continue;
-      bool below = ol == 0 ? d[0] != '\0'
-                           : strncmp(d, o, ol) == 0 && d[ol] == '/';
-      covered = below || (strcmp(d, o) == 0 && j < i);
+    bool covered = at_root && d[0] != '\0';
+    for (const char *c = strchr(d, '/'); c && !covered; c = strchr(c + 1, '/')) {
+      size_t n = (size_t)(c - d);
+      if (n + 1 > up_cap) {
+        up_cap = 2 * (n + 1);
+        up = g_realloc(up, up_cap);
+      }
+      memcpy(up, d, n);
+      up[n] = '\0';
+      covered = g_hash_table_contains(all, up);
     }
-    if (!covered)
+    /* Of equal ones, the first. */
+    if (!covered && g_hash_table_add(seen, (gpointer)d))
       g_ptr_array_add(kept, (gpointer)d);
   }
+  g_free(up);
+  g_hash_table_unref(seen);
+  g_hash_table_unref(all);
   g_ptr_array_free(dirs, TRUE);
   return kept;
 }
