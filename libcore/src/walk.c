@@ -1305,8 +1305,6 @@ process(struct worker *wk, struct item *it)
     const size_t nlen = ents[i].name_len;
     wk->stats.entries_seen++;
     const uint64_t shown = shown_mask(qt, name, nlen, live);
-    /* (On the way to another query's start directory, an entry no query
-     * here sees may still be that way.) */
     if (shown == 0 && qt->nested == NULL)
       continue;
     /* A repository's own directory is never listed or entered. */
@@ -1316,6 +1314,14 @@ process(struct worker *wk, struct item *it)
     buf_add(&wk->path, name, nlen);
     const char *rel = wk->path.data + plen;
     const size_t rlen = wk->path.len - plen;
+    /* An entry no query here sees may still be the way to another query's
+     * start directory below. */
+    bool on_the_way = false;
+    if (qt->nested) {
+      on_the_way = g_hash_table_contains(qt->transit, rel) || g_hash_table_contains(qt->nested, rel);
+      if (shown == 0 && !on_the_way)
+        continue;
+    }
 
     unsigned type = ents[i].type;
     if (type == DT_UNKNOWN) {
@@ -1370,8 +1376,7 @@ process(struct worker *wk, struct item *it)
     uint64_t opens = shown & descend;
     if (opens)
       opens = open_mask(qt, rel, rlen, opens, wk->hits, &wk->scratch);
-    bool on_the_way = false;
-    if (qt->nested) {
+    if (on_the_way) {
       const uint64_t *starting = g_hash_table_lookup(qt->nested, rel);
       if (starting)
         opens |= *starting;
