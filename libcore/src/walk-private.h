@@ -17,6 +17,15 @@ void trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *dat
  * sweep in bench/ that chooses the default. */
 void trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor);
 
+/* Memos (memo.h): a sorted run given OLD replays every directory whose
+ * stamp is as OLD recorded it (and not racy) instead of reading it, and
+ * records every directory it reads or replays into OUT (emptied first).
+ * Either may be NULL. The caller sees to it that OLD came from a walk with
+ * the same roots, queries and options, and that no ignore source outside
+ * the walked directories changed since. */
+struct walk_memo;
+void trawl_walker_set_memo(trawl_walker *w, const struct walk_memo *old, struct walk_memo *out);
+
 /* Patterns from which a run looks includes and excludes up through pattern
  * sets and a prune index (default PATSET_MIN in walk.c); 0 or 1 always,
  * UINT_MAX never. The tests run both ways and compare. */

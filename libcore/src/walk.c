@@ -35,6 +35,7 @@
 #include "buf.h"
 #include "dirread.h"
 #include "ignore.h"
+#include "memo.h"
 #include "pattern-private.h"
 #include "trawl/patset.h"
 #include "trawl/walk.h"
@@ -191,6 +192,7 @@ struct item {
   struct ignore_frame *ig; /* the ignore rules in force in this directory's parent */
   uint64_t live;        /* the queries that read this directory (0: on the way to a
                            start directory below it, for another query) */
+  bool fresh;           /* read it whatever the memo says (an ignore file above changed) */
 };
 
 struct worker {
@@ -208,6 +210,7 @@ struct worker {
   size_t sort_cap;
   GArray *hits;         /* guint: pattern-set answers */
   struct buf scratch;
+  GPtrArray *memos;     /* struct memo_dir *: the directories it read or replayed */
   trawl_walk_stats stats;
 };
 
@@ -235,6 +238,11 @@ struct run {
   dev_t *root_devs;
   struct ignore_ctx *ig; /* per root; NULL when no ignore file is read */
   struct qtab qt;
+  /* Memos (sorted runs): the last walk's, trusted where stamps agree, and
+   * this walk's; a stamp at or after racy_from is not trusted next time. */
+  const struct walk_memo *memo_old;
+  struct walk_memo *memo_out;
+  struct timespec racy_from;
 };
 
 struct trawl_walker {
@@ -251,6 +259,8 @@ struct trawl_walker {
   void *open_hook_data;
   unsigned helper_floor;
   unsigned patset_min;
+  const struct walk_memo *memo_old;
+  struct walk_memo *memo_out;
 };
 
 /* ---- configuration ---------------------------------------------------- */
@@ -386,6 +396,13 @@ void
 trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor)
 {
   w->helper_floor = floor;
+}
+
+void
+trawl_walker_set_memo(trawl_walker *w, const struct walk_memo *old, struct walk_memo *out)
+{
+  w->memo_old = old;
+  w->memo_out = out;
 }
 
 void
@@ -1063,11 +1080,53 @@ sort_recs(struct rec *v, size_t n, struct rec *tmp)
     v[k++] = tmp[i++];
 }
 
-/* Turn the records of the directory just read into its node, publish it
- * at SLOT, and queue its subdirectories, the first in order on top. */
-static void
-finish_node(struct worker *wk, struct node **slot)
+/* The memo entry of the directory whose sorted records are NODE: the
+ * records, with each subtree's live queries. */
+static struct memo_dir *
+memo_of(const struct item *it, const struct node *node)
 {
+  size_t names = 0;
+  for (guint i = 0; i < node->n; i++)
+    names += node->recs[i].len;
+  struct memo_dir *d = memo_dir_new(it->root, it->path, it->len, node->n, names);
+  char *at = memo_dir_names(d);
+  for (guint i = 0; i < node->n; i++) {
+    const struct rec *r = &node->recs[i];
+    struct memo_rec *m = &d->recs[i];
+    memcpy(at, r->name, r->len);
+    m->name = at;
+    m->len = r->len;
+    at += r->len;
+    m->type = r->type;
+    if (r->kind == REC_RESULT) {
+      m->kind = MEMO_RESULT;
+      m->mask = r->child.queries;
+    } else {
+      m->kind = r->child.item->via_link ? MEMO_SUBTREE_LINK : MEMO_SUBTREE;
+      m->mask = r->child.item->live;
+    }
+  }
+  d->live = it->live;
+  return d;
+}
+
+/* What a memo entry says of a directory besides its records. */
+struct memo_head {
+  struct stamp st;
+  unsigned has;
+  struct stamp ignore[2];
+  bool racy;
+};
+
+/* Turn the records of directory IT, just read, into its node, publish it at
+ * its slot, and queue its subdirectories, the first in order on top. For
+ * the next walk's memo: the entry REPLAYED (a reference) if the records
+ * came from one, else a new one with HEAD, if there is a memo to make. */
+static void
+finish_node(struct worker *wk, struct item *it, const struct memo_head *head,
+            struct memo_dir *replayed)
+{
+  struct node **slot = it->slot;
   const guint n = (guint)wk->n_recs;
   struct rec *recs = wk->recs;
   size_t names = 0;
@@ -1087,6 +1146,17 @@ finish_node(struct worker *wk, struct node **slot)
     wk->sort_tmp = g_renew(struct rec, wk->sort_tmp, n);
   }
   sort_recs(node->recs, n, wk->sort_tmp);
+  if (replayed) {
+    g_ptr_array_add(wk->memos, replayed);
+  } else if (head) {
+    struct memo_dir *d = memo_of(it, node);
+    d->st = head->st;
+    d->has = head->has;
+    d->ignore[0] = head->ignore[0];
+    d->ignore[1] = head->ignore[1];
+    d->racy = head->racy;
+    g_ptr_array_add(wk->memos, d);
+  }
   /* Slots are empty before the node is seen by the printing thread. */
   for (guint i = n; i-- > 0;) {
     struct rec *r = &node->recs[i];
@@ -1188,6 +1258,149 @@ report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
     g_atomic_int_set(&run->stop, 1);
 }
 
+/* ---- memos: the last walk's directories, trusted by their stamps ----- */
+
+/* Is stamp S too close to the walk to be trusted next time? A change made
+ * after the directory was read, in the same clock tick as the change before
+ * it, leaves the stamp as it was (git's racy timestamps). Whole seconds are
+ * the mark of a file system that keeps no finer stamps: two seconds then. */
+static bool
+stamp_racy(const struct run *run, const struct stamp *s)
+{
+  const struct timespec *t = &run->racy_from;
+  if (s->mtime_s > t->tv_sec || (s->mtime_s == t->tv_sec && s->mtime_ns >= t->tv_nsec))
+    return true;
+  if (s->ctime_s > t->tv_sec || (s->ctime_s == t->tv_sec && s->ctime_ns >= t->tv_nsec))
+    return true;
+  return s->mtime_ns == 0 && s->ctime_ns == 0 && s->ctime_s + 2 >= t->tv_sec;
+}
+
+static const char *const ignore_names[2] = {".gitignore", ".ignore"};
+
+/* The stamps of directory FD's ignore files that HAS says exist, into OUT;
+ * false if one is racy. */
+static bool
+ignore_stamps(const struct run *run, int fd, unsigned has, struct stamp out[2])
+{
+  bool ok = true;
+  for (unsigned k = 0; k < 2; k++) {
+    memset(&out[k], 0, sizeof out[k]);
+    struct stat st;
+    if ((has & (k ? HAS_DOTIGNORE : HAS_GITIGNORE)) &&
+        fstatat(fd, ignore_names[k], &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      stamp_of(&out[k], &st, true);
+      ok = ok && !stamp_racy(run, &out[k]);
+    }
+  }
+  return ok;
+}
+
+/* Replay directory IT from the last walk's memo when its stamp (and its
+ * ignore files') say it is as it was then: its results and subdirectories
+ * as recorded, without reading it. False, with nothing done, when it must
+ * be read; IT->fresh set when an ignore file of its own changed, so that
+ * nothing below is replayed either. */
+static bool
+replay(struct worker *wk, struct item *it)
+{
+  struct run *run = wk->run;
+  const trawl_walk_options *o = &run->w->opt;
+  if (run->memo_old == NULL || it->fresh || (it->start && o->follow))
+    return false;
+  const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
+  if (m == NULL || m->racy || m->live != it->live)
+    return false;
+  /* The stamp, of the directory the walk would open: a start directory
+   * component by component, as open_start() does. */
+  const int root_fd = run->root_fds[it->root];
+  int fd = -1;
+  struct stat st;
+  bool ok;
+  if (it->len == 0) {
+    ok = fstat(root_fd, &st) == 0;
+  } else if (it->start) {
+    fd = open_start(run, it);
+    ok = fd >= 0 && fstat(fd, &st) == 0;
+  } else {
+    ok = fstatat(root_fd, it->path, &st, it->via_link ? 0 : AT_SYMLINK_NOFOLLOW) == 0;
+  }
+  struct stamp now;
+  if (ok)
+    stamp_of(&now, &st, false);
+  if (!ok || !S_ISDIR(st.st_mode) || !stamp_equal(&now, &m->st)) {
+    if (fd >= 0)
+      close(fd);
+    return false;
+  }
+  /* Its own ignore files, edited in place, change no directory's stamp. */
+  struct ignore_ctx *igc = run->ig ? &run->ig[it->root] : NULL;
+  struct ignore_frame *frame = NULL;
+  if (igc && (m->has & (HAS_GITIGNORE | HAS_DOTIGNORE))) {
+    if (fd < 0)
+      fd = it->len ? open_relative(root_fd, it->path,
+                                   O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                   (it->via_link ? 0 : O_NOFOLLOW))
+                   : fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+    struct stamp ign[2];
+    if (fd < 0 || !ignore_stamps(run, fd, m->has, ign) || !stamp_equal(&ign[0], &m->ignore[0]) ||
+        !stamp_equal(&ign[1], &m->ignore[1])) {
+      if (fd >= 0)
+        close(fd);
+      it->fresh = true;
+      return false;
+    }
+  }
+  if (igc) {
+    size_t base = igc->plen + it->len + (it->len ? 1 : 0);
+    frame = m->has && fd >= 0 ? ignore_frame_enter(igc, it->ig, fd, it->path, base, m->has)
+                              : ignore_frame_ref(it->ig);
+  }
+  if (fd >= 0)
+    close(fd);
+  struct chain *here = NULL;
+  if (o->follow) {
+    if (it->chain)
+      g_atomic_int_inc(&it->chain->refs);
+    here = chain_new(&st, it->chain);
+  }
+  const int depth = it->depth + 1;
+  for (guint i = 0; i < m->n; i++) {
+    const struct memo_rec *r = &m->recs[i];
+    if (r->kind == MEMO_RESULT) {
+      wk->stats.results++;
+      add_rec(wk, r->name, r->len, REC_RESULT, r->type, NULL, r->mask);
+      continue;
+    }
+    struct item *child = g_new0(struct item, 1);
+    /* (Names in a memo are not NUL-terminated.) */
+    child->len = it->len ? it->len + 1 + r->len : r->len;
+    child->path = g_malloc(child->len + 1);
+    if (it->len) {
+      memcpy(child->path, it->path, it->len);
+      child->path[it->len] = '/';
+    }
+    memcpy(child->path + child->len - r->len, r->name, r->len);
+    child->path[child->len] = '\0';
+    child->name_off = it->len ? it->len + 1 : 0;
+    child->root = it->root;
+    child->depth = depth;
+    child->via_link = r->kind == MEMO_SUBTREE_LINK;
+    child->live = r->mask;
+    child->ig = ignore_frame_ref(frame);
+    if (here) {
+      g_atomic_int_inc(&here->refs);
+      child->chain = here;
+    }
+    add_rec(wk, r->name, r->len, REC_SUBTREE, 0, child, 0);
+  }
+  wk->stats.dirs_reused++;
+  finish_node(wk, it, NULL, run->memo_out ? memo_dir_ref(m) : NULL);
+  it->slot = NULL;
+  chain_unref(here);
+  ignore_frame_unref(frame);
+  return true;
+}
+
 static void
 process(struct worker *wk, struct item *it)
 {
@@ -1195,6 +1408,8 @@ process(struct worker *wk, struct item *it)
   const trawl_walker *w = run->w;
   const trawl_walk_options *o = &w->opt;
 
+  if (run->sorted && replay(wk, it))
+    return;
   int fd = open_item(run, it);
   if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
     /* Out of descriptors (the caller holds more than the budget assumed):
@@ -1214,9 +1429,19 @@ process(struct worker *wk, struct item *it)
     return;
   }
   struct chain *here = NULL;
-  if (o->follow || o->one_file_system) {
+  /* For the next walk's memo: the stamp before the listing is read. */
+  struct memo_head head;
+  bool memo = run->memo_out != NULL && run->sorted;
+  if (o->follow || o->one_file_system || memo) {
     struct stat st;
-    if (fstat(fd, &st) == 0) {
+    if (fstat(fd, &st) != 0) {
+      memo = false;
+    } else {
+      if (memo) {
+        memset(&head, 0, sizeof head);
+        stamp_of(&head.st, &st, false);
+        head.racy = stamp_racy(run, &head.st);
+      }
       if (o->one_file_system && st.st_dev != run->root_devs[it->root]) {
         close(fd);
         return;
@@ -1253,6 +1478,8 @@ process(struct worker *wk, struct item *it)
     w->open_hook(it->root, it->path, w->open_hook_data);
   if (err != 0 && err != ENOENT)
     add_problem(run, it->root, it->path, TRAWL_WALK_ERROR_READ, g_strerror(err));
+  if (err != 0)
+    memo = false; /* a partial listing is no record */
 
   const struct listing_entry *ents = wk->listing.entries;
   const size_t n = wk->listing.n;
@@ -1298,6 +1525,31 @@ process(struct worker *wk, struct item *it)
     }
     frame = has ? ignore_frame_enter(igc, it->ig, fd, it->path, base, has)
                 : ignore_frame_ref(it->ig);
+    const bool nested_repo = (has & HAS_DOTGIT) && !(it->len == 0 && igc->plen == 0);
+    if (memo || (run->memo_old && !it->fresh)) {
+      struct memo_head now;
+      memset(&now, 0, sizeof now);
+      now.has = has;
+      bool steady = ignore_stamps(run, fd, has, now.ignore);
+      if (memo) {
+        head.has = has;
+        head.ignore[0] = now.ignore[0];
+        head.ignore[1] = now.ignore[1];
+        /* A nested repository's rules come from inside its .git as well:
+         * never trusted. (The top's are the cache's to check.) */
+        head.racy = head.racy || !steady || nested_repo;
+      }
+      /* Read again, for whatever reason: if its own rules are not those the
+       * last walk decided below it with, nothing below is replayed. */
+      if (run->memo_old && !it->fresh) {
+        const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
+        const unsigned mine = HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT;
+        if (nested_repo || (m && (((m->has ^ has) & mine) || !stamp_equal(&m->ignore[0], &now.ignore[0]) ||
+                                  !stamp_equal(&m->ignore[1], &now.ignore[1]))) ||
+            (m == NULL && (has & mine)))
+          it->fresh = true;
+      }
+    }
   }
 
   for (size_t i = 0; i < n && !g_atomic_int_get(&run->stop); i++) {
@@ -1341,6 +1593,10 @@ process(struct worker *wk, struct item *it)
        * (device, inode) or the directory's. */
       struct stat st;
       bool is_link = kind == TRAWL_ENTRY_SYMLINK;
+      /* What a link leads to can change with no stamp here changing: a
+       * directory with links to follow is read every time. */
+      if (is_link && memo)
+        head.racy = true;
       if (fstatat(fd, name, &st, is_link ? 0 : AT_SYMLINK_NOFOLLOW) == 0) {
         if (is_link)
           kind = S_ISDIR(st.st_mode) ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE;
@@ -1389,6 +1645,7 @@ process(struct worker *wk, struct item *it)
     }
     struct item *child = g_new0(struct item, 1);
     child->live = opens;
+    child->fresh = it->fresh;
     child->path = g_strndup(rel, rlen);
     child->len = rlen;
     child->ig = ignore_frame_ref(frame);
@@ -1418,7 +1675,7 @@ process(struct worker *wk, struct item *it)
       push(wk, child);
   }
   if (sorted) {
-    finish_node(wk, it->slot);
+    finish_node(wk, it, memo ? &head : NULL, NULL);
     /* Once published, the slot (in the parent's node) belongs to the
      * printing thread, which may free it at any moment. */
     it->slot = NULL;
@@ -1805,6 +2062,24 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
   }
 
   run.loops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  if (sorted) {
+    run.memo_old = w->memo_old;
+    run.memo_out = w->memo_out;
+  }
+  if (run.memo_out) {
+    /* Stamps from one clock tick (two, to be safe) before now on are racy. */
+    struct timespec res = {0, 0};
+    clock_getres(CLOCK_REALTIME_COARSE, &res);
+    long granule = MAX(2 * res.tv_nsec, 1000000L);
+    clock_gettime(CLOCK_REALTIME, &run.racy_from);
+    run.racy_from.tv_nsec -= granule;
+    while (run.racy_from.tv_nsec < 0) {
+      run.racy_from.tv_nsec += 1000000000L;
+      run.racy_from.tv_sec--;
+    }
+    g_hash_table_remove_all(run.memo_out->dirs);
+    run.memo_out->racy = 0;
+  }
   for (unsigned i = 0; i < run.n_workers; i++) {
     struct worker *wk = &run.workers[i];
     wk->run = &run;
@@ -1813,6 +2088,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     g_queue_init(&wk->deque);
     listing_init(&wk->listing);
     wk->hits = g_array_new(FALSE, FALSE, sizeof(guint));
+    wk->memos = g_ptr_array_new();
     if (sorted) {
       wk->kids = g_ptr_array_new();
     }
@@ -1883,6 +2159,13 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     w->stats.dirs_pruned += wk->stats.dirs_pruned;
     w->stats.entries_seen += wk->stats.entries_seen;
     w->stats.results += wk->stats.results;
+    w->stats.dirs_reused += wk->stats.dirs_reused;
+    for (guint k = 0; k < wk->memos->len; k++) {
+      if (run.memo_out)
+        walk_memo_add(run.memo_out, wk->memos->pdata[k]);
+      memo_dir_unref(wk->memos->pdata[k]);
+    }
+    g_ptr_array_free(wk->memos, TRUE);
     if (wk->kids) {
       g_free(wk->recs);
       g_ptr_array_free(wk->kids, TRUE);

@@ -80,6 +80,7 @@ typedef struct {
 
 typedef struct {
   uint64_t dirs_opened;   /* directories read */
+  uint64_t dirs_reused;   /* directories not read: a cache's record of them was trusted */
   uint64_t dirs_pruned;   /* subdirectories left closed by the patterns or ignore rules */
   uint64_t entries_seen;  /* directory entries examined */
   uint64_t results;       /* entries reported */

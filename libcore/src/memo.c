@@ -1,0 +1,129 @@
+/* trawl — walk memos: storage of the directory entries (see memo.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <string.h>
+
+#include "memo.h"
+
+struct memo_key {
+  unsigned root;
+  size_t len;
+  const char *path;
+};
+
+static guint
+key_hash(gconstpointer p)
+{
+  const struct memo_key *k = p;
+  guint h = 5381u + k->root;
+  for (size_t i = 0; i < k->len; i++)
+    h = h * 33 + (guchar)k->path[i];
+  return h;
+}
+
+static gboolean
+key_equal(gconstpointer a, gconstpointer b)
+{
+  const struct memo_key *x = a, *y = b;
+  return x->root == y->root && x->len == y->len && memcmp(x->path, y->path, x->len) == 0;
+}
+
+struct walk_memo *
+walk_memo_new(void)
+{
+  struct walk_memo *m = g_new0(struct walk_memo, 1);
+  m->dirs = g_hash_table_new_full(key_hash, key_equal, g_free, (GDestroyNotify)memo_dir_unref);
+  return m;
+}
+
+void
+walk_memo_free(struct walk_memo *m)
+{
+  if (m == NULL)
+    return;
+  g_hash_table_unref(m->dirs);
+  g_free(m);
+}
+
+const struct memo_dir *
+walk_memo_lookup(const struct walk_memo *m, unsigned root, const char *path, size_t len)
+{
+  struct memo_key k = {root, len, path};
+  return g_hash_table_lookup(m->dirs, &k);
+}
+
+void
+walk_memo_add(struct walk_memo *m, struct memo_dir *d)
+{
+  struct memo_key *k = g_new(struct memo_key, 1);
+  k->root = d->root;
+  k->len = d->len;
+  k->path = d->path; /* lives as long as D, which the table holds */
+  const struct memo_dir *old = walk_memo_lookup(m, d->root, d->path, d->len);
+  if (old && old->racy)
+    m->racy--;
+  g_hash_table_replace(m->dirs, k, memo_dir_ref(d));
+  if (d->racy)
+    m->racy++;
+}
+
+struct memo_dir *
+memo_dir_new(unsigned root, const char *path, size_t len, guint n, size_t names)
+{
+  struct memo_dir *d = g_malloc0(sizeof *d + n * sizeof(struct memo_rec) + names + len + 1);
+  d->refs = 1;
+  d->root = root;
+  d->n = n;
+  char *at = (char *)&d->recs[n] + names;
+  memcpy(at, path, len);
+  at[len] = '\0';
+  d->path = at;
+  d->len = len;
+  return d;
+}
+
+char *
+memo_dir_names(struct memo_dir *d)
+{
+  return (char *)&d->recs[d->n];
+}
+
+struct memo_dir *
+memo_dir_ref(const struct memo_dir *d)
+{
+  struct memo_dir *m = (struct memo_dir *)d;
+  g_atomic_int_inc(&m->refs);
+  return m;
+}
+
+void
+memo_dir_unref(struct memo_dir *d)
+{
+  if (d && g_atomic_int_dec_and_test(&d->refs))
+    g_free(d);
+}
+
+void
+stamp_of(struct stamp *out, const struct stat *st, bool with_size)
+{
+  memset(out, 0, sizeof *out);
+  out->present = true;
+  out->dev = (uint64_t)st->st_dev;
+  out->ino = (uint64_t)st->st_ino;
+  out->mtime_s = (int64_t)st->st_mtim.tv_sec;
+  out->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+  out->ctime_s = (int64_t)st->st_ctim.tv_sec;
+  out->ctime_ns = (uint32_t)st->st_ctim.tv_nsec;
+  out->size = with_size ? (uint64_t)st->st_size : 0;
+}
+
+bool
+stamp_equal(const struct stamp *a, const struct stamp *b)
+{
+  if (a->present != b->present)
+    return false;
+  if (!a->present)
+    return true;
+  return a->dev == b->dev && a->ino == b->ino && a->mtime_s == b->mtime_s &&
+         a->mtime_ns == b->mtime_ns && a->ctime_s == b->ctime_s && a->ctime_ns == b->ctime_ns &&
+         a->size == b->size;
+}

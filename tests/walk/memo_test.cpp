@@ -1,0 +1,355 @@
+// Walk memos (memo.h): a walk that trusts the last walk's record of every
+// directory whose stamp is unchanged returns exactly what a fresh walk does.
+//
+// The property test mutates generated trees at random — files and
+// directories created, deleted and renamed, ignore files edited in place,
+// directories replaced by links, several changes in one clock tick — and
+// after every step compares the memo walk with a fresh one (serial, and
+// parallel with helpers from the first directory). The rest pins what is
+// read: nothing when nothing changed, one directory for a one-file change,
+// a racy directory read again, the subtree below an edited ignore file.
+#include <sys/time.h>
+
+#include <chrono>
+
+#include "walk_gen.hpp"
+#include "walk_util.hpp"
+
+#include "memo.h"
+
+using namespace walktest;
+using namespace walkgen;
+
+namespace {
+
+struct MemoFree {
+  void operator()(walk_memo *m) const { walk_memo_free(m); }
+};
+using Memo = std::unique_ptr<walk_memo, MemoFree>;
+
+struct Result {
+  std::vector<std::string> paths;
+  trawl_walk_stats stats;
+  std::vector<std::string> opened;
+};
+
+// One sorted walk of Q over ROOT, trusting OLD (may be null), recording
+// into OUT (may be null).
+Result walk(const Query &q, const std::string &root, const walk_memo *old, walk_memo *out)
+{
+  HookLog log;
+  Walker w = make_walker(q, {root}, &log);
+  trawl_walker_set_memo(w.get(), old, out);
+  Result r;
+  GError *error = nullptr;
+  GPtrArray *res = trawl_walker_collect(w.get(), &error);
+  EXPECT_NE(res, nullptr) << (error ? error->message : "");
+  if (error)
+    g_error_free(error);
+  if (res) {
+    for (guint i = 0; i < res->len; i++)
+      r.paths.push_back(static_cast<const char *>(res->pdata[i]));
+    g_ptr_array_unref(res);
+  }
+  trawl_walker_stats(w.get(), &r.stats);
+  r.opened = log.opened;
+  return r;
+}
+
+// Wait out the racy window: stamps older than two clock ticks are trusted.
+void settle()
+{
+  std::this_thread::sleep_for(std::chrono::milliseconds(15));
+}
+
+Query plain(std::vector<std::string> includes, unsigned ignore = 0)
+{
+  Query q;
+  q.includes = std::move(includes);
+  q.opt.threads = 1;
+  q.opt.ignore = ignore;
+  q.compile_all();
+  return q;
+}
+
+// ---- the property test ------------------------------------------------
+
+// Every path below ROOT (directories with a trailing '/'), links not followed.
+std::vector<std::string> all_paths(const std::string &root)
+{
+  std::vector<std::string> out;
+  for (const auto &e : scan(root))
+    out.push_back(e.path + (e.kind == 'd' ? "/" : ""));
+  return out;
+}
+
+// Write a file if its directory is still there (a change may have taken it).
+void try_write(const std::string &path, const std::string &content = "x")
+{
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    if (write(fd, content.data(), content.size()) < 0)
+      ADD_FAILURE() << "write " << show(path);
+    close(fd);
+  }
+}
+
+// One random change to the tree below ROOT; returns what it did.
+std::string mutate(Rng &rng, const std::string &root)
+{
+  auto paths = all_paths(root);
+  std::vector<std::string> dirs{""}, files;
+  for (const auto &p : paths) {
+    if (p.back() == '/')
+      dirs.push_back(p.substr(0, p.size() - 1));
+    else
+      files.push_back(p);
+  }
+  auto at = [&](const std::string &rel) { return rel.empty() ? root : root + "/" + rel; };
+  auto in = [&](const std::string &dir, const std::string &name) {
+    return dir.empty() ? name : dir + "/" + name;
+  };
+  const std::string dir = rng.pick(dirs);
+  const std::string name = std::string(rng.pick(kFileBases)) + rng.pick(kExts);
+  switch (rng.below(11)) {
+  case 0: // create a file
+    try_write(at(in(dir, name)));
+    return "create " + in(dir, name);
+  case 1: // delete a file
+    if (files.empty())
+      return "nothing";
+    {
+      std::string f = rng.pick(files);
+      unlink(at(f).c_str());
+      return "delete " + f;
+    }
+  case 2: { // create a directory with a file
+    std::string d = in(dir, rng.pick(kDirNames));
+    mkdir(at(d).c_str(), 0755);
+    try_write(at(in(d, name)));
+    return "mkdir " + d;
+  }
+  case 3: // delete a directory and everything below
+    if (dir.empty())
+      return "nothing";
+    remove_tree(at(dir));
+    return "rm -r " + dir;
+  case 4: { // rename a file or a directory, maybe to another directory
+    std::string from = rng.chance(2) && !files.empty() ? rng.pick(files) : dir;
+    if (from.empty())
+      return "nothing";
+    std::string to = in(rng.pick(dirs), std::string("mv-") + rng.pick(kFileBases));
+    if (to.rfind(from + "/", 0) == 0)
+      return "nothing";
+    rename(at(from).c_str(), at(to).c_str());
+    return "mv " + from + " " + to;
+  }
+  case 5:
+  case 6: { // edit or create an ignore file in place
+    const char *rules[] = {"*.c\n", "*.h\n!main.h\n", "src/\n", "/lib\n", "*.md\n**/x/**\n",
+                           "", "!*.c\n", "test\n", ".hidden/\n"};
+    const std::string f = in(dir, rng.chance(2) ? ".ignore" : ".gitignore");
+    try_write(at(f), rng.pick(rules));
+    return "edit " + f;
+  }
+  case 7: // replace a directory with a link to another one
+    if (dir.empty())
+      return "nothing";
+    remove_tree(at(dir));
+    if (symlink(rng.chance(2) ? "." : "..", at(dir).c_str()) != 0)
+      return "nothing";
+    return "link " + dir;
+  case 8: { // several changes in one tick
+    std::string what;
+    for (int i = 0; i < 3; i++)
+      what += mutate(rng, root) + "; ";
+    return what;
+  }
+  case 9: { // a change, then the directory's mtime put back
+    struct stat st;
+    if (stat(at(dir).c_str(), &st) != 0)
+      return "nothing";
+    try_write(at(in(dir, name)));
+    struct timespec times[2] = {st.st_atim, st.st_mtim};
+    utimensat(AT_FDCWD, at(dir).c_str(), times, AT_SYMLINK_NOFOLLOW);
+    return "create " + in(dir, name) + " and restore the mtime";
+  }
+  default: // a file replaced by a directory of the same name
+    if (files.empty())
+      return "nothing";
+    {
+      std::string f = rng.pick(files);
+      unlink(at(f).c_str());
+      mkdir(at(f).c_str(), 0755);
+      try_write(at(in(f, name)));
+      return "file to directory " + f;
+    }
+  }
+}
+
+class MemoProperty : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(MemoProperty, EveryStepEqualsAFreshWalk)
+{
+  const uint32_t seed = GetParam();
+  TempDir tmp;
+  Rng rng(seed);
+  generate_dir(rng, tmp.path(), "", 0);
+  const TreeFacts facts = facts_of(scan(tmp.path()));
+  unsigned steps = 0, reused = 0;
+  for (int round = 0; round < 6 && !HasFailure(); round++) {
+    Query q;
+    gen_query(rng, facts, q);
+    q.opt.follow = false;
+    q.opt.ignore = TRAWL_IGNORE_DOT | TRAWL_IGNORE_NO_REQUIRE_GIT | TRAWL_IGNORE_VCS;
+    const bool parallel = rng.chance(3);
+    q.opt.threads = parallel ? 4 : 1;
+    q.helper_floor = parallel ? 0 : -1;
+    q.compile_all();
+    Memo memo(walk_memo_new());
+    walk(q, tmp.path(), nullptr, memo.get());
+    std::string history;
+    for (int step = 0; step < 60 && !HasFailure(); step++) {
+      const std::string what = mutate(rng, tmp.path());
+      history += "\n  " + what;
+      if (rng.chance(10))
+        settle();
+      Memo next(walk_memo_new());
+      Result cached = walk(q, tmp.path(), memo.get(), next.get());
+      Result fresh = walk(q, tmp.path(), nullptr, nullptr);
+      EXPECT_EQ(cached.paths, fresh.paths)
+          << "seed " << seed << " round " << round << " " << q.describe() << "\nsteps:" << history
+          << "\n" << diff(cached.paths, fresh.paths);
+      steps++;
+      reused += cached.stats.dirs_reused > 0;
+      memo = std::move(next);
+    }
+  }
+  EXPECT_GT(reused, steps / 10) << "the memo was hardly ever trusted: the test tests little";
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, MemoProperty,
+                         ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u));
+
+// ---- what is read ------------------------------------------------------
+
+TEST(Memo, NothingChangedNothingRead)
+{
+  TempDir tmp;
+  for (const char *f : {"a.c", "src/b.c", "src/x/c.c", "lib/d.h", "lib/e.c"})
+    add_file(tmp.path(), f);
+  Query q = plain({"**/*.c"});
+  settle();
+  Memo m1(walk_memo_new()), m2(walk_memo_new());
+  Result first = walk(q, tmp.path(), nullptr, m1.get());
+  EXPECT_EQ(first.stats.dirs_opened, 4u);
+  EXPECT_EQ(m1->racy, 0u);
+  Result again = walk(q, tmp.path(), m1.get(), m2.get());
+  EXPECT_EQ(again.paths, first.paths);
+  EXPECT_EQ(again.stats.dirs_opened, 0u);
+  EXPECT_EQ(again.stats.dirs_reused, 4u);
+  EXPECT_TRUE(again.opened.empty());
+  EXPECT_EQ(g_hash_table_size(m2->dirs), 4u);
+}
+
+TEST(Memo, OneFileChangeReadsOneDirectory)
+{
+  TempDir tmp;
+  for (const char *f : {"a.c", "src/b.c", "src/x/c.c", "lib/d.h", "lib/e.c"})
+    add_file(tmp.path(), f);
+  Query q = plain({"**/*.c"});
+  settle();
+  Memo m1(walk_memo_new()), m2(walk_memo_new());
+  walk(q, tmp.path(), nullptr, m1.get());
+  add_file(tmp.path(), "src/x/new.c");
+  settle();
+  Result r = walk(q, tmp.path(), m1.get(), m2.get());
+  EXPECT_EQ(r.paths, (std::vector<std::string>{"a.c", "lib/e.c", "src/b.c", "src/x/c.c",
+                                               "src/x/new.c"}));
+  EXPECT_EQ(r.opened, std::vector<std::string>{"src/x"});
+  EXPECT_EQ(r.stats.dirs_reused, 3u);
+  // A new directory is walked whole.
+  add_file(tmp.path(), "lib/n/m/z.c");
+  settle();
+  Memo m3(walk_memo_new());
+  r = walk(q, tmp.path(), m2.get(), m3.get());
+  EXPECT_EQ(as_set(r.opened), (std::set<std::string>{"lib", "lib/n", "lib/n/m"}));
+  EXPECT_EQ(r.paths.size(), 6u);
+}
+
+TEST(Memo, RacyDirectoryIsReadAgain)
+{
+  TempDir tmp;
+  for (const char *f : {"a.c", "src/b.c", "lib/e.c"})
+    add_file(tmp.path(), f);
+  Query q = plain({"**/*.c"});
+  settle();
+  Memo m1(walk_memo_new()), m2(walk_memo_new()), m3(walk_memo_new()), m4(walk_memo_new());
+  walk(q, tmp.path(), nullptr, m1.get());
+  // Force the collision: src stamped in the tick of the walk that records it
+  // (here, a second ahead), as a change right after the read would be.
+  struct timespec times[2];
+  clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec += 1;
+  times[1] = times[0];
+  ASSERT_EQ(utimensat(AT_FDCWD, (tmp / "src").c_str(), times, 0), 0);
+  Result r2 = walk(q, tmp.path(), m1.get(), m2.get());
+  EXPECT_EQ(r2.opened, std::vector<std::string>{"src"}); // its stamp changed
+  EXPECT_EQ(m2->racy, 1u);
+  // Unchanged since, but racy when recorded: read again, and again until
+  // the stamp is older than the walk that records it.
+  Result r3 = walk(q, tmp.path(), m2.get(), m3.get());
+  EXPECT_EQ(r3.opened, std::vector<std::string>{"src"});
+  EXPECT_EQ(r3.stats.dirs_reused, 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  Memo m5(walk_memo_new());
+  walk(q, tmp.path(), m3.get(), m4.get());
+  Result r5 = walk(q, tmp.path(), m4.get(), m5.get());
+  EXPECT_TRUE(r5.opened.empty());
+  EXPECT_EQ(m5->racy, 0u);
+}
+
+TEST(Memo, IgnoreFileEditedInPlace)
+{
+  TempDir tmp;
+  for (const char *f : {"a.c", "src/b.c", "src/x/c.c", "src/x/y/d.c", "lib/e.c"})
+    add_file(tmp.path(), f);
+  write_file(tmp / "src/.ignore", "nothing\n");
+  Query q = plain({"**/*.c"}, TRAWL_IGNORE_DOT);
+  settle();
+  Memo m1(walk_memo_new()), m2(walk_memo_new());
+  Result r1 = walk(q, tmp.path(), nullptr, m1.get());
+  EXPECT_EQ(r1.paths.size(), 5u);
+  struct stat before, after;
+  ASSERT_EQ(stat((tmp / "src").c_str(), &before), 0);
+  write_file(tmp / "src/.ignore", "x/\n"); // rewritten in place: src's stamp stays
+  ASSERT_EQ(stat((tmp / "src").c_str(), &after), 0);
+  ASSERT_EQ(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+  settle();
+  Result r2 = walk(q, tmp.path(), m1.get(), m2.get());
+  EXPECT_EQ(r2.paths, (std::vector<std::string>{"a.c", "lib/e.c", "src/b.c"}));
+  // src and everything below it that is still walked are read again.
+  EXPECT_EQ(r2.opened, std::vector<std::string>{"src"});
+  EXPECT_EQ(r2.stats.dirs_reused, 2u); // the root and lib
+}
+
+TEST(Memo, ParallelRunsRecordEveryDirectory)
+{
+  TempDir tmp;
+  Rng rng(99);
+  generate_dir(rng, tmp.path(), "", 0);
+  Query q = plain({"**"});
+  q.opt.threads = 4;
+  q.helper_floor = 0;
+  q.compile_all();
+  settle();
+  Memo m1(walk_memo_new()), m2(walk_memo_new());
+  Result r1 = walk(q, tmp.path(), nullptr, m1.get());
+  EXPECT_EQ(g_hash_table_size(m1->dirs), r1.stats.dirs_opened);
+  Result r2 = walk(q, tmp.path(), m1.get(), m2.get());
+  EXPECT_EQ(r2.paths, r1.paths);
+  EXPECT_EQ(r2.stats.dirs_opened, 0u);
+  EXPECT_EQ(r2.stats.dirs_reused, r1.stats.dirs_opened);
+}
+
+} // namespace
