@@ -501,6 +501,88 @@ ignore_excludes_file(const char *common, const char *top)
   return value;
 }
 
+/* ---- what a walk depends on outside the walked directories ------------------- */
+
+static void
+source_add(GPtrArray *paths, GByteArray *kinds, char *path, guint8 kind)
+{
+  if (path == NULL)
+    return;
+  g_ptr_array_add(paths, path);
+  g_byte_array_append(kinds, &kind, 1);
+}
+
+void
+ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArray *kinds,
+               GString *env)
+{
+  static const char *const vars[] = {"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_SYSTEM",
+                                     "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME", "HOME"};
+  for (size_t i = 0; i < G_N_ELEMENTS(vars); i++) {
+    const char *v = g_getenv(vars[i]);
+    g_string_append_printf(env, "%s=%s%c", vars[i], v ? v : "(unset)", 0);
+  }
+  if (!(flags & (IGNORE_VCS | IGNORE_DOT)))
+    return;
+  /* The way up to the top: a `.git` appearing anywhere on it moves the top. */
+  char *top = NULL;
+  char *d = g_strdup(root_abs);
+  for (;;) {
+    source_add(paths, kinds, g_build_filename(d, ".git", NULL), IGNORE_SOURCE_STAMP);
+    char *common = NULL;
+    char *git_dir = (flags & IGNORE_VCS) ? ignore_git_dir(d, &common) : NULL;
+    if (git_dir) {
+      top = d;
+      source_add(paths, kinds, g_build_filename(git_dir, "HEAD", NULL), IGNORE_SOURCE_EXISTS);
+      source_add(paths, kinds, g_build_filename(git_dir, "commondir", NULL), IGNORE_SOURCE_STAMP);
+      source_add(paths, kinds, g_build_filename(common, "objects", NULL), IGNORE_SOURCE_EXISTS);
+      source_add(paths, kinds, g_build_filename(common, "refs", NULL), IGNORE_SOURCE_EXISTS);
+      source_add(paths, kinds, g_build_filename(common, "info", "exclude", NULL),
+                 IGNORE_SOURCE_STAMP);
+      source_add(paths, kinds, g_build_filename(common, "config", NULL), IGNORE_SOURCE_STAMP);
+      source_add(paths, kinds, ignore_excludes_file(common, top), IGNORE_SOURCE_STAMP);
+      g_free(git_dir);
+      g_free(common);
+      break;
+    }
+    char *up = g_path_get_dirname(d);
+    if (strcmp(up, d) == 0) {
+      g_free(up);
+      g_free(d);
+      break;
+    }
+    g_free(d);
+    d = up;
+  }
+  if (flags & IGNORE_VCS) {
+    /* The config files that name the excludes file, wherever it is. */
+    if (!env_true("GIT_CONFIG_NOSYSTEM")) {
+      const char *sys = g_getenv("GIT_CONFIG_SYSTEM");
+      source_add(paths, kinds, g_strdup(sys ? sys : "/etc/gitconfig"), IGNORE_SOURCE_STAMP);
+    }
+    const char *global = g_getenv("GIT_CONFIG_GLOBAL");
+    if (global) {
+      source_add(paths, kinds, g_strdup(global), IGNORE_SOURCE_STAMP);
+    } else {
+      source_add(paths, kinds, xdg_path("config"), IGNORE_SOURCE_STAMP);
+      source_add(paths, kinds, home_path(".gitconfig"), IGNORE_SOURCE_STAMP);
+    }
+  }
+  /* The ignore files above the root, from the top down. */
+  if (top && strcmp(top, root_abs) != 0) {
+    size_t tl = strlen(top);
+    for (size_t i = tl == 1 ? 1 : tl; root_abs[i]; i++) {
+      if (i != tl && root_abs[i] != '/')
+        continue;
+      char *dir = g_strndup(root_abs, i == 0 ? 1 : i);
+      source_add(paths, kinds, g_build_filename(dir, ".gitignore", NULL), IGNORE_SOURCE_STAMP);
+      source_add(paths, kinds, g_build_filename(dir, ".ignore", NULL), IGNORE_SOURCE_STAMP);
+      g_free(dir);
+    }
+  }
+  g_free(top);
+}
+
 /* ---- the rules in force in a directory --------------------------------------- */
 
 /* How a file at absolute PATH is shown: relative to the root when below it. */

@@ -159,6 +159,22 @@ void ignore_ctx_clear(struct ignore_ctx *ctx);
 struct ignore_frame *ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up,
                                         int dirfd, const char *rel, size_t base, unsigned has);
 
+/* What a walk of the root ROOT_ABS (absolute, links resolved) with ignore
+ * FLAGS reads or looks for outside the directories it walks, for a cache to
+ * stamp (cache.c): every `.git` from the root up to its work tree's top (up
+ * to / outside one), the top repository's HEAD, objects and refs (whether
+ * they exist), its gitdir file's commondir, info/exclude and config, git's
+ * system and global config files, the excludes file, and the .gitignore and
+ * .ignore files of the directories from the top down to the root's parent.
+ * Appends to PATHS (char *, to free) and KINDS (guint8: IGNORE_SOURCE_*);
+ * ENV receives the environment variables that choose among them. */
+enum {
+  IGNORE_SOURCE_STAMP,  /* its content matters: stamp it (absent too) */
+  IGNORE_SOURCE_EXISTS, /* only whether it exists matters */
+};
+void ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArray *kinds,
+                    GString *env);
+
 /* HAS for directory DIRFD found by looking (when no listing was read). */
 unsigned ignore_probe(int dirfd);
 

@@ -13,31 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trawl/plan.h"
-#include "walk-private.h"
-
-struct pquery {
-  char *root;
-  GPtrArray *includes;     /* const trawl_pattern * (borrowed) */
-  GPtrArray *excludes;
-  trawl_walk_options opt;
-  /* Results of the last run. */
-  GPtrArray *paths;        /* char * into the plan's chunk, NULL-terminated */
-  GError *error;
-  size_t group;
-};
-
-struct group {
-  trawl_walker *walker;
-  GArray *members;         /* size_t: query indices, bit i of an entry's mask is members[i] */
-};
-
-struct trawl_plan {
-  GPtrArray *queries;      /* struct pquery * */
-  GPtrArray *groups;       /* struct group * of the last run */
-  GStringChunk *chunk;     /* result paths */
-  GPtrArray *no_problems;  /* empty, for queries whose root failed */
-};
+#include "plan-private.h"
 
 static void
 pquery_free(struct pquery *q)
@@ -56,6 +32,9 @@ group_free(struct group *g)
 {
   trawl_walker_free(g->walker);
   g_array_unref(g->members);
+  g_free(g->root);
+  walk_memo_free(g->memo_old);
+  walk_memo_free(g->memo);
   g_free(g);
 }
 
@@ -77,6 +56,10 @@ trawl_plan_free(trawl_plan *plan)
   g_ptr_array_unref(plan->queries);
   g_ptr_array_unref(plan->groups);
   g_ptr_array_unref(plan->no_problems);
+  if (plan->owned)
+    g_ptr_array_unref(plan->owned);
+  if (plan->previous)
+    g_ptr_array_unref(plan->previous);
   if (plan->chunk)
     g_string_chunk_free(plan->chunk);
   g_free(plan);
@@ -149,7 +132,7 @@ file_result(const trawl_entry *e, void *data)
 }
 
 bool
-trawl_plan_run(trawl_plan *plan, GError **error)
+plan_group(trawl_plan *plan, GError **error)
 {
   g_ptr_array_set_size(plan->groups, 0);
   if (plan->chunk)
@@ -194,6 +177,9 @@ trawl_plan_run(trawl_plan *plan, GError **error)
       trawl_walk_options go = q->opt;
       grp->walker = trawl_walker_new_shared(&go);
       trawl_walker_add_root(grp->walker, q->root);
+      grp->root = g_strdup(q->root);
+      grp->dev = st.st_dev;
+      grp->ino = st.st_ino;
       grp->members = g_array_new(FALSE, FALSE, sizeof(size_t));
       g_ptr_array_add(plan->groups, grp);
       g_array_append_val(keys, k);
@@ -207,10 +193,17 @@ trawl_plan_run(trawl_plan *plan, GError **error)
                            q->excludes->len, &q->opt);
   }
   g_array_unref(keys);
+  return ok;
+}
 
+bool
+plan_walk(trawl_plan *plan, GError **error)
+{
+  bool ok = true;
   for (guint g = 0; g < plan->groups->len; g++) {
     struct group *grp = plan->groups->pdata[g];
     struct sink s = {plan, grp};
+    trawl_walker_set_memo(grp->walker, grp->memo_old, grp->memo);
     GError *err = NULL;
     if (!trawl_walker_run_sorted(grp->walker, file_result, &s, &err)) {
       /* The root went away between the check and the walk. */
@@ -230,6 +223,17 @@ trawl_plan_run(trawl_plan *plan, GError **error)
     g_ptr_array_add(q->paths, NULL);
   }
   return ok;
+}
+
+bool
+trawl_plan_run(trawl_plan *plan, GError **error)
+{
+  GError *first = NULL;
+  bool grouped = plan_group(plan, &first);
+  bool walked = plan_walk(plan, first ? NULL : &first);
+  if (first)
+    g_propagate_error(error, first);
+  return grouped && walked;
 }
 
 const char *const *

@@ -1,0 +1,430 @@
+// Result caches (trawl_plan_run_cached, docs/cache.md): a cached run
+// answers what a fresh run does, reads only what changed, and never trusts a
+// cache file that does not check out — nor leaves a torn one behind.
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "walk_util.hpp"
+
+#include "trawl/plan.h"
+
+using namespace walktest;
+
+namespace {
+
+struct PlanFree {
+  void operator()(trawl_plan *p) const { trawl_plan_free(p); }
+};
+using Plan = std::unique_ptr<trawl_plan, PlanFree>;
+
+void settle()
+{
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+}
+
+std::string slurp(const std::string &path)
+{
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void spit(const std::string &path, const std::string &data)
+{
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << data;
+}
+
+// A plan of one query per include list, all on ROOT.
+struct Fixture {
+  std::vector<Pattern> pats;
+  std::vector<std::vector<const trawl_pattern *>> lists;
+  Plan plan{trawl_plan_new()};
+
+  Fixture(const std::string &root, const std::vector<std::vector<std::string>> &queries,
+          unsigned ignore = 0)
+  {
+    lists.reserve(queries.size());
+    for (const auto &q : queries) {
+      lists.emplace_back();
+      for (const auto &t : q) {
+        pats.push_back(compile(t));
+        lists.back().push_back(pats.back().get());
+      }
+      trawl_walk_options o;
+      trawl_walk_options_init(&o);
+      o.threads = 1;
+      o.ignore = ignore;
+      trawl_query tq = {root.c_str(), lists.back().data(), lists.back().size(), nullptr, 0, &o};
+      trawl_plan_add(plan.get(), &tq);
+    }
+  }
+
+  std::vector<std::string> results(size_t q) const
+  {
+    size_t n;
+    const char *const *r = trawl_plan_results(plan.get(), q, &n);
+    return std::vector<std::string>(r, r + n);
+  }
+};
+
+struct CacheRun {
+  bool ok;
+  bool trusted, changed, written;
+  std::string warning, write_error;
+  uint64_t read, reused;
+};
+
+CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
+{
+  trawl_cache_report rep;
+  GError *error = nullptr;
+  CacheRun r{};
+  r.ok = trawl_plan_run_cached(f.plan.get(), cache.c_str(), flags, &rep, &error);
+  if (error)
+    g_error_free(error);
+  r.trusted = rep.trusted;
+  r.changed = rep.changed;
+  r.written = rep.written;
+  r.warning = rep.warning ? rep.warning : "";
+  r.write_error = rep.write_error ? rep.write_error : "";
+  r.read = rep.dirs_read;
+  r.reused = rep.dirs_reused;
+  trawl_cache_report_clear(&rep);
+  return r;
+}
+
+// The same questions asked without a cache.
+std::vector<std::string> fresh(const std::string &root, const std::vector<std::string> &inc,
+                               unsigned ignore = 0)
+{
+  Fixture f(root, {inc}, ignore);
+  EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+  return f.results(0);
+}
+
+void make_tree(const std::string &root)
+{
+  for (const char *p : {"a.c", "b.h", "src/c.c", "src/d/e.c", "lib/f.c", "lib/g.md"})
+    add_file(root, p);
+}
+
+TEST(Cache, SecondRunReadsNothing)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}, {"**/*.md", "*.h"}});
+  CacheRun r1 = run(f, cache);
+  EXPECT_TRUE(r1.ok);
+  EXPECT_FALSE(r1.trusted);
+  EXPECT_EQ(r1.warning, ""); // no file yet: nothing to warn about
+  EXPECT_TRUE(r1.changed);
+  EXPECT_TRUE(r1.written);
+  EXPECT_EQ(r1.read, 4u);
+  EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c"}));
+  const std::string bytes = slurp(cache);
+
+  Fixture g(tmp / "tree", {{"**/*.c"}, {"**/*.md", "*.h"}});
+  CacheRun r2 = run(g, cache);
+  EXPECT_TRUE(r2.trusted);
+  EXPECT_EQ(r2.read, 0u);
+  EXPECT_EQ(r2.reused, 4u);
+  EXPECT_FALSE(r2.changed);
+  EXPECT_FALSE(r2.written);
+  EXPECT_EQ(slurp(cache), bytes);
+  EXPECT_EQ(g.results(0), f.results(0));
+  EXPECT_EQ(g.results(1), (std::vector<std::string>{"b.h", "lib/g.md"}));
+}
+
+TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+  }
+  add_file(tmp / "tree", "src/d/new.c");
+  unlink((tmp / "tree/lib/f.c").c_str());
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache);
+  EXPECT_TRUE(r.trusted);
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(r.written);
+  EXPECT_EQ(r.read, 2u); // src/d and lib
+  EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
+  size_t n;
+  const char *const *was = trawl_plan_previous_results(f.plan.get(), 0, &n);
+  ASSERT_NE(was, nullptr);
+  EXPECT_EQ(std::vector<std::string>(was, was + n),
+            (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c"}));
+}
+
+TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+  }
+  const std::string good = slurp(cache);
+  ASSERT_GT(good.size(), 100u);
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x20;
+  std::string version = good;
+  version[8] = 9;
+  const std::vector<std::pair<std::string, std::string>> bad = {
+    {"", "truncated"},
+    {good.substr(0, 40), "truncated"},
+    {good.substr(0, good.size() - 1), "truncated"},
+    {good + "x", "truncated"},
+    {flipped, "corrupt"},
+    {version, "format version 9"},
+    {std::string(200, 'x'), "not a trawl cache"},
+  };
+  for (const auto &[data, why] : bad) {
+    spit(cache, data);
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.ok);
+    EXPECT_FALSE(r.trusted) << why;
+    EXPECT_NE(r.warning.find(why), std::string::npos) << "warning: " << r.warning;
+    EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
+    EXPECT_TRUE(r.written);
+    Fixture g(tmp / "tree", {{"**/*.c"}});
+    EXPECT_TRUE(run(g, cache).trusted) << "not replaced after: " << why;
+  }
+}
+
+TEST(Cache, OtherQueriesOrRootsAreNotTrusted)
+{
+  TempDir tmp;
+  make_dir(tmp / "one");
+  make_dir(tmp / "two");
+  make_tree(tmp / "one");
+  add_file(tmp / "two", "only.c");
+  const std::string cache = tmp / "c.cache";
+  ASSERT_EQ(symlink("one", (tmp / "root").c_str()), 0);
+  {
+    Fixture f(tmp / "root", {{"**/*.c"}});
+    EXPECT_TRUE(run(f, cache).written);
+  }
+  {
+    Fixture f(tmp / "root", {{"**/*.h"}});
+    CacheRun r = run(f, cache);
+    EXPECT_FALSE(r.trusted);
+    EXPECT_EQ(r.warning, "was written for other queries");
+  }
+  {
+    Fixture f(tmp / "root", {{"**/*.h"}});
+    EXPECT_TRUE(run(f, cache).trusted);
+  }
+  // The same root spelled the same way, another directory behind it.
+  unlink((tmp / "root").c_str());
+  ASSERT_EQ(symlink("two", (tmp / "root").c_str()), 0);
+  Fixture f(tmp / "root", {{"**/*.h"}});
+  CacheRun r = run(f, cache);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_EQ(r.warning, "was written for other roots");
+}
+
+TEST(Cache, IgnoreSourcesOutsideTheWalk)
+{
+  TempDir tmp;
+  const std::string repo = tmp / "repo";
+  make_dir(repo);
+  ASSERT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
+  make_dir(repo + "/sub");
+  make_tree(repo + "/sub");
+  const std::string global = tmp / "gitconfig";
+  spit(global, "");
+  setenv("GIT_CONFIG_GLOBAL", global.c_str(), 1);
+  setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+  const std::string cache = tmp / "c.cache";
+  const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 4u);
+  }
+  // info/exclude edited in place, then a .gitignore above the root made:
+  // the walk is not trusted, and sees them.
+  spit(repo + "/.git/info/exclude", "lib/\n");
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_GT(r.read, 0u);
+    EXPECT_EQ(f.results(0), fresh(repo + "/sub", {"**/*.c"}, ig));
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "src/c.c", "src/d/e.c"}));
+  }
+  spit(repo + "/.gitignore", "d/\n");
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "src/c.c"}));
+  }
+  // The excludes file named in the global config, then edited.
+  spit(tmp / "excludes", "a.c\n");
+  spit(global, "[core]\n\texcludesFile = " + tmp / "excludes" + "\n");
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"src/c.c"}));
+  }
+  spit(tmp / "excludes", "nothing\n");
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.changed);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "src/c.c"}));
+  }
+  // Unchanged since: trusted whole.
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache);
+    EXPECT_EQ(r.read, 0u);
+  }
+  unsetenv("GIT_CONFIG_GLOBAL");
+  unsetenv("GIT_CONFIG_NOSYSTEM");
+}
+
+TEST(Cache, FailedWriteKeepsTheOldFile)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+  }
+  const std::string before = slurp(cache);
+  add_file(tmp / "tree", "lib/new.c");
+  settle();
+  // No room: files may not grow past 64 bytes (SIGXFSZ ignored, so the
+  // write fails with EFBIG, as it would with ENOSPC).
+  struct rlimit old;
+  getrlimit(RLIMIT_FSIZE, &old);
+  struct rlimit small = {64, old.rlim_max};
+  signal(SIGXFSZ, SIG_IGN);
+  setrlimit(RLIMIT_FSIZE, &small);
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache);
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, SIG_DFL);
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.written);
+  EXPECT_NE(r.write_error.find("c.cache"), std::string::npos) << r.write_error;
+  EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
+  EXPECT_EQ(slurp(cache), before);
+  // No temporary file left behind.
+  size_t entries = 0;
+  for (const auto &e : scan(tmp.path()))
+    entries += e.path.find("c.cache") != std::string::npos;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(Cache, ConcurrentWritersNeverTearTheFile)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  for (int i = 0; i < 30; i++)
+    add_file(tmp / "tree", "d" + std::to_string(i % 6) + "/f" + std::to_string(i) + ".c");
+  const std::string cache = tmp / "c.cache";
+  std::vector<pid_t> kids;
+  for (int k = 0; k < 4; k++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      // Each writer changes the tree a little and writes the cache again.
+      for (int i = 0; i < 25; i++) {
+        const std::string mine = tmp / ("tree/w" + std::to_string(k) + ".c");
+        write_file(mine, std::to_string(i));
+        unlink(mine.c_str());
+        Fixture f(tmp / "tree", {{"**/*.c"}});
+        CacheRun r = run(f, cache);
+        if (!r.ok || (!r.warning.empty() && r.warning.find("other") == std::string::npos))
+          _exit(1);
+      }
+      _exit(0);
+    }
+    kids.push_back(pid);
+  }
+  unsigned loads = 0;
+  bool done = false;
+  while (!done) {
+    done = true;
+    for (pid_t p : kids)
+      done = done && waitpid(p, nullptr, WNOHANG) != 0;
+    GError *error = nullptr;
+    trawl_plan *p = trawl_plan_new_from_cache(cache.c_str(), &error);
+    if (p) {
+      loads++;
+      trawl_plan_free(p);
+    } else {
+      EXPECT_TRUE(g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+          << "a reader saw a torn file: " << error->message;
+      g_error_free(error);
+    }
+  }
+  for (pid_t p : kids) {
+    int status = 0;
+    waitpid(p, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer saw a bad file";
+  }
+  EXPECT_GT(loads, 0u);
+}
+
+TEST(Cache, PlanFromCacheAsksTheSameQuestions)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  {
+    Fixture f(tmp / "tree", {{"**/*.c", "lib/**"}, {"*.h"}});
+    run(f, cache);
+  }
+  GError *error = nullptr;
+  Plan p(trawl_plan_new_from_cache(cache.c_str(), &error));
+  ASSERT_NE(p, nullptr) << error->message;
+  EXPECT_EQ(trawl_plan_size(p.get()), 2u);
+  trawl_cache_report rep;
+  EXPECT_TRUE(trawl_plan_run_cached(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                                    nullptr));
+  EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning : "");
+  EXPECT_FALSE(rep.changed);
+  EXPECT_FALSE(rep.written);
+  trawl_cache_report_clear(&rep);
+  size_t n;
+  const char *const *r = trawl_plan_results(p.get(), 0, &n);
+  EXPECT_EQ(std::vector<std::string>(r, r + n),
+            (std::vector<std::string>{"a.c", "lib/f.c", "lib/g.md", "src/c.c", "src/d/e.c"}));
+  EXPECT_EQ(trawl_plan_new_from_cache((tmp / "none").c_str(), nullptr), nullptr);
+}
+
+} // namespace
