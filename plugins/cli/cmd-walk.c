@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "trawl/plan.h"
 #include "trawl/walk.h"
 
 /* -d and -j when not given. */
@@ -75,6 +76,7 @@ struct walk_args {
   gboolean print0, unsorted, absolute, strict, stats, version;
   char *dialect;
   char *format;
+  char *cache;         /* --cache FILE */
 };
 
 /* One run: what the callback and the reports need. */
@@ -528,6 +530,80 @@ walk_and_print(struct walk_run *run, const struct walk_args *args)
   return status;
 }
 
+/* Report a cache run's warnings: one line each. */
+static void
+cli_report_cache(const char *path, const trawl_cache_report *rep)
+{
+  if (rep->warning) {
+    char *m = g_strdup_printf("cache %s %s; walking in full and writing it again", path,
+                              rep->warning);
+    print_message(m);
+    g_free(m);
+  }
+  if (rep->write_error) {
+    char *m = g_strdup_printf("cache not written: %s (the results are right)",
+                              rep->write_error);
+    print_message(m);
+    g_free(m);
+  }
+}
+
+/* The walk through a plan of one query that keeps its results in the
+ * cache file ARGS->cache. */
+static int
+walk_cached(struct walk_run *run, const struct walk_args *args, int n, const char *root,
+            const trawl_walk_options *options)
+{
+  gint64 start = g_get_monotonic_time();
+  trawl_plan *plan = trawl_plan_new();
+  trawl_query q = {root, (const trawl_pattern *const *)run->patterns->pdata, (size_t)n,
+                   (const trawl_pattern *const *)run->patterns->pdata + n,
+                   run->patterns->len - (size_t)n, options};
+  trawl_plan_add(plan, &q);
+  trawl_cache_report rep;
+  GError *error = NULL;
+  bool ran = trawl_plan_run_cached(plan, args->cache, 0, &rep, &error);
+  cli_report_cache(args->cache, &rep);
+  int status = EXIT_OK;
+  if (!ran) {
+    output_abort(&run->out);
+    print_message(error->message);
+    status = g_error_matches(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT) ? EXIT_USAGE : EXIT_IO;
+    g_error_free(error);
+  } else {
+    size_t count;
+    const char *const *paths = trawl_plan_results(plan, 0, &count);
+    for (size_t i = 0; i < count && run->out.error == 0; i++)
+      output_path(&run->out, paths[i], strlen(paths[i]));
+    if (!output_end(&run->out)) {
+      fprintf(stderr, "trawl: writing output: %s\n", strerror(run->out.error));
+      status = EXIT_IO;
+    }
+  }
+  gint64 printed = g_get_monotonic_time();
+  const GPtrArray *problems = trawl_plan_problems(plan, 0);
+  for (unsigned i = 0; i < problems->len; i++)
+    print_message(((const GError *)problems->pdata[i])->message);
+  if (status == EXIT_OK && args->strict && problems->len > 0)
+    status = EXIT_IO;
+  if (args->stats && trawl_plan_groups(plan) > 0) {
+    trawl_walk_stats st;
+    trawl_plan_stats(plan, 0, &st);
+    fprintf(stderr,
+            "trawl: directories opened: %" G_GUINT64_FORMAT "\n"
+            "trawl: directories reused: %" G_GUINT64_FORMAT "\n"
+            "trawl: results:            %" G_GUINT64_FORMAT "\n"
+            "trawl: cache:              %s%s\n"
+            "trawl: milliseconds:       %.3f\n",
+            st.dirs_opened, st.dirs_reused, st.results,
+            rep.trusted ? "trusted" : "not trusted", rep.written ? ", written" : "",
+            ms(printed - start));
+  }
+  trawl_cache_report_clear(&rep);
+  trawl_plan_free(plan);
+  return status;
+}
+
 /* The walk with parsed options and the N PATTERNS; returns the exit code. */
 static int
 walk_command(const struct walk_args *args, char **patterns, int n)
@@ -557,6 +633,11 @@ walk_command(const struct walk_args *args, char **patterns, int n)
       (args->absolute && (absolute = absolute_root(root)) == NULL))
     goto out;
 
+  if (args->cache && (args->ignore_files || args->explain || args->unsorted)) {
+    fprintf(stderr, "trawl: --cache does not go with %s\n",
+            args->explain ? "explain" : args->unsorted ? "--unsorted" : "--ignore-file");
+    goto out;
+  }
   run.walker = trawl_walker_new(&options);
   trawl_walker_add_root(run.walker, root);
   for (char **f = args->ignore_files; f && *f; f++) {
@@ -590,7 +671,7 @@ walk_command(const struct walk_args *args, char **patterns, int n)
   /* Someone watching a terminal sees each result as it is found. */
   run.out.flush_each = args->unsorted && isatty(STDOUT_FILENO);
   output_begin(&run.out, shown_root, strlen(shown_root));
-  status = walk_and_print(&run, args);
+  status = args->cache ? walk_cached(&run, args, n, root, &options) : walk_and_print(&run, args);
   output_release(&run.out);
 
 out:
@@ -612,7 +693,7 @@ split_attached_values(int *argc, char **argv, GPtrArray *owned)
   static const char short_with_value[] = "Cxtdj";
   static const char *const long_with_value[] = {
     "--root", "--exclude", "--type", "--max-depth", "--threads", "--dialect", "--format",
-    "--ignore-file",
+    "--ignore-file", "--cache",
   };
   GPtrArray *out = g_ptr_array_new();
   int i = 0;
@@ -715,6 +796,9 @@ walk_or_explain(int argc, char **argv, bool explain)
      "Exit 3 if a problem was reported (unreadable directory, link loop)", NULL},
     {"stats", 0, 0, G_OPTION_ARG_NONE, &args.stats,
      "Print walk counters and times to stderr", NULL},
+    {"cache", 0, 0, G_OPTION_ARG_FILENAME, &args.cache,
+     "Keep the results in FILE and, next time, read only the directories that "
+     "changed since (docs/cache.md)", "FILE"},
     {"version", 0, 0, G_OPTION_ARG_NONE, &args.version, "Print the version", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
@@ -753,6 +837,7 @@ walk_or_explain(int argc, char **argv, bool explain)
     status = walk_command(&args, rest + 1, argc - 1);
   }
   g_free(args.root);
+  g_free(args.cache);
   g_strfreev(args.excludes);
   g_strfreev(args.ignore_files);
   g_strfreev(args.types);
