@@ -27,6 +27,23 @@ key_equal(gconstpointer a, gconstpointer b)
   return x->root == y->root && x->len == y->len && memcmp(x->path, y->path, x->len) == 0;
 }
 
+guint
+span_hash(gconstpointer p)
+{
+  const struct span *k = p;
+  guint h = 5381;
+  for (size_t i = 0; i < k->len; i++)
+    h = h * 33 + (guchar)k->s[i];
+  return h;
+}
+
+gboolean
+span_equal(gconstpointer a, gconstpointer b)
+{
+  const struct span *x = a, *y = b;
+  return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
+}
+
 struct walk_memo *
 walk_memo_new(void)
 {

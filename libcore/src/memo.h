@@ -45,10 +45,13 @@ struct memo_dir {
   const char *path;     /* relative to the root, "" for the root; in the block */
   size_t len;
   uint64_t live;        /* the queries that read it */
-  struct stamp st;
+  struct stamp st;      /* present false: a start directory that was not there */
   unsigned has;         /* HAS_* of ignore.h: ignore files in its listing */
   struct stamp ignore[2]; /* .gitignore and .ignore, as read (present false: not read) */
   bool racy;            /* stamped too close to the read to be trusted */
+  bool start;           /* a start directory: opened from the root component by component */
+  bool way;             /* not read: a directory on the way to a start directory, recorded
+                           for its ignore files (no records) */
   guint n;
   struct memo_rec recs[]; /* sorted as the walk prints them; then the names and path */
 };
@@ -75,6 +78,15 @@ struct memo_dir *memo_dir_new(unsigned root, const char *path, size_t len, guint
 char *memo_dir_names(struct memo_dir *d); /* where the names go */
 struct memo_dir *memo_dir_ref(const struct memo_dir *d);
 void memo_dir_unref(struct memo_dir *d);
+
+/* A byte string that is not NUL-terminated, as a hash key (span_hash,
+ * span_equal). */
+struct span {
+  const char *s;
+  size_t len;
+};
+guint span_hash(gconstpointer p);
+gboolean span_equal(gconstpointer a, gconstpointer b);
 
 void stamp_of(struct stamp *out, const struct stat *st, bool with_size);
 bool stamp_equal(const struct stamp *a, const struct stamp *b);

@@ -29,6 +29,9 @@ struct group {
   char *root;              /* as the first member gave it */
   struct walk_memo *memo_old; /* the cache's record, trusted (NULL: walk it all) */
   struct walk_memo *memo;     /* this run's record, when caching */
+  struct walk_memo *memo_prev; /* the cache's record, trusted or not: the previous results */
+  const struct cached_walk *cached; /* its walk in plan->cache_file */
+  bool sources_held;       /* its ignore sources are as the cache recorded them */
 };
 
 struct trawl_plan {
@@ -37,8 +40,16 @@ struct trawl_plan {
   GStringChunk *chunk;     /* result paths */
   GPtrArray *no_problems;  /* empty, for queries whose root failed */
   GPtrArray *owned;        /* trawl_pattern *: a plan read from a cache owns its patterns */
-  GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, or NULL */
+  GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, made on demand */
+  bool cache_trusted;      /* the last run_cached() read a cache file of this plan */
+  bool quick;              /* it found nothing changed without walking: the results are the cache's */
+  struct cache_file *cache_file; /* that file, while its walks are needed */
+  char *cache_path;        /* where it was read from */
 };
+
+struct cache_file;
+struct cached_walk;
+void cache_file_free(struct cache_file *c);
 
 /* Group the queries (filling plan->groups, each with its walker) and check
  * their roots; false with ERROR set for the first root that failed. */

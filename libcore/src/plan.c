@@ -33,7 +33,9 @@ group_free(struct group *g)
   trawl_walker_free(g->walker);
   g_array_unref(g->members);
   g_free(g->root);
-  walk_memo_free(g->memo_old);
+  if (g->memo_old != g->memo_prev)
+    walk_memo_free(g->memo_old);
+  walk_memo_free(g->memo_prev);
   walk_memo_free(g->memo);
   g_free(g);
 }
@@ -58,6 +60,8 @@ trawl_plan_free(trawl_plan *plan)
   g_ptr_array_unref(plan->no_problems);
   if (plan->owned)
     g_ptr_array_unref(plan->owned);
+  cache_file_free(plan->cache_file);
+  g_free(plan->cache_path);
   if (plan->previous)
     g_ptr_array_unref(plan->previous);
   if (plan->chunk)
@@ -90,6 +94,13 @@ size_t
 trawl_plan_size(const trawl_plan *plan)
 {
   return plan->queries->len;
+}
+
+const char *
+trawl_plan_query_root(const trawl_plan *plan, size_t q)
+{
+  g_return_val_if_fail(q < plan->queries->len, NULL);
+  return ((const struct pquery *)plan->queries->pdata[q])->root;
 }
 
 /* What a group's members must agree on: the root directory and the options
@@ -135,6 +146,9 @@ bool
 plan_group(trawl_plan *plan, GError **error)
 {
   g_ptr_array_set_size(plan->groups, 0);
+  plan->quick = false;
+  cache_file_free(plan->cache_file);
+  plan->cache_file = NULL;
   if (plan->chunk)
     g_string_chunk_free(plan->chunk);
   plan->chunk = g_string_chunk_new(64 * 1024);
@@ -228,6 +242,10 @@ plan_walk(trawl_plan *plan, GError **error)
 bool
 trawl_plan_run(trawl_plan *plan, GError **error)
 {
+  plan->cache_trusted = false;
+  if (plan->previous)
+    g_ptr_array_unref(plan->previous);
+  plan->previous = NULL;
   GError *first = NULL;
   bool grouped = plan_group(plan, &first);
   bool walked = plan_walk(plan, first ? NULL : &first);
@@ -240,6 +258,8 @@ const char *const *
 trawl_plan_results(const trawl_plan *plan, size_t q, size_t *n)
 {
   g_return_val_if_fail(q < plan->queries->len, NULL);
+  if (plan->quick)
+    return trawl_plan_previous_results(plan, q, n);
   struct pquery *pq = plan->queries->pdata[q];
   static const char *const none[] = {NULL};
   if (pq->paths == NULL || pq->paths->len == 0) {

@@ -455,29 +455,6 @@ closing_exclude(const struct query *q, const char *path, size_t len, bool dir)
   return NULL;
 }
 
-/* A byte string that is not NUL-terminated, as a hash key. */
-struct span {
-  const char *s;
-  size_t len;
-};
-
-static guint
-span_hash(gconstpointer p)
-{
-  const struct span *k = p;
-  guint h = 5381;
-  for (size_t i = 0; i < k->len; i++)
-    h = h * 33 + (guchar)k->s[i];
-  return h;
-}
-
-static gboolean
-span_equal(gconstpointer a, gconstpointer b)
-{
-  const struct span *x = a, *y = b;
-  return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
-}
-
 static struct span *
 span_new(const char *s, size_t len)
 {
@@ -1107,6 +1084,7 @@ memo_of(const struct item *it, const struct node *node)
     }
   }
   d->live = it->live;
+  d->start = it->start;
   return d;
 }
 
@@ -1295,6 +1273,16 @@ ignore_stamps(const struct run *run, int fd, unsigned has, struct stamp out[2])
   return ok;
 }
 
+/* Record that start directory IT was not there: its appearing is a change. */
+static void
+memo_missing(struct worker *wk, const struct item *it)
+{
+  struct memo_dir *d = memo_dir_new(it->root, it->path, it->len, 0, 0);
+  d->live = it->live;
+  d->start = it->start;
+  g_ptr_array_add(wk->memos, d);
+}
+
 /* Replay directory IT from the last walk's memo when its stamp (and its
  * ignore files') say it is as it was then: its results and subdirectories
  * as recorded, without reading it. False, with nothing done, when it must
@@ -1308,7 +1296,7 @@ replay(struct worker *wk, struct item *it)
   if (run->memo_old == NULL || it->fresh || (it->start && o->follow))
     return false;
   const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
-  if (m == NULL || m->racy || m->live != it->live)
+  if (m == NULL || m->racy || m->way || m->live != it->live)
     return false;
   /* The stamp, of the directory the walk would open: a start directory
    * component by component, as open_start() does. */
@@ -1327,6 +1315,15 @@ replay(struct worker *wk, struct item *it)
   struct stamp now;
   if (ok)
     stamp_of(&now, &st, false);
+  if (!m->st.present && (!ok || !S_ISDIR(st.st_mode))) {
+    /* A start directory that was not there, and still is not. */
+    if (fd >= 0)
+      close(fd);
+    if (run->memo_out)
+      g_ptr_array_add(wk->memos, memo_dir_ref(m));
+    wk->stats.dirs_reused++;
+    return true;
+  }
   if (!ok || !S_ISDIR(st.st_mode) || !stamp_equal(&now, &m->st)) {
     if (fd >= 0)
       close(fd);
@@ -1426,6 +1423,8 @@ process(struct worker *wk, struct item *it)
     /* Gone, or replaced by something that is not a directory: not an error. */
     if (err != ENOENT && err != ENOTDIR && err != ELOOP)
       add_problem(run, it->root, it->path, TRAWL_WALK_ERROR_READ, g_strerror(err));
+    else if (run->memo_out && run->sorted && (it->start || it->len == 0))
+      memo_missing(wk, it);
     return;
   }
   struct chain *here = NULL;
@@ -1926,6 +1925,23 @@ ignore_problem(void *data, const char *source, int err)
   }
 }
 
+/* Record directory FD (PATH, LEN bytes, below root R) on the way to a start
+ * directory: a cache must see its ignore files change, though it is not
+ * read (docs/cache.md). */
+static void
+memo_way(struct run *run, unsigned r, int fd, const char *path, size_t len)
+{
+  struct stat st;
+  if (run->memo_out == NULL || !run->sorted || fstat(fd, &st) != 0)
+    return;
+  struct memo_dir *d = memo_dir_new(r, path, len, 0, 0);
+  d->way = true;
+  stamp_of(&d->st, &st, false);
+  d->has = ignore_probe(fd);
+  d->racy = stamp_racy(run, &d->st) || !ignore_stamps(run, fd, d->has, d->ignore);
+  g_ptr_array_add(run->workers[0].memos, d);
+}
+
 /* The ignore rules for start directory D of root R, read from the root
  * and every directory on the way (their listings are not read), in *FRAME.
  * False when D or a directory on the way is ignored (or is `.git`). */
@@ -1944,6 +1960,7 @@ start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_fram
   }
   const bool vcs = c->flags & IGNORE_VCS;
   int root_fd = run->root_fds[r];
+  memo_way(run, r, root_fd, "", 0);
   struct ignore_frame *next = ignore_frame_enter(c, f, root_fd, "", c->plen, ignore_probe(root_fd));
   ignore_frame_unref(f);
   f = next;
@@ -1971,6 +1988,7 @@ start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_fram
     char *sub = g_strndup(d, i);
     int fd = openat(root_fd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
+      memo_way(run, r, fd, sub, i);
       next = ignore_frame_enter(c, f, fd, sub, c->plen + i + 1, ignore_probe(fd));
       ignore_frame_unref(f);
       f = next;

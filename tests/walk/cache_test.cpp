@@ -187,6 +187,10 @@ TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
   ASSERT_GT(good.size(), 100u);
   std::string flipped = good;
   flipped[good.size() / 2] ^= 0x20;
+  std::string index_flipped = good; // a byte of the first walk's root path, in the index
+  index_flipped[good.find("tree")] ^= 0x01;
+  std::string recs_flipped = good;  // the last record's mask, in the records
+  recs_flipped[good.size() - 1] ^= 0x01;
   std::string version = good;
   version[8] = 9;
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -195,6 +199,8 @@ TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
     {good.substr(0, good.size() - 1), "truncated"},
     {good + "x", "truncated"},
     {flipped, "corrupt"},
+    {index_flipped, "corrupt (its checksum"},
+    {recs_flipped, "corrupt (its records"},
     {version, "format version 9"},
     {std::string(200, 'x'), "not a trawl cache"},
   };

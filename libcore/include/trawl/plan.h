@@ -57,6 +57,9 @@ TRAWL_API size_t trawl_plan_add(trawl_plan *plan, const trawl_query *query);
 /* Number of queries added. */
 TRAWL_API size_t trawl_plan_size(const trawl_plan *plan);
 
+/* The root of query Q, as added. */
+TRAWL_API const char *trawl_plan_query_root(const trawl_plan *plan, size_t q);
+
 /* Group the queries and walk every group once. Returns false only if some
  * query could not be answered at all (its root is missing or not a readable
  * directory): ERROR then names the first such query's root, and
