@@ -8,11 +8,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "walk_gen.hpp"
 #include "walk_util.hpp"
 
 #include "trawl/plan.h"
 
 using namespace walktest;
+using namespace walkgen;
 
 namespace {
 
@@ -432,5 +434,74 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
             (std::vector<std::string>{"a.c", "lib/f.c", "lib/g.md", "src/c.c", "src/d/e.c"}));
   EXPECT_EQ(trawl_plan_new_from_cache((tmp / "none").c_str(), nullptr), nullptr);
 }
+
+// The property through the cache file: after every random change, a
+// re-check (the quick path when nothing recorded changed) and a cached run
+// answer what a fresh run does, and the re-check says "changed" exactly
+// when the answer differs from the cache's.
+class CacheProperty : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
+{
+  const uint32_t seed = GetParam();
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  Rng rng(seed);
+  generate_dir(rng, tmp / "tree", "", 0);
+  const TreeFacts facts = facts_of(scan(tmp / "tree"));
+  const std::string cache = tmp / "p.cache";
+  unsigned quick = 0, steps = 0;
+  for (int round = 0; round < 4 && !HasFailure(); round++) {
+    // Two queries of one root, trawl dialect, ignore files on.
+    std::vector<std::vector<std::string>> incs;
+    for (int k = 0; k < 2; k++) {
+      std::vector<std::string> inc;
+      unsigned n = 1 + rng.below(2);
+      for (unsigned i = 0; i < n; i++)
+        inc.push_back(gen_include(rng, facts));
+      incs.push_back(inc);
+    }
+    const unsigned ig = TRAWL_IGNORE_DOT | TRAWL_IGNORE_NO_REQUIRE_GIT | TRAWL_IGNORE_VCS;
+    unlink(cache.c_str());
+    {
+      Fixture f(tmp / "tree", incs, ig);
+      run(f, cache);
+    }
+    std::vector<std::vector<std::string>> last = {fresh(tmp / "tree", incs[0], ig),
+                                                  fresh(tmp / "tree", incs[1], ig)};
+    std::string history;
+    for (int step = 0; step < 40 && !HasFailure(); step++) {
+      if (rng.chance(3)) {
+        history += "\n  " + mutate(rng, tmp / "tree");
+      }
+      if (rng.chance(5))
+        settle();
+      const bool check = rng.chance(2);
+      Fixture f(tmp / "tree", incs, ig);
+      CacheRun r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+      std::vector<std::vector<std::string>> now = {fresh(tmp / "tree", incs[0], ig),
+                                                   fresh(tmp / "tree", incs[1], ig)};
+      for (size_t q = 0; q < 2; q++)
+        EXPECT_EQ(f.results(q), now[q]) << "seed " << seed << " round " << round << " step "
+                                        << step << (check ? " (check)" : " (run)") << " query "
+                                        << show(incs[q]) << "\nsteps:" << history << "\n"
+                                        << diff(f.results(q), now[q]);
+      EXPECT_TRUE(r.trusted) << r.warning;
+      EXPECT_EQ(r.changed, now != last)
+          << "seed " << seed << " step " << step << (check ? " (check)" : " (run)") << " read "
+          << r.read << " reused " << r.reused << "\nquery 0: " << diff(now[0], last[0])
+          << "\nquery 1: " << diff(now[1], last[1]) << "\nsteps:" << history;
+      // What the cache holds now: rewritten when changed (check) or when a
+      // directory was read (run).
+      if (r.changed || !check)
+        last = now;
+      quick += check && r.read == 0 && !r.changed;
+      steps++;
+    }
+  }
+  EXPECT_GT(quick, steps / 10) << "the re-check hardly ever took the quick path";
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, CacheProperty, ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u));
 
 } // namespace

@@ -242,6 +242,121 @@ inline void gen_query(Rng &rng, const TreeFacts &f, Query &q)
   q.compile_all();
 }
 
+// ---- random changes to a tree (memo_test.cpp, cache_test.cpp) ----
+
+// Every path below ROOT (directories with a trailing '/'), links not followed.
+inline std::vector<std::string> all_paths(const std::string &root)
+{
+  std::vector<std::string> out;
+  for (const auto &e : scan(root))
+    out.push_back(e.path + (e.kind == 'd' ? "/" : ""));
+  return out;
+}
+
+// Write a file if its directory is still there (a change may have taken it).
+inline void try_write(const std::string &path, const std::string &content = "x")
+{
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    if (write(fd, content.data(), content.size()) < 0)
+      ADD_FAILURE() << "write " << show(path);
+    close(fd);
+  }
+}
+
+// One random change to the tree below ROOT; returns what it did.
+inline std::string mutate(Rng &rng, const std::string &root)
+{
+  auto paths = all_paths(root);
+  std::vector<std::string> dirs{""}, files;
+  for (const auto &p : paths) {
+    if (p.back() == '/')
+      dirs.push_back(p.substr(0, p.size() - 1));
+    else
+      files.push_back(p);
+  }
+  auto at = [&](const std::string &rel) { return rel.empty() ? root : root + "/" + rel; };
+  auto in = [&](const std::string &dir, const std::string &name) {
+    return dir.empty() ? name : dir + "/" + name;
+  };
+  const std::string dir = rng.pick(dirs);
+  const std::string name = std::string(rng.pick(kFileBases)) + rng.pick(kExts);
+  switch (rng.below(11)) {
+  case 0: // create a file
+    try_write(at(in(dir, name)));
+    return "create " + in(dir, name);
+  case 1: // delete a file
+    if (files.empty())
+      return "nothing";
+    {
+      std::string f = rng.pick(files);
+      unlink(at(f).c_str());
+      return "delete " + f;
+    }
+  case 2: { // create a directory with a file
+    std::string d = in(dir, rng.pick(kDirNames));
+    mkdir(at(d).c_str(), 0755);
+    try_write(at(in(d, name)));
+    return "mkdir " + d;
+  }
+  case 3: // delete a directory and everything below
+    if (dir.empty())
+      return "nothing";
+    remove_tree(at(dir));
+    return "rm -r " + dir;
+  case 4: { // rename a file or a directory, maybe to another directory
+    std::string from = rng.chance(2) && !files.empty() ? rng.pick(files) : dir;
+    if (from.empty())
+      return "nothing";
+    std::string to = in(rng.pick(dirs), std::string("mv-") + rng.pick(kFileBases));
+    if (to.rfind(from + "/", 0) == 0)
+      return "nothing";
+    rename(at(from).c_str(), at(to).c_str());
+    return "mv " + from + " " + to;
+  }
+  case 5:
+  case 6: { // edit or create an ignore file in place
+    const char *rules[] = {"*.c\n", "*.h\n!main.h\n", "src/\n", "/lib\n", "*.md\n**/x/**\n",
+                           "", "!*.c\n", "test\n", ".hidden/\n"};
+    const std::string f = in(dir, rng.chance(2) ? ".ignore" : ".gitignore");
+    try_write(at(f), rng.pick(rules));
+    return "edit " + f;
+  }
+  case 7: // replace a directory with a link to another one
+    if (dir.empty())
+      return "nothing";
+    remove_tree(at(dir));
+    if (symlink(rng.chance(2) ? "." : "..", at(dir).c_str()) != 0)
+      return "nothing";
+    return "link " + dir;
+  case 8: { // several changes in one tick
+    std::string what;
+    for (int i = 0; i < 3; i++)
+      what += mutate(rng, root) + "; ";
+    return what;
+  }
+  case 9: { // a change, then the directory's mtime put back
+    struct stat st;
+    if (stat(at(dir).c_str(), &st) != 0)
+      return "nothing";
+    try_write(at(in(dir, name)));
+    struct timespec times[2] = {st.st_atim, st.st_mtim};
+    utimensat(AT_FDCWD, at(dir).c_str(), times, AT_SYMLINK_NOFOLLOW);
+    return "create " + in(dir, name) + " and restore the mtime";
+  }
+  default: // a file replaced by a directory of the same name
+    if (files.empty())
+      return "nothing";
+    {
+      std::string f = rng.pick(files);
+      unlink(at(f).c_str());
+      mkdir(at(f).c_str(), 0755);
+      try_write(at(in(f, name)));
+      return "file to directory " + f;
+    }
+  }
+}
+
 } // namespace walkgen
 
 #endif // TRAWL_TESTS_WALK_GEN_HPP
