@@ -26,13 +26,34 @@ int cli_walk(int argc, char **argv);
 /* `trawl explain [OPTIONS] PATTERN... -- PATH...`; ARGV[0] is "explain". */
 int cli_explain(int argc, char **argv);
 
+/* `trawl batch [OPTIONS] QUERIES|-`, many queries answered by shared walks;
+ * ARGV[0] is "batch". Returns the exit code. */
+int cli_batch(int argc, char **argv);
+
+/* `trawl check --cache FILE...`; ARGV[0] is "check" (cmd-check.c). */
+int cli_check(int argc, char **argv);
+
 /* `trawl match …`; ARGV[0] is "match". Returns the exit code. */
 int cli_match(int argc, char **argv);
 
 /* Parse a --dialect value; false (with a message printed) if unknown. */
 bool cli_parse_dialect(const char *name, TrawlDialect *out);
 
+/* The dialect called NAME ("trawl", "git", "cmake", "bazel"); false, and
+ * nothing printed, if there is none. */
+bool cli_dialect_from_name(const char *name, TrawlDialect *out);
+
 /* Print a pattern compile error with a caret under the offending byte. */
 void cli_report_pattern_error(const char *pattern, const GError *error);
+
+/* The same for a pattern of LEN bytes, its message preceded by WHERE
+ * ("queries.jsonl:3: include[1]: ") and printed as cli_print_message
+ * does. */
+void cli_report_pattern_error_at(const char *where, const char *pattern, size_t len,
+                                 const GError *error);
+
+/* Print "trawl: MESSAGE" and a newline on stderr, each control byte of
+ * MESSAGE written as \ooo, so that a name in it cannot forge a line. */
+void cli_print_message(const char *message);
 
 #endif /* TRAWL_CLI_H */

@@ -1,4 +1,5 @@
-/* trawl — entry point: dispatch to a subcommand. */
+/* trawl — entry point: dispatch to a subcommand; the helpers the
+ * subcommands share (cli.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,10 @@ static const char usage[] =
   "  match [--dialect D] [--icase] [-0] PATTERN [PATH...|-]\n"
   "        print the PATHs (or lines of stdin, with '-') that PATTERN matches;\n"
   "        exit 0 if any matched, 1 if none, 2 for a bad pattern\n"
+  "  batch [OPTIONS] QUERIES|-\n"
+  "        answer many queries, given as JSON lines (root, include, exclude,\n"
+  "        ...), with one walk per root; prints one JSON line of paths per\n"
+  "        query; see trawl batch --help\n"
   "  explain [OPTIONS] PATTERN... -- PATH...\n"
   "        say whether the walk would print each PATH, and why (which include,\n"
   "        exclude or ignore rule decided); see trawl explain --help\n"
@@ -29,7 +34,7 @@ static const char usage[] =
   "The command is docs/cli.md.\n";
 
 bool
-cli_parse_dialect(const char *name, TrawlDialect *out)
+cli_dialect_from_name(const char *name, TrawlDialect *out)
 {
   static const struct {
     const char *name;
@@ -46,23 +51,62 @@ cli_parse_dialect(const char *name, TrawlDialect *out)
       return true;
     }
   }
+  return false;
+}
+
+bool
+cli_parse_dialect(const char *name, TrawlDialect *out)
+{
+  if (cli_dialect_from_name(name, out))
+    return true;
   fprintf(stderr, "trawl: unknown dialect '%s' (expected trawl, git, cmake or bazel)\n",
           name);
   return false;
 }
 
 void
-cli_report_pattern_error(const char *pattern, const GError *error)
+cli_print_message(const char *message)
 {
-  fprintf(stderr, "trawl: %s\n", error->message);
+  GString *line = g_string_new("trawl: ");
+  for (const unsigned char *c = (const unsigned char *)message; *c; c++) {
+    if (*c < 0x20 || *c == 0x7f)
+      g_string_append_printf(line, "\\%03o", *c);
+    else
+      g_string_append_c(line, (char)*c);
+  }
+  g_string_append_c(line, '\n');
+  fputs(line->str, stderr);
+  g_string_free(line, TRUE);
+}
+
+/* Under a pattern of LEN bytes, a caret at the byte ERROR points at. */
+static void
+print_caret(const char *pattern, size_t len, const GError *error)
+{
   gssize off = trawl_pattern_error_offset(error);
-  size_t len = strlen(pattern);
   /* A caret line only helps when the pattern prints as one plain line. */
   bool plain = len <= 120 && off >= 0 && (size_t)off <= len;
   for (size_t i = 0; plain && i < len; i++)
     plain = (unsigned char)pattern[i] >= 0x20 && (unsigned char)pattern[i] < 0x7f;
   if (plain)
-    fprintf(stderr, "  %s\n  %*s^\n", pattern, (int)off, "");
+    fprintf(stderr, "  %.*s\n  %*s^\n", (int)len, pattern, (int)off, "");
+}
+
+void
+cli_report_pattern_error(const char *pattern, const GError *error)
+{
+  fprintf(stderr, "trawl: %s\n", error->message);
+  print_caret(pattern, strlen(pattern), error);
+}
+
+void
+cli_report_pattern_error_at(const char *where, const char *pattern, size_t len,
+                            const GError *error)
+{
+  char *message = g_strconcat(where, error->message, NULL);
+  cli_print_message(message);
+  g_free(message);
+  print_caret(pattern, len, error);
 }
 
 int
@@ -86,7 +130,11 @@ main(int argc, char **argv)
   }
   if (strcmp(cmd, "match") == 0)
     return cli_match(argc - 1, argv + 1);
+  if (strcmp(cmd, "batch") == 0)
+    return cli_batch(argc - 1, argv + 1);
   if (strcmp(cmd, "explain") == 0)
     return cli_explain(argc - 1, argv + 1);
+  if (strcmp(cmd, "check") == 0)
+    return cli_check(argc - 1, argv + 1);
   return cli_walk(argc, argv);
 }

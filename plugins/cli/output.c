@@ -303,6 +303,12 @@ output_path(output *out, const char *path, size_t len)
   out->count++;
 }
 
+void
+output_raw(output *out, const char *bytes, size_t n)
+{
+  put(out, bytes, n);
+}
+
 bool
 output_path_locked(output *out, const char *path, size_t len)
 {

@@ -65,6 +65,10 @@ void output_begin(output *out, const char *root, size_t root_len);
 /* Write one path of LEN bytes (relative to the root; the prefix is added). */
 void output_path(output *out, const char *path, size_t len);
 
+/* Write the N BYTES as they are, through the buffer: for a caller that
+ * formats its own records (trawl batch). */
+void output_raw(output *out, const char *bytes, size_t n);
+
 /* output_path() under the output's mutex; returns false once a write has
  * failed (the caller should stop producing). */
 bool output_path_locked(output *out, const char *path, size_t len);

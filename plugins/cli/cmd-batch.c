@@ -1,0 +1,746 @@
+/* trawl batch [OPTIONS] QUERIES — many queries, one walk per root
+ * (docs/cli.md, "trawl batch", is its reference).
+ *
+ * Shape: read the whole input; decode each line that is not blank into a
+ * query — the JSON reader (json.h), then the key table below, then the
+ * patterns compiled in the query's dialect — and report every bad line,
+ * not only the first. If any line was bad, stop: exit 2. Otherwise add the
+ * queries to one plan (trawl/plan.h) and run it: queries that share a root
+ * and the settings that shape the traversal share one walk. Only when
+ * every query has been answered is anything printed: one JSON line per
+ * query, in input order. A consumer never sees part of an answer as if it
+ * were the whole.
+ */
+#define _POSIX_C_SOURCE 200809L /* open, read */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "output.h"
+#include "trawl/plan.h"
+
+/* -j when not given. */
+#define UNSET_NUMBER INT_MIN
+/* A line's JSON record is handed to the output in pieces of about this many
+ * bytes, so that a query with a million paths is not held twice. */
+#define RECORD_PIECE 4096
+/* Longest value text quoted back in a message. */
+#define SHOWN_VALUE_MAX 40
+
+static const char batch_description[] =
+  "QUERIES is a file of JSON lines, or '-' for stdin. Each line that is not\n"
+  "blank is one query, an object with the keys:\n"
+  "  id         a string or an integer, echoed back as written (required,\n"
+  "             unique)\n"
+  "  root       the directory to walk (default \".\"), as -C\n"
+  "  include    array of patterns (required, at least one)\n"
+  "  exclude    array of patterns (default []), as -x\n"
+  "  dialect    \"trawl\" (default), \"git\", \"cmake\" or \"bazel\", as --dialect\n"
+  "  hidden     true: visit hidden entries, as -H (default false)\n"
+  "  ignore     false: read no ignore file, as -I (default true)\n"
+  "  follow     true: follow symbolic links, as -L (default false)\n"
+  "  type       array of \"f\", \"d\", \"l\" (default [\"f\"]), as -t\n"
+  "  max_depth  an integer 0 or more, as -d (default unlimited)\n"
+  "Each query gets exactly what `trawl` with those options prints; queries\n"
+  "with the same root and the same ignore and follow settings share one walk.\n"
+  "\n"
+  "Prints one line per query, in input order, once every query is answered:\n"
+  "  {\"id\":ID,\"paths\":[\"PATH\",...]}\n"
+  "paths sorted bytewise and escaped as `trawl --format json` escapes them.\n"
+  "\n"
+  "A bad line (invalid JSON, an unknown or repeated key, a wrong type, a bad\n"
+  "pattern, a repeated id) or a root that cannot be walked is reported as\n"
+  "QUERIES:LINE: KEY: why; every bad line is reported, and nothing is printed\n"
+  "on stdout.\n"
+  "\n"
+  "Exit status: 0 every query was answered; 2 usage error, a bad line or a\n"
+  "root that cannot be walked; 3 writing the output failed, or --strict and\n"
+  "a problem (an unreadable directory, a link loop) was reported.";
+
+/* One query, as decoded from its line. */
+struct query {
+  unsigned line;             /* 1-based line of the input */
+  const char *id;            /* the id's text as written, in the input */
+  size_t id_len;
+  char *root;
+  TrawlDialect dialect;
+  bool dialect_ok;           /* false: the patterns are not compiled */
+  bool hidden;
+  GPtrArray *includes;       /* trawl_pattern *, owned */
+  GPtrArray *excludes;
+  trawl_walk_options options;
+};
+
+/* The input and everything decoded from it. */
+struct batch {
+  const char *name;          /* the input as messages name it */
+  unsigned line;             /* the line being decoded */
+  bool line_bad;             /* a problem of it was reported */
+  unsigned bad_lines;
+  unsigned threads;
+  GPtrArray *queries;        /* struct query *, in input order */
+  GHashTable *ids;           /* GString key (id_key) -> first line */
+};
+
+static void
+query_free(struct query *q)
+{
+  g_free(q->root);
+  g_ptr_array_unref(q->includes);
+  g_ptr_array_unref(q->excludes);
+  g_free(q);
+}
+
+static void line_error(struct batch *b, const char *field, const char *fmt, ...)
+  G_GNUC_PRINTF(3, 4);
+
+/* Report a problem of the current line: "NAME:LINE: FIELD: what". */
+static void
+line_error(struct batch *b, const char *field, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  char *message = field ? g_strdup_printf("%s:%u: %s: %s", b->name, b->line, field, what)
+                        : g_strdup_printf("%s:%u: %s", b->name, b->line, what);
+  cli_print_message(message);
+  g_free(message);
+  g_free(what);
+  b->line_bad = true;
+}
+
+/* V's text as written, shortened for a message. Free with g_free. */
+static char *
+shown_value(const char *line, const json_value *v)
+{
+  size_t len = v->end - v->start;
+  if (len <= SHOWN_VALUE_MAX)
+    return g_strndup(line + v->start, len);
+  char *head = g_strndup(line + v->start, SHOWN_VALUE_MAX);
+  /* The line is valid UTF-8: only a sequence cut in two stops this. */
+  const char *end;
+  g_utf8_validate(head, SHOWN_VALUE_MAX, &end);
+  head[end - head] = '\0';
+  char *shown = g_strconcat(head, "...", NULL);
+  g_free(head);
+  return shown;
+}
+
+/* ---- The keys ---- */
+
+/* What a key's decoder gets: the line (for value texts) and the query. */
+struct decode {
+  struct batch *b;
+  struct query *q;
+  const char *line;
+};
+
+static void
+wrong_type(struct decode *d, const char *field, const char *want, const json_value *v)
+{
+  line_error(d->b, field, "expected %s, not %s", want, json_kind_name(v));
+}
+
+static bool
+expect_bool(struct decode *d, const char *field, const json_value *v, bool *out)
+{
+  if (v->kind != JSON_TRUE && v->kind != JSON_FALSE) {
+    wrong_type(d, field, "true or false", v);
+    return false;
+  }
+  *out = v->kind == JSON_TRUE;
+  return true;
+}
+
+/* The key that makes ids equal exactly when their decoded values are: the
+ * string's bytes, or the integer's text (-0 is 0). */
+static GString *
+id_key(const char *line, const json_value *v)
+{
+  if (v->kind == JSON_STRING) {
+    GString *key = g_string_new("s");
+    g_string_append_len(key, v->str, (gssize)v->len);
+    return key;
+  }
+  GString *key = g_string_new("i");
+  g_string_append_len(key, line + v->start, (gssize)(v->end - v->start));
+  if (strcmp(key->str, "i-0") == 0)
+    g_string_assign(key, "i0");
+  return key;
+}
+
+static void
+decode_id(struct decode *d, const json_value *v)
+{
+  if (v->kind != JSON_STRING && !(v->kind == JSON_NUMBER && v->integer)) {
+    wrong_type(d, "id", "a string or an integer", v);
+    return;
+  }
+  GString *key = id_key(d->line, v);
+  gpointer first = g_hash_table_lookup(d->b->ids, key);
+  if (first != NULL) {
+    char *shown = shown_value(d->line, v);
+    line_error(d->b, "id", "duplicate id %s (first on line %u)", shown, GPOINTER_TO_UINT(first));
+    g_free(shown);
+    g_string_free(key, TRUE);
+    return;
+  }
+  g_hash_table_insert(d->b->ids, key, GUINT_TO_POINTER(d->b->line));
+  d->q->id = d->line + v->start;
+  d->q->id_len = v->end - v->start;
+}
+
+static void
+decode_root(struct decode *d, const json_value *v)
+{
+  if (v->kind != JSON_STRING) {
+    wrong_type(d, "root", "a string", v);
+  } else if (v->len == 0) {
+    line_error(d->b, "root", "empty (\".\" is the current directory)");
+  } else if (memchr(v->str, '\0', v->len) != NULL) {
+    line_error(d->b, "root", "holds a NUL byte (\\u0000)");
+  } else {
+    g_free(d->q->root);
+    d->q->root = g_strdup(v->str);
+  }
+}
+
+static void
+decode_dialect(struct decode *d, const json_value *v)
+{
+  if (v->kind != JSON_STRING) {
+    wrong_type(d, "dialect", "a string", v);
+    d->q->dialect_ok = false;
+  } else if (strlen(v->str) != v->len || !cli_dialect_from_name(v->str, &d->q->dialect)) {
+    char *shown = shown_value(d->line, v);
+    line_error(d->b, "dialect", "unknown dialect %s (expected \"trawl\", \"git\", \"cmake\" "
+               "or \"bazel\")", shown);
+    g_free(shown);
+    d->q->dialect_ok = false;
+  }
+}
+
+/* An array of patterns: each compiled in the query's dialect into OUT,
+ * every bad one reported. */
+static void
+decode_patterns(struct decode *d, const char *key, const json_value *v, GPtrArray *out)
+{
+  if (v->kind != JSON_ARRAY) {
+    wrong_type(d, key, "an array of strings", v);
+    return;
+  }
+  for (size_t i = 0; i < v->n; i++) {
+    const json_value *item = v->items[i];
+    char *field = g_strdup_printf("%s[%zu]", key, i);
+    if (item->kind != JSON_STRING) {
+      wrong_type(d, field, "a string", item);
+    } else if (d->q->dialect_ok) {
+      GError *error = NULL;
+      trawl_pattern *p = trawl_pattern_compile(item->str, item->len, d->q->dialect, 0, &error);
+      if (p != NULL) {
+        g_ptr_array_add(out, p);
+      } else {
+        char *where = g_strdup_printf("%s:%u: %s: ", d->b->name, d->b->line, field);
+        cli_report_pattern_error_at(where, item->str, item->len, error);
+        g_free(where);
+        g_error_free(error);
+        d->b->line_bad = true;
+      }
+    }
+    g_free(field);
+  }
+}
+
+static void
+decode_include(struct decode *d, const json_value *v)
+{
+  if (v->kind == JSON_ARRAY && v->n == 0) {
+    line_error(d->b, "include", "an empty array: a query needs a pattern (\"**\" is every "
+               "file)");
+    return;
+  }
+  decode_patterns(d, "include", v, d->q->includes);
+}
+
+static void
+decode_exclude(struct decode *d, const json_value *v)
+{
+  decode_patterns(d, "exclude", v, d->q->excludes);
+}
+
+static void
+decode_hidden(struct decode *d, const json_value *v)
+{
+  expect_bool(d, "hidden", v, &d->q->hidden);
+}
+
+static void
+decode_ignore(struct decode *d, const json_value *v)
+{
+  bool ignore;
+  if (expect_bool(d, "ignore", v, &ignore))
+    d->q->options.ignore = ignore ? TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT : 0;
+}
+
+static void
+decode_follow(struct decode *d, const json_value *v)
+{
+  expect_bool(d, "follow", v, &d->q->options.follow);
+}
+
+static void
+decode_type(struct decode *d, const json_value *v)
+{
+  static const struct {
+    const char *name;
+    unsigned type;
+  } table[] = {{"f", TRAWL_ENTRY_FILE}, {"d", TRAWL_ENTRY_DIR}, {"l", TRAWL_ENTRY_SYMLINK}};
+  if (v->kind != JSON_ARRAY) {
+    wrong_type(d, "type", "an array of \"f\", \"d\", \"l\"", v);
+    return;
+  }
+  if (v->n == 0) {
+    line_error(d->b, "type", "an empty array (give one or more of \"f\", \"d\", \"l\")");
+    return;
+  }
+  unsigned mask = 0;
+  bool ok = true;
+  for (size_t i = 0; i < v->n; i++) {
+    const json_value *item = v->items[i];
+    char *field = g_strdup_printf("type[%zu]", i);
+    size_t k = 0;
+    while (item->kind == JSON_STRING && k < G_N_ELEMENTS(table) &&
+           strcmp(item->str, table[k].name) != 0)
+      k++;
+    if (item->kind != JSON_STRING) {
+      wrong_type(d, field, "a string", item);
+      ok = false;
+    } else if (k == G_N_ELEMENTS(table) || item->len != 1) {
+      char *shown = shown_value(d->line, item);
+      line_error(d->b, field, "unknown type %s (expected \"f\", \"d\" or \"l\")", shown);
+      g_free(shown);
+      ok = false;
+    } else {
+      mask |= table[k].type;
+    }
+    g_free(field);
+  }
+  if (ok)
+    d->q->options.types = mask;
+}
+
+static void
+decode_max_depth(struct decode *d, const json_value *v)
+{
+  if (v->kind != JSON_NUMBER || !v->integer) {
+    wrong_type(d, "max_depth", "an integer 0 or more", v);
+    return;
+  }
+  char *text = g_strndup(d->line + v->start, v->end - v->start);
+  guint64 depth = 0;
+  if (text[0] == '-' && strcmp(text, "-0") != 0)
+    line_error(d->b, "max_depth", "expected an integer 0 or more, not %s", text);
+  else if (!g_ascii_string_to_unsigned(text[0] == '-' ? text + 1 : text, 10, 0, INT_MAX,
+                                       &depth, NULL))
+    line_error(d->b, "max_depth", "%s is too large (at most %d)", text, INT_MAX);
+  else
+    d->q->options.max_depth = (int)depth;
+  g_free(text);
+}
+
+/* The keys, in the order they are decoded (the dialect before the patterns
+ * it compiles). */
+static const struct key {
+  const char *name;
+  bool required;
+  void (*decode)(struct decode *d, const json_value *v);
+} keys[] = {
+  {"id", true, decode_id},
+  {"root", false, decode_root},
+  {"dialect", false, decode_dialect},
+  {"include", true, decode_include},
+  {"exclude", false, decode_exclude},
+  {"hidden", false, decode_hidden},
+  {"ignore", false, decode_ignore},
+  {"follow", false, decode_follow},
+  {"type", false, decode_type},
+  {"max_depth", false, decode_max_depth},
+};
+
+/* The index in keys[] of the member name NAME (LEN bytes), or -1. */
+static int
+key_index(const char *name, size_t len)
+{
+  for (size_t k = 0; k < G_N_ELEMENTS(keys); k++)
+    if (strlen(keys[k].name) == len && memcmp(keys[k].name, name, len) == 0)
+      return (int)k;
+  return -1;
+}
+
+/* Decode the object V of the current line into Q. */
+static void
+decode_query(struct batch *b, struct query *q, const char *line, const json_value *v)
+{
+  const json_value *given[G_N_ELEMENTS(keys)] = {NULL};
+  for (size_t m = 0; m < v->n; m++) {
+    const json_member *member = &v->members[m];
+    int k = key_index(member->name, member->name_len);
+    if (k < 0) {
+      char *name = g_strndup(member->name, member->name_len);
+      line_error(b, name, "unknown key (the keys are id, root, include, exclude, dialect, "
+                 "hidden, ignore, follow, type, max_depth)");
+      g_free(name);
+    } else if (given[k] != NULL) {
+      line_error(b, keys[k].name, "duplicate key");
+    } else {
+      given[k] = member->value;
+    }
+  }
+  struct decode d = {b, q, line};
+  for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+    if (given[k] != NULL)
+      keys[k].decode(&d, given[k]);
+    else if (keys[k].required)
+      line_error(b, keys[k].name, "missing (every query needs an %s)", keys[k].name);
+  }
+  /* As the walk command: hidden entries are a rule of the trawl dialect;
+   * the others let their patterns decide. */
+  q->options.hidden = q->hidden || q->dialect != TRAWL_DIALECT_TRAWL;
+}
+
+/* Decode line number B->line, LEN bytes at LINE; a good query is kept. */
+static void
+decode_line(struct batch *b, const char *line, size_t len)
+{
+  json_error error;
+  json_value *v = json_parse(line, len, &error);
+  if (v == NULL) {
+    char *message = g_strdup_printf("%s:%u:%zu: invalid JSON: %s", b->name, b->line,
+                                    error.offset + 1, error.message);
+    cli_print_message(message);
+    g_free(message);
+    b->line_bad = true;
+    return;
+  }
+  if (v->kind != JSON_OBJECT) {
+    line_error(b, NULL, "a query is a JSON object, not %s", json_kind_name(v));
+    json_value_free(v);
+    return;
+  }
+  struct query *q = g_new0(struct query, 1);
+  q->line = b->line;
+  q->root = g_strdup(".");
+  q->dialect = TRAWL_DIALECT_TRAWL;
+  q->dialect_ok = true;
+  q->includes = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
+  q->excludes = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
+  trawl_walk_options_init(&q->options);
+  q->options.threads = b->threads;
+  decode_query(b, q, line, v);
+  json_value_free(v);
+  if (b->line_bad)
+    query_free(q);
+  else
+    g_ptr_array_add(b->queries, q);
+}
+
+static bool
+blank(const char *s, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    if (!json_is_space(s[i]))
+      return false;
+  return true;
+}
+
+/* Decode every line of the LEN bytes at TEXT; false if any was bad. */
+static bool
+decode_input(struct batch *b, const char *text, size_t len)
+{
+  size_t start = 0;
+  for (b->line = 1; start < len; b->line++) {
+    const char *nl = memchr(text + start, '\n', len - start);
+    size_t end = nl ? (size_t)(nl - text) : len;
+    if (!blank(text + start, end - start)) {
+      b->line_bad = false;
+      decode_line(b, text + start, end - start);
+      b->bad_lines += b->line_bad;
+    }
+    start = end + 1;
+  }
+  return b->bad_lines == 0;
+}
+
+/* ---- Input and output ---- */
+
+/* The whole of PATH ("-": stdin) into *OUT; false with a message. */
+static bool
+read_input(const char *path, const char *name, GString *out)
+{
+  int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+  int err = 0;
+  if (fd < 0) {
+    err = errno;
+  } else {
+    char buf[64 * 1024];
+    for (;;) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0) {
+        g_string_append_len(out, buf, n);
+      } else if (n == 0) {
+        break;
+      } else if (errno != EINTR) {
+        err = errno;
+        break;
+      }
+    }
+    if (fd != STDIN_FILENO)
+      close(fd);
+  }
+  if (err == 0)
+    return true;
+  char *message = g_strdup_printf("%s: %s", name, g_strerror(err));
+  cli_print_message(message);
+  g_free(message);
+  return false;
+}
+
+/* Print every query's record; false if writing failed (errno in *ERR). */
+static bool
+print_results(const struct batch *b, const trawl_plan *plan, int *err)
+{
+  output out;
+  output_init(&out, STDOUT_FILENO, OUTPUT_LINES, "", 0);
+  GString *record = g_string_new(NULL);
+  for (guint i = 0; i < b->queries->len && out.error == 0; i++) {
+    const struct query *q = b->queries->pdata[i];
+    g_string_assign(record, "{\"id\":");
+    g_string_append_len(record, q->id, (gssize)q->id_len);
+    g_string_append(record, ",\"paths\":[");
+    size_t n;
+    const char *const *paths = trawl_plan_results(plan, i, &n);
+    for (size_t k = 0; k < n; k++) {
+      if (k > 0)
+        g_string_append_c(record, ',');
+      output_json_string(record, paths[k], strlen(paths[k]));
+      if (record->len >= RECORD_PIECE) {
+        output_raw(&out, record->str, record->len);
+        g_string_truncate(record, 0);
+      }
+    }
+    g_string_append(record, "]}\n");
+    output_raw(&out, record->str, record->len);
+  }
+  g_string_free(record, TRUE);
+  bool ok = output_end(&out);
+  *err = out.error;
+  output_release(&out);
+  return ok;
+}
+
+/* Print each walk's problems once (its queries share them); returns how
+ * many. */
+static unsigned
+report_problems(const struct batch *b, const trawl_plan *plan)
+{
+  size_t groups = trawl_plan_groups(plan);
+  bool *seen = g_new0(bool, groups + 1);
+  unsigned count = 0;
+  for (guint i = 0; i < b->queries->len; i++) {
+    size_t g = trawl_plan_group(plan, i);
+    if (g >= groups || seen[g])
+      continue;
+    seen[g] = true;
+    const GPtrArray *problems = trawl_plan_problems(plan, i);
+    for (guint k = 0; k < problems->len; k++)
+      cli_print_message(((const GError *)problems->pdata[k])->message);
+    count += problems->len;
+  }
+  g_free(seen);
+  return count;
+}
+
+/* Each query whose root could not be walked, by its line. */
+static void
+report_root_errors(struct batch *b, const trawl_plan *plan)
+{
+  for (guint i = 0; i < b->queries->len; i++) {
+    const GError *error = trawl_plan_error(plan, i);
+    if (error == NULL)
+      continue;
+    b->line = ((const struct query *)b->queries->pdata[i])->line;
+    line_error(b, "root", "%s", error->message);
+  }
+}
+
+static void
+report_stats(const struct batch *b, const trawl_plan *plan, gint64 start)
+{
+  size_t groups = trawl_plan_groups(plan);
+  guint64 dirs = 0;
+  for (size_t g = 0; g < groups; g++) {
+    trawl_walk_stats stats;
+    trawl_plan_stats(plan, g, &stats);
+    dirs += stats.dirs_opened;
+  }
+  double ms = (double)(g_get_monotonic_time() - start) / 1e3;
+  fprintf(stderr, "trawl: %u %s, %zu %s, %" G_GUINT64_FORMAT " %s read, %.1f ms\n",
+          b->queries->len, b->queries->len == 1 ? "query" : "queries", groups,
+          groups == 1 ? "walk" : "walks", dirs, dirs == 1 ? "directory" : "directories", ms);
+}
+
+/* Answer the decoded queries; returns the exit code. */
+static int
+run_queries(struct batch *b, bool strict, bool stats, gint64 start)
+{
+  trawl_plan *plan = trawl_plan_new();
+  for (guint i = 0; i < b->queries->len; i++) {
+    const struct query *q = b->queries->pdata[i];
+    trawl_query tq = {
+      .root = q->root,
+      .includes = (const trawl_pattern *const *)q->includes->pdata,
+      .n_includes = q->includes->len,
+      .excludes = (const trawl_pattern *const *)q->excludes->pdata,
+      .n_excludes = q->excludes->len,
+      .options = &q->options,
+    };
+    trawl_plan_add(plan, &tq);
+  }
+  int status = EXIT_OK;
+  if (!trawl_plan_run(plan, NULL)) {
+    report_root_errors(b, plan);
+    status = EXIT_USAGE;
+  } else {
+    int err = 0;
+    bool written = print_results(b, plan, &err);
+    unsigned problems = report_problems(b, plan);
+    if (!written) {
+      fprintf(stderr, "trawl: writing output: %s\n", g_strerror(err));
+      status = EXIT_IO;
+    } else if (strict && problems > 0) {
+      status = EXIT_IO;
+    }
+  }
+  if (stats)
+    report_stats(b, plan, start);
+  trawl_plan_free(plan);
+  return status;
+}
+
+/* ---- The command line ---- */
+
+/* GOption reads "-j 4" but not "-j4": ARGV with "-jN" split into "-j" "N",
+ * up to "--". A new vector (free with g_free); its new strings are added
+ * to OWNED. */
+static char **
+split_args(int *argc, char **argv, GPtrArray *owned)
+{
+  GPtrArray *out = g_ptr_array_new();
+  bool options = true;
+  for (int i = 0; i < *argc; i++) {
+    options = options && strcmp(argv[i], "--") != 0;
+    if (i > 0 && options && strncmp(argv[i], "-j", 2) == 0 && argv[i][2] != '\0') {
+      char *value = g_strdup(argv[i] + 2);
+      g_ptr_array_add(owned, value);
+      g_ptr_array_add(out, (char *)"-j");
+      g_ptr_array_add(out, value);
+    } else {
+      g_ptr_array_add(out, argv[i]);
+    }
+  }
+  *argc = (int)out->len;
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
+}
+
+static void
+free_gstring(gpointer s)
+{
+  g_string_free(s, TRUE);
+}
+
+int
+cli_batch(int argc, char **argv)
+{
+  gint64 start = g_get_monotonic_time();
+  gboolean stats = FALSE, strict = FALSE;
+  int threads = UNSET_NUMBER;
+  char *format = NULL;
+  GOptionEntry entries[] = {
+    {"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+     "Use at most N threads in each walk (default: online CPUs; 1: serial)", "N"},
+    {"format", 0, 0, G_OPTION_ARG_STRING, &format,
+     "Output format: json (the default, one JSON line per query)", "F"},
+    {"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+     "Exit 3 if a problem was reported (unreadable directory, link loop)", NULL},
+    {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
+     "Print the number of queries, walks and directories read, and the time, to stderr",
+     NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionContext *ctx = g_option_context_new("QUERIES|-");
+  g_option_context_set_summary(ctx, "Answer many queries, given as JSON lines, with one walk "
+                                    "per root.");
+  g_option_context_set_description(ctx, batch_description);
+  g_option_context_add_main_entries(ctx, entries, NULL);
+
+  GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
+  char **args = split_args(&argc, argv, owned);
+  char **rest = args;
+  GError *error = NULL;
+  int status = EXIT_USAGE;
+  if (!g_option_context_parse(ctx, &argc, &rest, &error)) {
+    fprintf(stderr, "trawl: %s (see trawl batch --help)\n", error->message);
+    g_error_free(error);
+    goto out;
+  }
+  /* GOption leaves "--" among the arguments when one after it starts
+   * with '-'. */
+  if (argc >= 2 && strcmp(rest[1], "--") == 0) {
+    rest++;
+    argc--;
+  }
+  if (argc != 2) {
+    fprintf(stderr, "trawl: batch takes one QUERIES argument, a file of JSON lines or '-' "
+                    "for stdin (see trawl batch --help)\n");
+    goto out;
+  }
+  if (format != NULL && strcmp(format, "json") != 0) {
+    fprintf(stderr, "trawl: unknown --format '%s' (batch prints json)\n", format);
+    goto out;
+  }
+  if (threads != UNSET_NUMBER && threads < 0) {
+    fprintf(stderr, "trawl: --threads must be 0 or more, not %d\n", threads);
+    goto out;
+  }
+
+  const char *path = rest[1];
+  struct batch b = {
+    .name = strcmp(path, "-") == 0 ? "<stdin>" : path,
+    .threads = threads == UNSET_NUMBER ? 0 : (unsigned)threads,
+    .queries = g_ptr_array_new_with_free_func((GDestroyNotify)query_free),
+    .ids = g_hash_table_new_full((GHashFunc)g_string_hash, (GEqualFunc)g_string_equal,
+                                 free_gstring, NULL),
+  };
+  GString *input = g_string_new(NULL);
+  if (read_input(path, b.name, input) && decode_input(&b, input->str, input->len))
+    status = run_queries(&b, strict, stats, start);
+  g_string_free(input, TRUE);
+  g_hash_table_unref(b.ids);
+  g_ptr_array_unref(b.queries);
+
+out:
+  g_free(format);
+  g_option_context_free(ctx);
+  g_free(args);
+  g_ptr_array_unref(owned);
+  return status;
+}

@@ -1,0 +1,220 @@
+/* trawl check — the build-time hook: re-validate result caches, and say
+ * whether any glob's answer changed.
+ *
+ *   trawl check [--touch STAMP | --bump STAMP] [--stats] --cache FILE...
+ *
+ * Each cache file holds the queries it was written for; they are asked
+ * again through trawl_plan_run_cached(), which stats the recorded
+ * directories and reads only the changed ones. If some query's results
+ * changed: the cache is rewritten, STAMP touched (mtime) or rewritten
+ * (content: a digest of the new results), the paths added and removed
+ * printed, exit 1. Otherwise nothing is written and the exit is 0. A cache
+ * that cannot be read says nothing about the tree: it counts as a change,
+ * so that the build runs the step that writes it again. docs/cli.md,
+ * docs/cache.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "output.h"
+#include "trawl/plan.h"
+
+static const char check_description[] =
+  "Re-checks the result caches written by `trawl --cache FILE` or\n"
+  "`trawl batch --cache FILE`: stats the directories they recorded, reads\n"
+  "only those that changed, and compares each query's results with the\n"
+  "cached ones. Prints the paths added (+) and removed (-), a header line\n"
+  "\"FILE: query N (ROOT)\" before each query's changes.\n"
+  "\n"
+  "Exit status: 0 nothing changed (nothing is written); 1 some results\n"
+  "changed (the cache is rewritten and STAMP touched or rewritten), or a\n"
+  "cache could not be read (it says nothing; the step that writes it must\n"
+  "run again); 2 usage error.";
+
+/* Print one path of a change, as `trawl` prints paths. */
+static void
+print_change(char sign, const char *path)
+{
+  GString *line = g_string_new(NULL);
+  g_string_append_c(line, sign);
+  g_string_append_c(line, ' ');
+  output_lines_string(line, path, strlen(path));
+  g_string_append_c(line, '\n');
+  fwrite(line->str, 1, line->len, stdout);
+  g_string_free(line, TRUE);
+}
+
+/* The changes of query Q: a merge of two sorted lists. Returns how many. */
+static size_t
+print_changes(const char *cache, trawl_plan *plan, size_t q, const char *root)
+{
+  size_t n = 0, m = 0, changes = 0;
+  const char *const *now = trawl_plan_results(plan, q, &n);
+  const char *const *was = trawl_plan_previous_results(plan, q, &m);
+  size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    int c = i == n ? 1 : j == m ? -1 : strcmp(now[i], was[j]);
+    if (c == 0) {
+      i++;
+      j++;
+      continue;
+    }
+    if (changes++ == 0)
+      printf("%s: query %zu (%s)\n", cache, q, root);
+    if (c < 0)
+      print_change('+', now[i++]);
+    else
+      print_change('-', was[j++]);
+  }
+  return changes;
+}
+
+/* A digest of every query's results: what --bump writes. */
+static char *
+results_digest(GPtrArray *plans)
+{
+  GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
+  for (guint p = 0; p < plans->len; p++) {
+    trawl_plan *plan = plans->pdata[p];
+    for (size_t q = 0; plan && q < trawl_plan_size(plan); q++) {
+      size_t n;
+      const char *const *r = trawl_plan_results(plan, q, &n);
+      for (size_t i = 0; i < n; i++)
+        g_checksum_update(ck, (const guchar *)r[i], (gssize)strlen(r[i]) + 1);
+      g_checksum_update(ck, (const guchar *)"\n", 1);
+    }
+  }
+  char *hex = g_strdup(g_checksum_get_string(ck));
+  g_checksum_free(ck);
+  return hex;
+}
+
+static bool
+touch(const char *stamp)
+{
+  int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd < 0 || futimens(fd, NULL) != 0) {
+    fprintf(stderr, "trawl: --touch %s: %s\n", stamp, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return false;
+  }
+  close(fd);
+  return true;
+}
+
+static bool
+bump(const char *stamp, const char *digest)
+{
+  char *text = g_strconcat(digest, "\n", NULL);
+  GError *error = NULL;
+  bool ok = g_file_set_contents(stamp, text, -1, &error);
+  if (!ok) {
+    fprintf(stderr, "trawl: --bump %s\n", error->message);
+    g_error_free(error);
+  }
+  g_free(text);
+  return ok;
+}
+
+int
+cli_check(int argc, char **argv)
+{
+  char **caches = NULL, *touch_stamp = NULL, *bump_stamp = NULL;
+  gboolean stats = FALSE;
+  GOptionEntry entries[] = {
+    {"cache", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &caches,
+     "A cache file to re-check (repeatable: one process for every glob of a build)", "FILE"},
+    {"touch", 0, 0, G_OPTION_ARG_FILENAME, &touch_stamp,
+     "When results changed, set STAMP's modification time to now (Ninja, Make)", "STAMP"},
+    {"bump", 0, 0, G_OPTION_ARG_FILENAME, &bump_stamp,
+     "When results changed, rewrite STAMP with a digest of the results (Bazel)", "STAMP"},
+    {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
+     "Print per cache the directories read and reused to stderr", NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  GOptionContext *ctx = g_option_context_new("--cache FILE...");
+  g_option_context_set_summary(ctx, "trawl check: re-validate result caches.");
+  g_option_context_set_description(ctx, check_description);
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  GError *error = NULL;
+  int status = EXIT_USAGE;
+  GPtrArray *plans = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_plan_free);
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "trawl check: %s\n", error->message);
+    g_error_free(error);
+    goto out;
+  }
+  if (argc > 1) {
+    fprintf(stderr, "trawl check: unexpected argument '%s' (caches go after --cache)\n", argv[1]);
+    goto out;
+  }
+  if (caches == NULL) {
+    fprintf(stderr, "trawl check: --cache FILE is required\n");
+    goto out;
+  }
+  if (touch_stamp && bump_stamp) {
+    fprintf(stderr, "trawl check: --touch and --bump do not go together\n");
+    goto out;
+  }
+
+  bool changed = false;
+  for (char **c = caches; *c; c++) {
+    const gint64 start = g_get_monotonic_time();
+    trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
+    g_ptr_array_add(plans, plan);
+    if (plan == NULL) {
+      fprintf(stderr, "trawl: cache %s; counted as a change\n", error->message);
+      g_clear_error(&error);
+      changed = true;
+      continue;
+    }
+    trawl_cache_report rep;
+    bool ran = trawl_plan_run_cached(plan, *c, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error);
+    if (!ran) {
+      /* A root that is gone: its results are gone too. */
+      fprintf(stderr, "trawl: %s: %s\n", *c, error->message);
+      g_clear_error(&error);
+    }
+    if (rep.warning)
+      fprintf(stderr, "trawl: cache %s %s; counted as a change\n", *c, rep.warning);
+    if (rep.write_error)
+      fprintf(stderr, "trawl: cache not written: %s\n", rep.write_error);
+    if (rep.changed) {
+      changed = true;
+      for (size_t q = 0; q < trawl_plan_size(plan); q++) {
+        print_changes(*c, plan, q, trawl_plan_query_root(plan, q));
+      }
+    }
+    if (stats)
+      fprintf(stderr, "trawl: %s: directories opened %" G_GUINT64_FORMAT ", reused %"
+              G_GUINT64_FORMAT "%s, %.3f ms\n", *c, rep.dirs_read, rep.dirs_reused,
+              rep.written ? ", cache written" : "",
+              (double)(g_get_monotonic_time() - start) / 1e3);
+    trawl_cache_report_clear(&rep);
+  }
+  fflush(stdout);
+  status = changed ? EXIT_NONE : EXIT_OK;
+  if (changed && touch_stamp && !touch(touch_stamp))
+    status = EXIT_IO;
+  if (changed && bump_stamp) {
+    char *digest = results_digest(plans);
+    if (!bump(bump_stamp, digest))
+      status = EXIT_IO;
+    g_free(digest);
+  }
+
+out:
+  g_ptr_array_unref(plans);
+  g_strfreev(caches);
+  g_free(touch_stamp);
+  g_free(bump_stamp);
+  g_option_context_free(ctx);
+  return status;
+}
