@@ -609,8 +609,8 @@ cache_load(const char *path, char **why)
   c->version = g_strndup(s, n);
   s = r_str(&r, &n);
   if (!r.bad) {
-    GVariant *q = g_variant_new_from_data(G_VARIANT_TYPE(QUERIES_T), g_memdup2(s, n), n, FALSE,
-                                          g_free, NULL);
+    void *copy = g_memdup2(s, n); /* aligned for GVariant, and owned by it */
+    GVariant *q = g_variant_new_from_data(G_VARIANT_TYPE(QUERIES_T), copy, n, FALSE, g_free, copy);
     c->queries = g_variant_ref_sink(q);
     if (!g_variant_is_normal_form(c->queries))
       r.bad = true;

@@ -30,6 +30,10 @@ int cli_explain(int argc, char **argv);
  * ARGV[0] is "batch". Returns the exit code. */
 int cli_batch(int argc, char **argv);
 
+/* Print the warning and write error of a cached run on cache file PATH
+ * (cmd-walk.c), one line each. */
+void cli_report_cache(const char *path, const trawl_cache_report *report);
+
 /* `trawl check --cache FILE...`; ARGV[0] is "check" (cmd-check.c). */
 int cli_check(int argc, char **argv);
 

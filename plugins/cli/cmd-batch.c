@@ -582,24 +582,32 @@ report_root_errors(struct batch *b, const trawl_plan *plan)
 }
 
 static void
-report_stats(const struct batch *b, const trawl_plan *plan, gint64 start)
+report_stats(const struct batch *b, const trawl_plan *plan, gint64 start,
+             const trawl_cache_report *cache)
 {
   size_t groups = trawl_plan_groups(plan);
-  guint64 dirs = 0;
+  guint64 dirs = 0, reused = 0;
   for (size_t g = 0; g < groups; g++) {
     trawl_walk_stats stats;
     trawl_plan_stats(plan, g, &stats);
     dirs += stats.dirs_opened;
+    reused += stats.dirs_reused;
   }
   double ms = (double)(g_get_monotonic_time() - start) / 1e3;
-  fprintf(stderr, "trawl: %u %s, %zu %s, %" G_GUINT64_FORMAT " %s read, %.1f ms\n",
+  GString *reuse = g_string_new(NULL);
+  if (cache)
+    g_string_printf(reuse, ", %" G_GUINT64_FORMAT " reused (cache %s%s)", reused,
+                    cache->trusted ? "trusted" : "not trusted", cache->written ? ", written" : "");
+  fprintf(stderr, "trawl: %u %s, %zu %s, %" G_GUINT64_FORMAT " %s read%s, %.1f ms\n",
           b->queries->len, b->queries->len == 1 ? "query" : "queries", groups,
-          groups == 1 ? "walk" : "walks", dirs, dirs == 1 ? "directory" : "directories", ms);
+          groups == 1 ? "walk" : "walks", dirs, dirs == 1 ? "directory" : "directories",
+          reuse->str, ms);
+  g_string_free(reuse, TRUE);
 }
 
 /* Answer the decoded queries; returns the exit code. */
 static int
-run_queries(struct batch *b, bool strict, bool stats, gint64 start)
+run_queries(struct batch *b, bool strict, bool stats, gint64 start, const char *cache)
 {
   trawl_plan *plan = trawl_plan_new();
   for (guint i = 0; i < b->queries->len; i++) {
@@ -615,7 +623,12 @@ run_queries(struct batch *b, bool strict, bool stats, gint64 start)
     trawl_plan_add(plan, &tq);
   }
   int status = EXIT_OK;
-  if (!trawl_plan_run(plan, NULL)) {
+  trawl_cache_report rep;
+  memset(&rep, 0, sizeof rep);
+  bool ran = cache ? trawl_plan_run_cached(plan, cache, 0, &rep, NULL) : trawl_plan_run(plan, NULL);
+  if (cache)
+    cli_report_cache(cache, &rep);
+  if (!ran) {
     report_root_errors(b, plan);
     status = EXIT_USAGE;
   } else {
@@ -630,7 +643,8 @@ run_queries(struct batch *b, bool strict, bool stats, gint64 start)
     }
   }
   if (stats)
-    report_stats(b, plan, start);
+    report_stats(b, plan, start, cache ? &rep : NULL);
+  trawl_cache_report_clear(&rep);
   trawl_plan_free(plan);
   return status;
 }
@@ -673,7 +687,7 @@ cli_batch(int argc, char **argv)
   gint64 start = g_get_monotonic_time();
   gboolean stats = FALSE, strict = FALSE;
   int threads = UNSET_NUMBER;
-  char *format = NULL;
+  char *format = NULL, *cache = NULL;
   GOptionEntry entries[] = {
     {"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
      "Use at most N threads in each walk (default: online CPUs; 1: serial)", "N"},
@@ -684,6 +698,9 @@ cli_batch(int argc, char **argv)
     {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
      "Print the number of queries, walks and directories read, and the time, to stderr",
      NULL},
+    {"cache", 0, 0, G_OPTION_ARG_FILENAME, &cache,
+     "Keep the results in FILE and, next time, read only the directories that changed "
+     "since (docs/cache.md; trawl check re-validates it)", "FILE"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   GOptionContext *ctx = g_option_context_new("QUERIES|-");
@@ -732,13 +749,14 @@ cli_batch(int argc, char **argv)
   };
   GString *input = g_string_new(NULL);
   if (read_input(path, b.name, input) && decode_input(&b, input->str, input->len))
-    status = run_queries(&b, strict, stats, start);
+    status = run_queries(&b, strict, stats, start, cache);
   g_string_free(input, TRUE);
   g_hash_table_unref(b.ids);
   g_ptr_array_unref(b.queries);
 
 out:
   g_free(format);
+  g_free(cache);
   g_option_context_free(ctx);
   g_free(args);
   g_ptr_array_unref(owned);

@@ -531,7 +531,7 @@ walk_and_print(struct walk_run *run, const struct walk_args *args)
 }
 
 /* Report a cache run's warnings: one line each. */
-static void
+void
 cli_report_cache(const char *path, const trawl_cache_report *rep)
 {
   if (rep->warning) {

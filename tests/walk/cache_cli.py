@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The result cache from the command line: `trawl --cache`, `trawl check`.
+
+    cache_cli.py TRAWL_EXE
+
+On a hand-made tree: a cached walk prints what a plain walk prints, the
+second run reads no directory (--stats), a one-file change reads exactly one
+(--stats: "directories opened: 1"); a bad cache file is one warning and the
+right answer; `trawl check` exits 0 and writes nothing when nothing changed,
+and when something did prints "+ path" / "- path", rewrites the cache,
+touches (--touch) or rewrites (--bump, a digest of the results) the stamp and
+exits 1; several caches in one call; a cache that cannot be read counts as
+a change; usage errors exit 2.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILURES = []
+
+
+def check(what, got, want):
+    if got != want:
+        FAILURES.append(what)
+        print("FAIL %s\n  got:  %r\n  want: %r" % (what, got, want))
+    else:
+        print("ok   %s" % what)
+
+
+def run(trawl, args, env):
+    p = subprocess.run([trawl] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    return p.returncode, p.stdout.decode("utf-8", "surrogateescape"), \
+        p.stderr.decode("utf-8", "surrogateescape")
+
+
+def write(path, text="x"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def stat_line(err, name):
+    for line in err.splitlines():
+        if line.startswith("trawl: " + name + ":"):
+            return line.split(":", 2)[2].strip()
+    return None
+
+
+def settle():
+    # Older than the racy window (two ticks of the coarse clock).
+    time.sleep(0.05)
+
+
+def main(argv):
+    trawl = os.path.abspath(argv[1])
+    with tempfile.TemporaryDirectory(prefix="trawl-cache-cli-") as tmp:
+        env = dict(os.environ, HOME=tmp, XDG_CONFIG_HOME=os.path.join(tmp, "xdg"),
+                   GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.path.join(tmp, "gitconfig"))
+        tree = os.path.join(tmp, "tree")
+        for f in ("a.c", "b.h", "src/c.c", "src/d/e.c", "lib/f.c", "lib/g.md", "docs/h.md"):
+            write(os.path.join(tree, f))
+        cache = os.path.join(tmp, "c.cache")
+        settle()
+
+        plain = run(trawl, ["-C", tree, "**/*.c"], env)
+        first = run(trawl, ["-C", tree, "--cache", cache, "--stats", "**/*.c"], env)
+        check("first cached run prints what a plain walk prints", first[:2], plain[:2])
+        check("first cached run reads every directory", stat_line(first[2], "directories opened"), "5")
+        check("first cached run warns of nothing", [l for l in first[2].splitlines()
+                                                    if "cache" in l and "cache:" not in l], [])
+        check("the cache file exists", os.path.isfile(cache), True)
+        second = run(trawl, ["-C", tree, "--cache", cache, "--stats", "**/*.c"], env)
+        check("second run: same output", second[:2], plain[:2])
+        check("second run reads nothing", stat_line(second[2], "directories opened"), "0")
+        check("second run reuses every directory", stat_line(second[2], "directories reused"), "5")
+
+        write(os.path.join(tree, "src/d/new.c"))
+        settle()
+        third = run(trawl, ["-C", tree, "--cache", cache, "--stats", "**/*.c"], env)
+        check("one new file: the new answer", third[:2], run(trawl, ["-C", tree, "**/*.c"], env)[:2])
+        check("one new file: exactly one directory read", stat_line(third[2], "directories opened"), "1")
+
+        # A bad cache: one warning, the right answer, replaced.
+        with open(cache, "r+b") as f:
+            f.truncate(30)
+        bad = run(trawl, ["-C", tree, "--cache", cache, "**/*.c"], env)
+        check("truncated cache: the right answer", bad[:2], third[:2])
+        warn = [l for l in bad[2].splitlines() if l.startswith("trawl: cache")]
+        check("truncated cache: one warning naming it", len(warn) == 1 and cache in warn[0]
+              and "truncated" in warn[0], True)
+        again = run(trawl, ["-C", tree, "--cache", cache, "--stats", "**/*.c"], env)
+        check("replaced cache trusted", stat_line(again[2], "cache"), "trusted")
+
+        # trawl check: nothing changed.
+        stamp = os.path.join(tmp, "stamp")
+        settle()
+        before = os.stat(cache).st_mtime_ns
+        code, out, err = run(trawl, ["check", "--cache", cache, "--touch", stamp], env)
+        check("check, unchanged: exit 0", code, 0)
+        check("check, unchanged: prints nothing", out, "")
+        check("check, unchanged: no stamp made", os.path.exists(stamp), False)
+        check("check, unchanged: cache not rewritten", os.stat(cache).st_mtime_ns, before)
+
+        # A file added, one removed.
+        write(os.path.join(tree, "lib/new.c"))
+        os.unlink(os.path.join(tree, "a.c"))
+        settle()
+        code, out, err = run(trawl, ["check", "--cache", cache, "--touch", stamp, "--stats"], env)
+        check("check, changed: exit 1", code, 1)
+        check("check, changed: the changes", out.splitlines(),
+              ["%s: query 0 (%s)" % (cache, tree), "- a.c", "+ lib/new.c"])
+        check("check, changed: stamp touched", os.path.exists(stamp), True)
+        check("check, changed: two directories read", "directories opened 2," in err, True)
+        code, out, _ = run(trawl, ["check", "--cache", cache, "--touch", stamp], env)
+        check("check again: nothing changed since", (code, out), (0, ""))
+
+        # --bump writes a digest of the results, so content-hashing builds see
+        # a change only when there is one; several caches in one call.
+        cache2 = os.path.join(tmp, "c2.cache")
+        run(trawl, ["-C", tree, "--cache", cache2, "**/*.md"], env)
+        bump = os.path.join(tmp, "bump")
+        code, out, _ = run(trawl, ["check", "--cache", cache, "--cache", cache2, "--bump", bump], env)
+        check("two caches, unchanged: exit 0", (code, out), (0, ""))
+        write(os.path.join(tree, "docs/new.md"))
+        settle()
+        code, out, _ = run(trawl, ["check", "--cache", cache, "--cache", cache2, "--bump", bump], env)
+        check("two caches, one changed: exit 1", code, 1)
+        check("two caches, one changed: its change only", out.splitlines(),
+              ["%s: query 0 (%s)" % (cache2, tree), "+ docs/new.md"])
+        with open(bump) as f:
+            digest = f.read()
+        check("--bump writes a digest", len(digest.strip()), 64)
+        os.unlink(os.path.join(tree, "docs/new.md"))
+        settle()
+        run(trawl, ["check", "--cache", cache, "--cache", cache2, "--bump", bump], env)
+        with open(bump) as f:
+            check("--bump: another answer, another digest", f.read() != digest, True)
+
+        # trawl batch --cache: one cache for several queries, re-checked whole.
+        queries = os.path.join(tmp, "q.jsonl")
+        write(queries, '{"id": "c", "root": "%s", "include": ["**/*.c"]}\n'
+                       '{"id": "md", "root": "%s", "include": ["**/*.md"]}\n' % (tree, tree))
+        bcache = os.path.join(tmp, "b.cache")
+        code, out1, err = run(trawl, ["batch", "--cache", bcache, "--stats", queries], env)
+        check("batch --cache: exit 0", code, 0)
+        settle()
+        run(trawl, ["batch", "--cache", bcache, queries], env)
+        code, out2, err = run(trawl, ["batch", "--cache", bcache, "--stats", queries], env)
+        check("batch --cache, second run: same answer", out2, out1)
+        check("batch --cache, second run: nothing read", "1 walk, 0 directories read" in err, True)
+        check("batch without --cache: same answer", run(trawl, ["batch", queries], env)[1], out1)
+        code, out, _ = run(trawl, ["check", "--cache", bcache], env)
+        check("check of a batch cache, unchanged: exit 0", (code, out), (0, ""))
+        write(os.path.join(tree, "src/new.md"))
+        settle()
+        code, out, _ = run(trawl, ["check", "--cache", bcache], env)
+        check("check of a batch cache, changed: the second query's change",
+              (code, out.splitlines()), (1, ["%s: query 1 (%s)" % (bcache, tree), "+ src/new.md"]))
+
+        # A cache that cannot be read counts as a change.
+        code, out, err = run(trawl, ["check", "--cache", os.path.join(tmp, "none"),
+                                     "--touch", os.path.join(tmp, "stamp2")], env)
+        check("missing cache: exit 1", code, 1)
+        check("missing cache: stamp touched", os.path.exists(os.path.join(tmp, "stamp2")), True)
+        check("missing cache: says so", "counted as a change" in err, True)
+
+        # Usage.
+        for args in (["check"], ["check", "--cache", cache, "--touch", stamp, "--bump", bump],
+                     ["check", "--cache", cache, "stray"]):
+            code, out, _ = run(trawl, args, env)
+            check("usage %r: exit 2, nothing printed" % args[1:], (code, out), (2, ""))
+        code, _, err = run(trawl, ["-C", tree, "--cache", cache, "--unsorted", "**"], env)
+        check("--cache with --unsorted: exit 2", code, 2)
+
+    print("%d failed" % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
