@@ -170,7 +170,9 @@ cli_check(int argc, char **argv)
     trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
     g_ptr_array_add(plans, plan);
     if (plan == NULL) {
-      fprintf(stderr, "trawl: cache %s; counted as a change\n", error->message);
+      char *m = g_strdup_printf("cache %s; counted as a change", error->message);
+      cli_print_message(m);
+      g_free(m);
       g_clear_error(&error);
       changed = true;
       continue;
@@ -179,13 +181,21 @@ cli_check(int argc, char **argv)
     bool ran = trawl_plan_run_cached(plan, *c, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error);
     if (!ran) {
       /* A root that is gone: its results are gone too. */
-      fprintf(stderr, "trawl: %s: %s\n", *c, error->message);
+      char *m = g_strdup_printf("%s: %s", *c, error->message);
+      cli_print_message(m);
+      g_free(m);
       g_clear_error(&error);
     }
-    if (rep.warning)
-      fprintf(stderr, "trawl: cache %s %s; counted as a change\n", *c, rep.warning);
-    if (rep.write_error)
-      fprintf(stderr, "trawl: cache not written: %s\n", rep.write_error);
+    if (rep.warning) {
+      char *m = g_strdup_printf("cache %s %s; counted as a change", *c, rep.warning);
+      cli_print_message(m);
+      g_free(m);
+    }
+    if (rep.write_error) {
+      char *m = g_strdup_printf("cache not written: %s", rep.write_error);
+      cli_print_message(m);
+      g_free(m);
+    }
     if (rep.changed) {
       changed = true;
       for (size_t q = 0; q < trawl_plan_size(plan); q++) {

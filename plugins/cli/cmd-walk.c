@@ -286,23 +286,6 @@ print_sorted(const trawl_entry *entry, void *data)
   return run->out.error == 0;
 }
 
-/* Print one line of stderr, control bytes escaped so that a file name in a
- * message cannot forge another line. */
-static void
-print_message(const char *message)
-{
-  GString *line = g_string_new("trawl: ");
-  for (const unsigned char *c = (const unsigned char *)message; *c; c++) {
-    if (*c < 0x20 || *c == 0x7f)
-      g_string_append_printf(line, "\\%03o", *c);
-    else
-      g_string_append_c(line, (char)*c);
-  }
-  g_string_append_c(line, '\n');
-  fputs(line->str, stderr);
-  g_string_free(line, TRUE);
-}
-
 /* Print the problems the walk survived; returns how many. */
 static unsigned
 report_problems(const trawl_walker *walker)
@@ -311,7 +294,7 @@ report_problems(const trawl_walker *walker)
   if (problems == NULL)
     return 0;
   for (unsigned i = 0; i < problems->len; i++)
-    print_message(((const GError *)problems->pdata[i])->message);
+    cli_print_message(((const GError *)problems->pdata[i])->message);
   return problems->len;
 }
 
@@ -472,7 +455,7 @@ explain_paths(struct walk_run *run, const struct walk_args *args, int n_patterns
     trawl_explanation e;
     GError *error = NULL;
     if (!trawl_walker_explain(run->walker, args->paths[i], &e, &error)) {
-      print_message(error->message);
+      cli_print_message(error->message);
       g_error_free(error);
       g_string_free(out, TRUE);
       return EXIT_USAGE;
@@ -513,7 +496,7 @@ walk_and_print(struct walk_run *run, const struct walk_args *args)
   int status = EXIT_OK;
   if (!ran) {
     g_assert(error != NULL);
-    print_message(error->message);
+    cli_print_message(error->message);
     bool root = g_error_matches(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT);
     status = root ? EXIT_USAGE : EXIT_IO;
     g_error_free(error);
@@ -537,13 +520,13 @@ cli_report_cache(const char *path, const trawl_cache_report *rep)
   if (rep->warning) {
     char *m = g_strdup_printf("cache %s %s; walking in full and writing it again", path,
                               rep->warning);
-    print_message(m);
+    cli_print_message(m);
     g_free(m);
   }
   if (rep->write_error) {
     char *m = g_strdup_printf("cache not written: %s (the results are right)",
                               rep->write_error);
-    print_message(m);
+    cli_print_message(m);
     g_free(m);
   }
 }
@@ -567,7 +550,7 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
   int status = EXIT_OK;
   if (!ran) {
     output_abort(&run->out);
-    print_message(error->message);
+    cli_print_message(error->message);
     status = g_error_matches(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT) ? EXIT_USAGE : EXIT_IO;
     g_error_free(error);
   } else {
@@ -583,7 +566,7 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
   gint64 printed = g_get_monotonic_time();
   const GPtrArray *problems = trawl_plan_problems(plan, 0);
   for (unsigned i = 0; i < problems->len; i++)
-    print_message(((const GError *)problems->pdata[i])->message);
+    cli_print_message(((const GError *)problems->pdata[i])->message);
   if (status == EXIT_OK && args->strict && problems->len > 0)
     status = EXIT_IO;
   if (args->stats && trawl_plan_groups(plan) > 0) {
