@@ -13,32 +13,18 @@ exits 1; several caches in one call; a cache that cannot be read counts as
 a change; usage errors exit 2.
 """
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
-FAILURES = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def check(what, got, want):
-    if got != want:
-        FAILURES.append(what)
-        print("FAIL %s\n  got:  %r\n  want: %r" % (what, got, want))
-    else:
-        print("ok   %s" % what)
-
-
-def run(trawl, args, env):
-    p = subprocess.run([trawl] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    return p.returncode, p.stdout.decode("utf-8", "surrogateescape"), \
-        p.stderr.decode("utf-8", "surrogateescape")
+from clitest import FAILURES, check, run
+from clitest import write as write_text
 
 
 def write(path, text="x"):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
+    write_text(path, text)
 
 
 def stat_line(err, name):

@@ -18,11 +18,6 @@ using namespace walkgen;
 
 namespace {
 
-struct PlanFree {
-  void operator()(trawl_plan *p) const { trawl_plan_free(p); }
-};
-using Plan = std::unique_ptr<trawl_plan, PlanFree>;
-
 void settle()
 {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -116,6 +111,19 @@ void make_tree(const std::string &root)
     add_file(root, p);
 }
 
+// TMP/tree made and settled, and walked once for **/*.c into the cache
+// TMP/c.cache, whose path is returned.
+std::string prime(const TempDir &tmp)
+{
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  run(f, cache);
+  return cache;
+}
+
 TEST(Cache, SecondRunReadsNothing)
 {
   TempDir tmp;
@@ -149,14 +157,7 @@ TEST(Cache, SecondRunReadsNothing)
 TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
 {
   TempDir tmp;
-  make_dir(tmp / "tree");
-  make_tree(tmp / "tree");
-  const std::string cache = tmp / "c.cache";
-  settle();
-  {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    run(f, cache);
-  }
+  const std::string cache = prime(tmp);
   add_file(tmp / "tree", "src/d/new.c");
   unlink((tmp / "tree/lib/f.c").c_str());
   settle();
@@ -177,14 +178,7 @@ TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
 TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
 {
   TempDir tmp;
-  make_dir(tmp / "tree");
-  make_tree(tmp / "tree");
-  const std::string cache = tmp / "c.cache";
-  settle();
-  {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    run(f, cache);
-  }
+  const std::string cache = prime(tmp);
   const std::string good = slurp(cache);
   ASSERT_GT(good.size(), 100u);
   std::string flipped = good;
@@ -322,14 +316,7 @@ TEST(Cache, IgnoreSourcesOutsideTheWalk)
 TEST(Cache, FailedWriteKeepsTheOldFile)
 {
   TempDir tmp;
-  make_dir(tmp / "tree");
-  make_tree(tmp / "tree");
-  const std::string cache = tmp / "c.cache";
-  settle();
-  {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    run(f, cache);
-  }
+  const std::string cache = prime(tmp);
   const std::string before = slurp(cache);
   add_file(tmp / "tree", "lib/new.c");
   settle();

@@ -13,31 +13,12 @@ run here (tests/diff/git_ignore_diff.py compares with git).
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-FAILURES = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def check(what, got, want):
-    if got != want:
-        FAILURES.append(what)
-        print("FAIL %s\n  got:  %r\n  want: %r" % (what, got, want))
-    else:
-        print("ok   %s" % what)
-
-
-def run(trawl, args, env):
-    p = subprocess.run([trawl] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    return p.returncode, p.stdout.decode("utf-8", "surrogateescape"), \
-        p.stderr.decode("utf-8", "surrogateescape")
-
-
-def write(path, text=""):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
+from clitest import FAILURES, check, run, write
 
 
 def lines(text):

@@ -17,11 +17,6 @@ using namespace walkgen;
 
 namespace {
 
-struct PlanFree {
-  void operator()(trawl_plan *p) const { trawl_plan_free(p); }
-};
-using Plan = std::unique_ptr<trawl_plan, PlanFree>;
-
 std::vector<const trawl_pattern *> raw(const std::vector<Pattern> &v)
 {
   std::vector<const trawl_pattern *> out;

@@ -44,6 +44,7 @@
 #include <gtest/gtest.h>
 
 #include "trawl/pattern.h"
+#include "trawl/plan.h"
 #include "trawl/walk.h"
 
 // The private header is C without linkage markers of its own.
@@ -64,6 +65,10 @@ struct WalkerFree {
   void operator()(trawl_walker *w) const { trawl_walker_free(w); }
 };
 using Walker = std::unique_ptr<trawl_walker, WalkerFree>;
+struct PlanFree {
+  void operator()(trawl_plan *p) const { trawl_plan_free(p); }
+};
+using Plan = std::unique_ptr<trawl_plan, PlanFree>;
 
 inline Pattern compile(const std::string &text, unsigned flags = 0,
                        TrawlDialect dialect = TRAWL_DIALECT_TRAWL)
