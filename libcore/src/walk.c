@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -155,6 +156,7 @@ struct prune_index {
 struct patlist {
   GPtrArray *pats;      /* const trawl_pattern * */
   guint8 *owner;        /* the query of each */
+  struct span *suffix;  /* the literal suffix each match ends with (len 0: none, or case-folded) */
   trawl_patset *set;    /* NULL when there are few */
   const trawl_pattern *one; /* the only pattern, if there is one */
   uint64_t all;         /* the queries with a pattern here */
@@ -585,6 +587,14 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
       l->all |= QBIT(i);
   }
   l->owner = g_byte_array_free(owner, FALSE);
+  /* Several queries' short lists are tried in turn; a pattern whose literal
+   * suffix the path lacks is not tried at all (four one-pattern queries on
+   * flat20k: trying the other three patterns was 9.6 M of 39 M instructions,
+   * and a pattern set cost more than that). */
+  l->suffix = g_new0(struct span, MAX(l->pats->len, 1u));
+  for (guint i = 0; i < l->pats->len; i++)
+    if (!(trawl_pattern_flags(l->pats->pdata[i]) & TRAWL_PATTERN_ICASE))
+      l->suffix[i].s = trawl_pattern_literal_suffix(l->pats->pdata[i], &l->suffix[i].len);
   if (l->pats->len == 1)
     l->one = l->pats->pdata[0];
   if (l->pats->len >= MAX(set_min, 1u))
@@ -597,7 +607,22 @@ patlist_clear(struct patlist *l)
   trawl_patset_free(l->set);
   g_ptr_array_unref(l->pats);
   g_free(l->owner);
+  g_free(l->suffix);
   memset(l, 0, sizeof *l);
+}
+
+/* Does PATH (LEN bytes) end with X (always, when X is empty)? Inline: the
+ * suffixes are short and a call to memcmp cost as much as the compare. */
+static inline bool
+ends_with(const char *path, size_t len, const struct span *x)
+{
+  if (x->len > len)
+    return false;
+  const char *p = path + len - x->len;
+  for (size_t k = x->len; k-- > 0;)
+    if (p[k] != x->s[k])
+      return false;
+  return true;
 }
 
 /* patlist_match() of a list shared by several queries: which of them. */
@@ -615,7 +640,9 @@ patlist_match_shared(const struct patlist *l, const char *path, size_t len, uint
   }
   for (guint i = 0; i < l->pats->len; i++) {
     uint64_t b = QBIT(l->owner[i]);
-    if ((want & ~got & b) && trawl_pattern_match(l->pats->pdata[i], path, len)) {
+    if (!(want & ~got & b) || !ends_with(path, len, &l->suffix[i]))
+      continue;
+    if (trawl_pattern_match(l->pats->pdata[i], path, len)) {
       got |= b;
       if (got == want)
         break;
