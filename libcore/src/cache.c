@@ -1040,6 +1040,7 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
   if (plan->cache_file && plan->cache_path && strcmp(plan->cache_path, path) == 0) {
     cache = plan->cache_file;
     plan->cache_file = NULL;
+    g_clear_pointer(&plan->cache_path, g_free); /* once: a later run reads the file again */
   } else {
     cache = cache_load(path, &why);
   }
