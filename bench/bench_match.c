@@ -27,7 +27,6 @@
  */
 #define _GNU_SOURCE
 
-#include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -35,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef __GLIBC__
 #include <gnu/libc-version.h>
 #endif
@@ -47,17 +45,17 @@
 
 #include "trawl/pattern.h"
 
-#if defined(__GNUC__) || defined(__clang__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
+#include "bench_util.h"
 
 /* Paths generated per case (the adversarial cases use fewer, longer ones). */
 #define PATHS_PER_CASE 64
 /* Default measurement: rounds per arm and the shortest timed run. */
 #define DEFAULT_ROUNDS 11
 #define DEFAULT_MIN_MS 20
+/* Calibration stops raising the passes here, however fast a pass is. */
+#define MAX_PASSES (UINT64_C(1) << 40)
+/* Cells from this many ns are printed in whole microseconds. */
+#define WHOLE_US_FROM 100000
 
 enum arm { ARM_TRAWL, ARM_FNMATCH, ARM_PCRE2, N_ARMS };
 static const char *const arm_names[N_ARMS] = {"trawl", "fnmatch", "pcre2-jit"};
@@ -85,14 +83,12 @@ struct bench_case {
 
 /* ---- deterministic path generation ------------------------------------- */
 
-#define RNG_SEED UINT64_C(0x9e3779b97f4a7c15)
-static uint64_t rng_state = RNG_SEED;
+static uint64_t rng_state = BENCH_RNG_SEED;
 
 static uint32_t
 rng(void)
 {
-  rng_state = rng_state * 6364136223846793005u + 1442695040888963407u;
-  return (uint32_t)(rng_state >> 33);
+  return bench_rng(&rng_state);
 }
 
 /* Directory and file names; none of them is "test" and none ends in "_test". */
@@ -105,8 +101,6 @@ static const char *const file_words[] = {
   "file", "main", "buffer", "socket", "reader", "writer", "stream", "format",
   "allocator", "hash_table", "x", "config_parser",
 };
-
-#define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *
 dir_word(void)
@@ -517,21 +511,6 @@ arm_state_clear(struct arm_state *st)
 
 /* ---- measurement -------------------------------------------------------- */
 
-static double
-now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int
-compare_double(const void *x, const void *y)
-{
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 struct options {
   unsigned rounds;
   double min_ns;
@@ -586,9 +565,9 @@ check_verdicts(const struct bench_case *c, const struct arm_state *st,
     if (cells[a].state == CELL_NA || cells[a].state == CELL_SKIPPED)
       continue;
     for (size_t i = 0; i < in->n; i++) {
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       enum verdict v = arm_verdict((enum arm)a, st, &in->paths[i]);
-      double t1 = now_ns();
+      double t1 = bench_now_ns();
       if (v == V_GAVE_UP) {
         cells[a].state = CELL_GAVE_UP;
         cells[a].gave_up_ns = t1 - t0;
@@ -607,23 +586,18 @@ check_verdicts(const struct bench_case *c, const struct arm_state *st,
   }
 }
 
-/* Passes over IN that take at least MIN_NS for arm A. */
-static uint64_t
-calibrate(enum arm a, const struct arm_state *st, const struct inputs *in,
-          double min_ns)
+/* An arm and its inputs, for bench_calibrate(). */
+struct arm_run {
+  enum arm arm;
+  const struct arm_state *st;
+  const struct inputs *in;
+};
+
+static void
+run_arm_passes(const void *ctx, uint64_t passes)
 {
-  uint64_t passes = 1;
-  for (;;) {
-    double t0 = now_ns();
-    run_arm(a, st, in, passes);
-    double dt = now_ns() - t0;
-    if (dt >= min_ns / 4 || passes >= (UINT64_C(1) << 40)) {
-      double per = dt / (double)passes;
-      uint64_t want = (uint64_t)(min_ns / (per > 0 ? per : 1)) + 1;
-      return want > passes ? want : passes;
-    }
-    passes *= 4;
-  }
+  const struct arm_run *r = ctx;
+  run_arm(r->arm, r->st, r->in, passes);
 }
 
 static void
@@ -635,7 +609,7 @@ measure_case(const struct bench_case *c, const struct options *o,
   arm_state_init(&st, c);
   /* Each case's paths depend on its name only, not on which cases ran
    * before it: --case runs see the same bytes as a full run. */
-  rng_state = RNG_SEED ^ g_str_hash(c->name);
+  rng_state = BENCH_RNG_SEED ^ g_str_hash(c->name);
   c->generate(&in);
 
   for (int a = 0; a < N_ARMS; a++) {
@@ -652,8 +626,10 @@ measure_case(const struct bench_case *c, const struct options *o,
   for (int a = 0; a < N_ARMS; a++) {
     if (cells[a].state != CELL_TIMED)
       continue;
-    passes[a] = o->fixed_passes ? o->fixed_passes
-                                : calibrate((enum arm)a, &st, &in, o->min_ns);
+    const struct arm_run run = {(enum arm)a, &st, &in};
+    passes[a] = o->fixed_passes
+                    ? o->fixed_passes
+                    : bench_calibrate(run_arm_passes, &run, o->min_ns, MAX_PASSES);
     samples[a] = g_new(double, rounds);
   }
   const size_t expect_hits = c->expect ? in.n : 0;
@@ -661,9 +637,9 @@ measure_case(const struct bench_case *c, const struct options *o,
     for (int a = 0; a < N_ARMS; a++) {
       if (cells[a].state != CELL_TIMED)
         continue;
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       size_t hits = run_arm((enum arm)a, &st, &in, passes[a]);
-      double dt = now_ns() - t0;
+      double dt = bench_now_ns() - t0;
       if (hits != expect_hits * passes[a]) {
         fprintf(stderr, "bench_match: %s: arm %s counted %zu matches, not %zu\n",
                 c->name, arm_names[a], hits, (size_t)(expect_hits * passes[a]));
@@ -675,8 +651,7 @@ measure_case(const struct bench_case *c, const struct options *o,
   for (int a = 0; a < N_ARMS; a++) {
     if (cells[a].state != CELL_TIMED)
       continue;
-    qsort(samples[a], rounds, sizeof(double), compare_double);
-    cells[a].median = samples[a][rounds / 2];
+    cells[a].median = bench_median(samples[a], rounds);
     cells[a].lo = samples[a][0];
     cells[a].hi = samples[a][rounds - 1];
     g_free(samples[a]);
@@ -693,16 +668,7 @@ measure_case(const struct bench_case *c, const struct options *o,
 static void
 format_ns(char *buf, size_t n, double ns)
 {
-  if (ns >= 1e6)
-    snprintf(buf, n, "%.1f ms", ns / 1e6);
-  else if (ns >= 100000)
-    snprintf(buf, n, "%.0f µs", ns / 1000);
-  else if (ns >= 1000)
-    snprintf(buf, n, "%.2f µs", ns / 1000);
-  else if (ns >= 100)
-    snprintf(buf, n, "%.0f", ns);
-  else
-    snprintf(buf, n, "%.1f", ns);
+  bench_format_ns(buf, n, ns, WHOLE_US_FROM);
 }
 
 static void
@@ -745,15 +711,7 @@ usage(FILE *f)
 static uint64_t
 parse_count(const char *s, const char *what)
 {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end || end == s) {
-    fprintf(stderr, "bench_match: bad %s \"%s\"\n", what, s);
-    usage(stderr);
-    exit(2);
-  }
-  return v;
+  return bench_parse_count("bench_match", s, what, usage);
 }
 
 static void

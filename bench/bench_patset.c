@@ -21,21 +21,20 @@
  * and every arm's yes/no must agree; the run aborts otherwise. The timed
  * loops recount their matches.
  *
- * Timing as bench_match: each arm's pass over the paths is calibrated to at
- * least --min-ms, the arms take turns for --rounds rounds, the table gives the
- * median. --iterations N runs each arm exactly N passes once (for callgrind:
- * run_set, run_set_matches, run_loop, run_pcre2 hold the loops).
+ * Timing as bench_match (the shared part is bench_util.h): each arm's pass
+ * over the paths is calibrated to at least --min-ms, the arms take turns for
+ * --rounds rounds, the table gives the median. --iterations N runs each arm
+ * exactly N passes once (for callgrind: run_set, run_set_matches, run_loop,
+ * run_pcre2 hold the loops).
  */
 #define _GNU_SOURCE
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef TRAWL_BENCH_PCRE2
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -45,13 +44,7 @@
 #include "trawl/patset.h"
 #include "trawl/pattern.h"
 
-#if defined(__GNUC__) || defined(__clang__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-
-#define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
+#include "bench_util.h"
 
 #define DEFAULT_PATHS 50000
 #define DEFAULT_ROUNDS 5
@@ -63,6 +56,10 @@
 #define TOKEN_RANGE 10000
 /* Builds timed per list, for the build-time median. */
 #define BUILD_ROUNDS 5
+/* Calibration stops raising the passes here, however fast a pass is. */
+#define MAX_PASSES (UINT64_C(1) << 30)
+/* Cells from this many ns are printed in whole microseconds. */
+#define WHOLE_US_FROM 10000
 
 enum arm { ARM_SET, ARM_SET_MATCHES, ARM_LOOP, ARM_PCRE2, N_ARMS };
 static const char *const arm_names[N_ARMS] = {"set", "set-matches", "loop", "pcre2-jit"};
@@ -71,13 +68,12 @@ static const size_t sizes[] = {10, 100, 1000, 10000};
 
 /* ---- deterministic generation ------------------------------------------- */
 
-static uint64_t rng_state = UINT64_C(0x9e3779b97f4a7c15);
+static uint64_t rng_state = BENCH_RNG_SEED;
 
 static uint32_t
 rng(void)
 {
-  rng_state = rng_state * 6364136223846793005u + 1442695040888963407u;
-  return (uint32_t)(rng_state >> 33);
+  return bench_rng(&rng_state);
 }
 
 static bool
@@ -237,21 +233,6 @@ struct bench_case {
 #endif
 };
 
-static double
-now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int
-compare_double(const void *x, const void *y)
-{
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 #ifdef TRAWL_BENCH_PCRE2
 /* Compile globs [FIRST, FIRST + N) as one alternation, or, when PCRE2 finds
  * it too large, as two halves, recursively. */
@@ -300,7 +281,7 @@ case_init(struct bench_case *c, const struct shape *shape, size_t size, bool wit
     c->globs[i] = g_strdup(s->str);
   }
   g_string_free(s, TRUE);
-  double t0 = now_ns();
+  double t0 = bench_now_ns();
   for (size_t i = 0; i < size; i++) {
     GError *error = NULL;
     c->patterns[i] = trawl_pattern_compile(c->globs[i], strlen(c->globs[i]),
@@ -310,16 +291,15 @@ case_init(struct bench_case *c, const struct shape *shape, size_t size, bool wit
       exit(1);
     }
   }
-  c->compile_ns = now_ns() - t0;
+  c->compile_ns = bench_now_ns() - t0;
   double builds[BUILD_ROUNDS];
   for (int r = 0; r < BUILD_ROUNDS; r++) {
     trawl_patset_free(c->set);
-    t0 = now_ns();
+    t0 = bench_now_ns();
     c->set = trawl_patset_new((const trawl_pattern *const *)c->patterns, size);
-    builds[r] = now_ns() - t0;
+    builds[r] = bench_now_ns() - t0;
   }
-  qsort(builds, BUILD_ROUNDS, sizeof(double), compare_double);
-  c->build_ns = builds[BUILD_ROUNDS / 2];
+  c->build_ns = bench_median(builds, BUILD_ROUNDS);
 #ifdef TRAWL_BENCH_PCRE2
   if (with_pcre2) {
     GArray *rx = g_array_new(FALSE, FALSE, sizeof(struct regex));
@@ -454,6 +434,21 @@ run_arm(enum arm a, const struct bench_case *c, const struct path *paths, size_t
   }
 }
 
+/* An arm and its inputs, for bench_calibrate(). */
+struct arm_run {
+  enum arm arm;
+  const struct bench_case *c;
+  const struct path *paths;
+  size_t n;
+};
+
+static void
+run_arm_passes(const void *ctx, uint64_t passes)
+{
+  const struct arm_run *r = ctx;
+  run_arm(r->arm, r->c, r->paths, r->n, passes);
+}
+
 /* Every path through every arm; abort on any disagreement. Returns the
  * expected counts: paths matched, and (pattern, path) matches. */
 static void
@@ -513,24 +508,6 @@ struct result {
   double median[N_ARMS]; /* ns per path */
 };
 
-static uint64_t
-calibrate(enum arm a, const struct bench_case *c, const struct path *paths, size_t n,
-          double min_ns)
-{
-  uint64_t passes = 1;
-  for (;;) {
-    double t0 = now_ns();
-    run_arm(a, c, paths, n, passes);
-    double dt = now_ns() - t0;
-    if (dt >= min_ns / 4 || passes >= (UINT64_C(1) << 30)) {
-      double per = dt / (double)passes;
-      uint64_t want = (uint64_t)(min_ns / (per > 0 ? per : 1)) + 1;
-      return want > passes ? want : passes;
-    }
-    passes *= 4;
-  }
-}
-
 static void
 measure(const struct bench_case *c, const struct path *paths, size_t n,
         const struct options *o, bool with_pcre2, struct result *res)
@@ -544,16 +521,18 @@ measure(const struct bench_case *c, const struct path *paths, size_t n,
     res->timed[a] = a != ARM_PCRE2 || with_pcre2;
     if (!res->timed[a])
       continue;
-    passes[a] = o->fixed_passes ? o->fixed_passes : calibrate((enum arm)a, c, paths, n, o->min_ns);
+    const struct arm_run run = {(enum arm)a, c, paths, n};
+    passes[a] = o->fixed_passes ? o->fixed_passes
+                                : bench_calibrate(run_arm_passes, &run, o->min_ns, MAX_PASSES);
     samples[a] = g_new(double, rounds);
   }
   for (unsigned r = 0; r < rounds; r++)
     for (int a = 0; a < N_ARMS; a++) {
       if (!res->timed[a])
         continue;
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       size_t hits = run_arm((enum arm)a, c, paths, n, passes[a]);
-      double dt = now_ns() - t0;
+      double dt = bench_now_ns() - t0;
       size_t want = (a == ARM_SET_MATCHES ? all_hits : any_hits) * passes[a];
       if (hits != want) {
         fprintf(stderr, "bench_patset: %s/%zu: arm %s counted %zu, not %zu\n",
@@ -565,27 +544,11 @@ measure(const struct bench_case *c, const struct path *paths, size_t n,
   for (int a = 0; a < N_ARMS; a++) {
     if (!res->timed[a])
       continue;
-    qsort(samples[a], rounds, sizeof(double), compare_double);
-    res->median[a] = samples[a][rounds / 2];
+    res->median[a] = bench_median(samples[a], rounds);
     g_free(samples[a]);
   }
   printf("# %s/%zu: %zu paths x %" PRIu64 " passes (set); %zu paths match, %zu matches\n",
          c->shape->name, c->size, n, passes[ARM_SET], any_hits, all_hits);
-}
-
-static void
-format_ns(char *buf, size_t n, double ns)
-{
-  if (ns >= 1e6)
-    snprintf(buf, n, "%.1f ms", ns / 1e6);
-  else if (ns >= 10000)
-    snprintf(buf, n, "%.0f µs", ns / 1000);
-  else if (ns >= 1000)
-    snprintf(buf, n, "%.2f µs", ns / 1000);
-  else if (ns >= 100)
-    snprintf(buf, n, "%.0f", ns);
-  else
-    snprintf(buf, n, "%.1f", ns);
 }
 
 static void
@@ -600,15 +563,7 @@ usage(FILE *f)
 static uint64_t
 parse_count(const char *s, const char *what)
 {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end || end == s) {
-    fprintf(stderr, "bench_patset: bad %s \"%s\"\n", what, s);
-    usage(stderr);
-    exit(2);
-  }
-  return v;
+  return bench_parse_count("bench_patset", s, what, usage);
 }
 
 static void
@@ -706,7 +661,7 @@ main(int argc, char **argv)
       char cell[N_ARMS][48], build[32], compile[32];
       for (int a = 0; a < N_ARMS; a++) {
         if (res.timed[a])
-          format_ns(cell[a], sizeof cell[a], res.median[a]);
+          bench_format_ns(cell[a], sizeof cell[a], res.median[a], WHOLE_US_FROM);
         else
           snprintf(cell[a], sizeof cell[a], "not run");
       }
@@ -716,8 +671,8 @@ main(int argc, char **argv)
         snprintf(cell[ARM_PCRE2] + l, sizeof cell[ARM_PCRE2] - l, " (%zu regexes)", c.n_regexes);
       }
 #endif
-      format_ns(build, sizeof build, c.build_ns);
-      format_ns(compile, sizeof compile, c.compile_ns);
+      bench_format_ns(build, sizeof build, c.build_ns, WHOLE_US_FROM);
+      bench_format_ns(compile, sizeof compile, c.compile_ns, WHOLE_US_FROM);
       char pcre_ratio[32] = "n/a";
       if (res.timed[ARM_PCRE2])
         snprintf(pcre_ratio, sizeof pcre_ratio, "%.1f×", res.median[ARM_PCRE2] / res.median[ARM_SET]);

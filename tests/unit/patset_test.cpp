@@ -361,6 +361,45 @@ TEST(Patset, QueriesRunOnlyKeyedPatterns)
   EXPECT_TRUE(e.agrees("a/b/x.ext5"));
 }
 
+// Each key table refuses most probes before a lookup: by a filter on the
+// key hashes and, for prefix and suffix keys, by the byte a key ends with in
+// hashing order (its last byte; a suffix key's first). Neither may refuse a
+// key that is there. 4,000 keys a table, case-sensitive and folded (the
+// prefix and suffix keys end with letters, so folding reaches that byte):
+// every key is found, and runs exactly its own pattern.
+TEST(Patset, LargeTablesFindEveryKey)
+{
+  const int n = 4000;
+  const unsigned classes[] = {TRAWL_PATSET_KEY_EXACT,  TRAWL_PATSET_KEY_BASENAME,
+                              TRAWL_PATSET_KEY_EXTENSION, TRAWL_PATSET_KEY_PREFIX,
+                              TRAWL_PATSET_KEY_PREFIX, TRAWL_PATSET_KEY_SUFFIX};
+  for (unsigned flags : {0u, unsigned(TRAWL_PATTERN_ICASE)}) {
+    std::vector<std::string> texts, paths;
+    for (int i = 0; i < n; i++) {
+      const std::string k = std::to_string(i);
+      texts.insert(texts.end(), {"e/" + k + ".x", "**/B" + k, "**/*.x" + k, "d" + k + "/**",
+                                 "p" + k + "q*", "**/*x" + k + "_s"});
+      paths.insert(paths.end(), {"e/" + k + ".x", "a/B" + k, "a/f.x" + k, "d" + k + "/f",
+                                 "p" + k + "q.c", "a/fx" + k + "_s"});
+    }
+    Set set(texts, flags);
+    ASSERT_EQ(texts.size(), set.size());
+    for (size_t i = 0; i < paths.size(); i++) {
+      std::string path = paths[i];
+      if (flags)
+        std::transform(path.begin(), path.end(), path.begin(),
+                       [](char c) { return g_ascii_toupper(c); });
+      ASSERT_EQ(classes[i % 6], set.keys(i)) << show(texts[i]);
+      ASSERT_EQ(1u, set.candidates(path)) << show(path);
+      ASSERT_EQ((std::vector<guint>{guint(i)}), set.matches(path)) << show(path);
+    }
+    // Keys that are not there run nothing.
+    for (const char *path : {"e/4000.x", "a/B4000", "a/f.x4000", "d4000/f", "p4000q.c",
+                             "a/fx4000_s", "e/12", "a/B", "a/f.x", "d/f", "pq", "a/x_s"})
+      EXPECT_EQ(0u, set.candidates(path)) << path;
+  }
+}
+
 TEST(Patset, ConcurrentQueries)
 {
   Set set({"**/*.c", "src/**", "**/Makefile", "**/*foo*", "*"});
