@@ -92,6 +92,8 @@ add_rule(GArray *rules, const char *line, size_t len, unsigned lineno)
     char *text = collapse_stars(p, &len);
     r.pattern = trawl_pattern_compile(text, len, TRAWL_DIALECT_GIT, 0, NULL);
     g_free(text);
+    if (r.pattern && !(trawl_pattern_flags(r.pattern) & TRAWL_PATTERN_ICASE))
+      r.suffix = trawl_pattern_literal_suffix(r.pattern, &r.suffix_len);
   }
   g_array_append_val(rules, r);
 }
@@ -207,6 +209,15 @@ ignore_file_unref(struct ignore_file *f)
   g_free(f);
 }
 
+static inline bool
+tail_equal(const char *a, const char *b, size_t n)
+{
+  for (size_t k = n; k-- > 0;)
+    if (a[k] != b[k])
+      return false;
+  return true;
+}
+
 const struct ignore_rule *
 ignore_file_match(const struct ignore_file *f, const char *path, size_t len, bool is_dir)
 {
@@ -217,9 +228,13 @@ ignore_file_match(const struct ignore_file *f, const char *path, size_t len, boo
     const struct ignore_rule *r = &f->rules[i];
     if (r->pattern == NULL || (r->dir_only && !is_dir))
       continue;
-    bool hit = r->basename ? trawl_pattern_match(r->pattern, base, blen)
-                           : trawl_pattern_match(r->pattern, path, len);
-    if (hit)
+    /* The literal suffix first, inline: "*.o" against "main.c" is refused
+     * without a call (a third of a plain walk's ignore cost on flat20k). */
+    const char *s = r->basename ? base : path;
+    const size_t n = r->basename ? blen : len;
+    if (r->suffix_len > n || !tail_equal(s + n - r->suffix_len, r->suffix, r->suffix_len))
+      continue;
+    if (trawl_pattern_match(r->pattern, s, n))
       return r;
   }
   return NULL;
@@ -763,8 +778,31 @@ ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, c
   return f;
 }
 
-/* The same for a directory above the root, at absolute path DIR: its files
- * are shown by absolute path. */
+/* Drop from F, in place, the rules with a '/' that no path strictly below
+ * directory BELOW (LEN bytes, relative to F's directory) can match. A file
+ * above the root is only ever asked about such paths: "/build/" or
+ * "/src/gen/" in the top's .gitignore cannot match inside "docs/api", and
+ * would otherwise be tried against every entry of a walk there. Rules that
+ * match by basename stay. Order, lines and sources of the rest are kept. */
+static void
+keep_rules_below(struct ignore_file *f, const char *below, size_t len)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < f->n; i++) {
+    struct ignore_rule *r = &f->rules[i];
+    if (r->pattern && !r->basename && !trawl_pattern_may_match_below(r->pattern, below, len)) {
+      trawl_pattern_free(r->pattern);
+      g_free(r->shown);
+      continue;
+    }
+    f->rules[kept++] = *r;
+  }
+  f->n = kept;
+}
+
+/* The same for a directory above the root, at absolute path DIR, at offset
+ * BASE of the root's path below the top (ctx->prefix): its files are shown
+ * by absolute path and keep only the rules that can match below the root. */
 static struct ignore_frame *
 frame_above(struct ignore_ctx *ctx, struct ignore_frame *up, const char *dir, size_t base)
 {
@@ -773,6 +811,14 @@ frame_above(struct ignore_ctx *ctx, struct ignore_frame *up, const char *dir, si
     return ignore_frame_ref(up);
   char *shown = g_str_has_suffix(dir, "/") ? g_strdup(dir) : g_strconcat(dir, "/", NULL);
   struct ignore_frame *f = frame_make(ctx, up, fd, shown, dir, base, ignore_probe(fd));
+  if (f != up) {
+    const char *below = ctx->prefix + base;
+    const size_t len = ctx->plen - 1 - base;
+    if (f->git)
+      keep_rules_below(f->git, below, len);
+    if (f->dot)
+      keep_rules_below(f->dot, below, len);
+  }
   g_free(shown);
   close(fd);
   return f;

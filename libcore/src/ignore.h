@@ -33,6 +33,8 @@ struct ignore_rule {
   bool negated;           /* '!': a match re-includes */
   bool dir_only;          /* trailing '/': matches directories only */
   bool basename;          /* no '/' in the pattern: matched against the last component */
+  const char *suffix;     /* the pattern's literal suffix (trawl_pattern_literal_suffix), */
+  size_t suffix_len;      /* compared first, inline (0: none) */
 };
 
 struct ignore_file {

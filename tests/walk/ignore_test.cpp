@@ -513,6 +513,31 @@ TEST_F(Ignore, WorkTreeAboveRoot)
   expect_walk(q, {repo + "/sub"}, {{"a.c", "deep/b.c"}, {{"", "deep"}}, {}});
 }
 
+// Rules with a '/' in a file above the root: only those that a path below
+// the root can match are kept for the walk (ignore.c), and each kind here
+// decides one file as `git ls-files -o --exclude-standard` does from `sub`.
+TEST_F(Ignore, RulesWithSlashAboveRoot)
+{
+  const std::string repo = path("repo");
+  make_repo(repo);
+  add_files(repo, {"sub/a.c", "sub/a.o", "sub/deep/b.o", "sub/deep/keep.o", "sub/deep/i.txt",
+                   "sub/gen/c.c", "sub/gen/d.h", "sub/x/e.c", "sub/y/tmp/f.c", "sub/y/k.c",
+                   "sub/g.log", "sub/other/h.c"});
+  put(repo + "/.gitignore", "/sub/deep/*.o\n"   // anchored, below the root: b.o
+                            "!sub/deep/keep.o\n" // its exception
+                            "**/gen/*.c\n"       // a leading globstar: gen/c.c
+                            "sub/x/\n"           // a directory below the root: x
+                            "sub/**/tmp/\n"      // a globstar between: y/tmp
+                            "/*.log\n"           // the top's own names: not g.log
+                            "/other/\n"          // a directory at the top: not sub/other
+                            "/sub/*.c\n");       // the root's own names: a.c
+  Query q;
+  expect_walk(q, {repo + "/sub"},
+              {{"a.o", "deep/i.txt", "deep/keep.o", "g.log", "gen/d.h", "other/h.c", "y/k.c"},
+               {{"", "deep", "gen", "other", "y"}},
+               {}});
+}
+
 // ---- precedence ----------------------------------------------------------------------
 
 // Each source against the next one down, a deeper file against a shallower
