@@ -336,6 +336,17 @@ alt_match(const trawl_pattern *p, const struct alt *a, const char *path,
   }
 }
 
+bool
+trawl_pattern_suffix_decides(const trawl_pattern *p)
+{
+  if (p->nothing || p->icase || p->strip_len || p->n_alts != 1)
+    return false;
+  const struct alt *a = &p->alts[0];
+  return a->strategy == STRAT_GLOBSTAR_STAR && a->prefix_len == 0 && !a->guard_last &&
+         a->suffix_len > 0 && a->suffix_len == p->suffix_len && a->min_len <= a->suffix_len &&
+         p->min_len <= a->suffix_len;
+}
+
 /* git's literal cut (pattern.c): compare it, then match what follows. */
 static bool
 strip_cut(const trawl_pattern *p, const char **path, size_t *len)

@@ -139,6 +139,13 @@ bool trawl_pattern_match_engine(const trawl_pattern *p, const char *path,
 bool trawl_comp_match(const trawl_pattern *p, const struct comp *c,
                       const char *s, size_t len, uint64_t *steps);
 
+/* Is P matched by exactly the paths that end with its literal suffix
+ * (trawl_pattern_literal_suffix(), case-sensitive)? The walker then decides
+ * with the suffix alone. `**` then `/` then `*.ts` is; the same below
+ * `src/`, `*.ts` alone (one component), and bazel's (no hidden last name)
+ * are not. */
+bool trawl_pattern_suffix_decides(const trawl_pattern *p);
+
 /* Does every path strictly below directory DIR match P? True when an
  * alternative ends in a globstar ("build/ **") and what precedes it matches
  * DIR: the walker then leaves DIR closed for an exclude. */

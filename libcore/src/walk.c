@@ -157,6 +157,9 @@ struct patlist {
   GPtrArray *pats;      /* const trawl_pattern * */
   guint8 *owner;        /* the query of each */
   struct span *suffix;  /* the literal suffix each match ends with (len 0: none, or case-folded) */
+  bool *by_suffix;      /* the suffix alone decides (trawl_pattern_suffix_decides) */
+  uint64_t *by_last;    /* shared lists of 2 to 64 without a set: per last byte of a
+                           path, the patterns whose suffix allows it (256 masks) */
   trawl_patset *set;    /* NULL when there are few */
   const trawl_pattern *one; /* the only pattern, if there is one */
   uint64_t all;         /* the queries with a pattern here */
@@ -592,11 +595,21 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
    * flat20k: trying the other three patterns was 9.6 M of 39 M instructions,
    * and a pattern set cost more than that). */
   l->suffix = g_new0(struct span, MAX(l->pats->len, 1u));
-  for (guint i = 0; i < l->pats->len; i++)
+  l->by_suffix = g_new0(bool, MAX(l->pats->len, 1u));
+  for (guint i = 0; i < l->pats->len; i++) {
     if (!(trawl_pattern_flags(l->pats->pdata[i]) & TRAWL_PATTERN_ICASE))
       l->suffix[i].s = trawl_pattern_literal_suffix(l->pats->pdata[i], &l->suffix[i].len);
+    l->by_suffix[i] = trawl_pattern_suffix_decides(l->pats->pdata[i]);
+  }
   if (l->pats->len == 1)
     l->one = l->pats->pdata[0];
+  if (l->pats->len >= 2 && l->pats->len <= 64 && (l->all & (l->all - 1)) != 0) {
+    l->by_last = g_new0(uint64_t, 256);
+    for (guint i = 0; i < l->pats->len; i++)
+      for (unsigned c = 0; c < 256; c++)
+        if (l->suffix[i].len == 0 || (uint8_t)l->suffix[i].s[l->suffix[i].len - 1] == c)
+          l->by_last[c] |= (uint64_t)1 << i;
+  }
   if (l->pats->len >= MAX(set_min, 1u))
     l->set = trawl_patset_new((const trawl_pattern *const *)l->pats->pdata, l->pats->len);
 }
@@ -608,6 +621,8 @@ patlist_clear(struct patlist *l)
   g_ptr_array_unref(l->pats);
   g_free(l->owner);
   g_free(l->suffix);
+  g_free(l->by_suffix);
+  g_free(l->by_last);
   memset(l, 0, sizeof *l);
 }
 
@@ -625,6 +640,14 @@ ends_with(const char *path, size_t len, const struct span *x)
   return true;
 }
 
+/* Does pattern I of L match PATH (LEN bytes)? Its suffix first, inline. */
+static inline bool
+pattern_hit(const struct patlist *l, unsigned i, const char *path, size_t len)
+{
+  return ends_with(path, len, &l->suffix[i]) &&
+         (l->by_suffix[i] || trawl_pattern_match(l->pats->pdata[i], path, len));
+}
+
 /* patlist_match() of a list shared by several queries: which of them. */
 static uint64_t
 patlist_match_shared(const struct patlist *l, const char *path, size_t len, uint64_t want,
@@ -638,15 +661,21 @@ patlist_match_shared(const struct patlist *l, const char *path, size_t len, uint
       got |= QBIT(l->owner[g_array_index(hits, guint, i)]);
     return got & want;
   }
-  for (guint i = 0; i < l->pats->len; i++) {
-    uint64_t b = QBIT(l->owner[i]);
-    if (!(want & ~got & b) || !ends_with(path, len, &l->suffix[i]))
-      continue;
-    if (trawl_pattern_match(l->pats->pdata[i], path, len)) {
-      got |= b;
-      if (got == want)
-        break;
+  if (l->by_last && len > 0) {
+    /* Only the patterns whose suffix ends with the path's last byte (the
+     * four extensions of issue 5's batch: one or two of four). */
+    for (uint64_t m = l->by_last[(uint8_t)path[len - 1]]; m && got != want; m &= m - 1) {
+      const unsigned i = (unsigned)__builtin_ctzll(m);
+      const uint64_t b = QBIT(l->owner[i]);
+      if ((want & ~got & b) && pattern_hit(l, i, path, len))
+        got |= b;
     }
+    return got;
+  }
+  for (guint i = 0; i < l->pats->len && got != want; i++) {
+    const uint64_t b = QBIT(l->owner[i]);
+    if ((want & ~got & b) && pattern_hit(l, i, path, len))
+      got |= b;
   }
   return got;
 }
@@ -660,8 +689,11 @@ patlist_match(const struct patlist *l, const char *path, size_t len, uint64_t wa
   want &= l->all;
   if (want == 0)
     return 0;
-  if (l->one)
-    return trawl_pattern_match(l->one, path, len) ? want : 0;
+  if (l->one) {
+    const bool hit = l->by_suffix[0] ? ends_with(path, len, &l->suffix[0])
+                                     : trawl_pattern_match(l->one, path, len);
+    return hit ? want : 0;
+  }
   if (G_UNLIKELY((l->all & (l->all - 1)) != 0))
     return patlist_match_shared(l, path, len, want, hits);
   if (l->set)
