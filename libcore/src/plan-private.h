@@ -10,13 +10,27 @@
 
 G_BEGIN_DECLS
 
+/* A query's result paths of the last run, NULL-terminated once it ended;
+ * they point into the plan's arena. */
+struct pathvec {
+  const char **v;
+  size_t n, cap;
+};
+
+/* Storage for result paths: copied one after another into blocks. */
+struct arena {
+  GPtrArray *blocks;       /* char *, freed with the arena */
+  char *at;
+  size_t left;
+};
+
 struct pquery {
   char *root;
   GPtrArray *includes;     /* const trawl_pattern * (borrowed) */
   GPtrArray *excludes;
   trawl_walk_options opt;
   /* Results of the last run. */
-  GPtrArray *paths;        /* char * into the plan's chunk, NULL-terminated */
+  struct pathvec paths;
   GError *error;
   size_t group;
 };
@@ -37,7 +51,7 @@ struct group {
 struct trawl_plan {
   GPtrArray *queries;      /* struct pquery * */
   GPtrArray *groups;       /* struct group * of the last run */
-  GStringChunk *chunk;     /* result paths */
+  struct arena arena;      /* result paths */
   GPtrArray *no_problems;  /* empty, for queries whose root failed */
   GPtrArray *owned;        /* trawl_pattern *: a plan read from a cache owns its patterns */
   GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, made on demand */
