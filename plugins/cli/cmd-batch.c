@@ -28,9 +28,6 @@
 
 /* -j when not given. */
 #define UNSET_NUMBER INT_MIN
-/* A line's JSON record is handed to the output in pieces of about this many
- * bytes, so that a query with a million paths is not held twice. */
-#define RECORD_PIECE 4096
 /* Longest value text quoted back in a message. */
 #define SHOWN_VALUE_MAX 40
 
@@ -519,27 +516,17 @@ print_results(const struct batch *b, const trawl_plan *plan, int *err)
 {
   output out;
   output_init(&out, STDOUT_FILENO, OUTPUT_LINES, "", 0);
-  GString *record = g_string_new(NULL);
   for (guint i = 0; i < b->queries->len && out.error == 0; i++) {
     const struct query *q = b->queries->pdata[i];
-    g_string_assign(record, "{\"id\":");
-    g_string_append_len(record, q->id, (gssize)q->id_len);
-    g_string_append(record, ",\"paths\":[");
+    output_raw(&out, "{\"id\":", 6);
+    output_raw(&out, q->id, q->id_len);
+    output_raw(&out, ",\"paths\":[", 10);
     size_t n;
     const char *const *paths = trawl_plan_results(plan, i, &n);
-    for (size_t k = 0; k < n; k++) {
-      if (k > 0)
-        g_string_append_c(record, ',');
-      output_json_string(record, paths[k], strlen(paths[k]));
-      if (record->len >= RECORD_PIECE) {
-        output_raw(&out, record->str, record->len);
-        g_string_truncate(record, 0);
-      }
-    }
-    g_string_append(record, "]}\n");
-    output_raw(&out, record->str, record->len);
+    for (size_t k = 0; k < n; k++)
+      output_json_item(&out, k == 0, paths[k], strlen(paths[k]));
+    output_raw(&out, "]}\n", 3);
   }
-  g_string_free(record, TRUE);
   bool ok = output_end(&out);
   *err = out.error;
   output_release(&out);

@@ -10,6 +10,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -238,6 +239,48 @@ json_string_body(emit_fn emit, void *target, const char *s, size_t len)
   emit(target, s + start, len - start);
 }
 
+/* The ASCII bytes json_string_body() does not copy as they are: controls,
+ * '"' and '\\'. Bytes >= 0x80 take the slow route too, which checks UTF-8. */
+static const bool json_special_table[128] = {
+  [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
+  [0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1,
+  [0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1,
+  [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1,
+  [0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, ['"'] = 1, ['\\'] = 1,
+};
+
+#define BYTES_OF(c) (0x0101010101010101ull * (c))
+
+/* Does the word W hold a byte json_special_table[] names or one >= 0x80?
+ * Eight bytes at a time: a byte < 0x20 borrows from its high bit when 0x20 is
+ * taken from it, and so does a zero byte when 1 is; exact once no byte has
+ * its high bit set, and a word with one is special anyway. */
+static inline bool
+json_word_special(uint64_t w)
+{
+  const uint64_t quote = w ^ BYTES_OF('"'), backslash = w ^ BYTES_OF('\\');
+  const uint64_t hits = w | ((w - BYTES_OF(0x20)) & ~w) | ((quote - BYTES_OF(1)) & ~quote) |
+                        ((backslash - BYTES_OF(1)) & ~backslash);
+  return (hits & BYTES_OF(0x80)) != 0;
+}
+
+static bool
+json_needs_escaping(const char *s, size_t len)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    if (json_word_special(w))
+      return true;
+  }
+  bool special = false;
+  for (; i < len; i++)
+    special |= (p[i] >> 7) | json_special_table[p[i] & 0x7f];
+  return special;
+}
+
 static void
 json_path(output *out, const char *path, size_t len)
 {
@@ -346,10 +389,32 @@ output_release(output *out)
 }
 
 void
+output_json_item(output *out, bool first, const char *s, size_t len)
+{
+  if (!json_needs_escaping(s, len) && len + 3 <= OUTPUT_BUFFER_SIZE - out->len) {
+    /* The common case: one copy into room already there. */
+    char *at = out->buf + out->len;
+    if (!first)
+      *at++ = ',';
+    at[0] = '"';
+    memcpy(at + 1, s, len);
+    at[len + 1] = '"';
+    out->len += len + 2 + !first;
+    return;
+  }
+  put(out, first ? "\"" : ",\"", first ? 1 : 2);
+  json_string_body(emit_output, out, s, len);
+  put(out, "\"", 1);
+}
+
+void
 output_json_string(GString *out, const char *s, size_t len)
 {
   g_string_append_c(out, '"');
-  json_string_body(emit_gstring, out, s, len);
+  if (json_needs_escaping(s, len))
+    json_string_body(emit_gstring, out, s, len);
+  else
+    g_string_append_len(out, s, (gssize)len);
   g_string_append_c(out, '"');
 }
 

@@ -84,6 +84,11 @@ void output_abort(output *out);
 /* Free the buffer and prefixes (does not close FD). */
 void output_release(output *out);
 
+/* Write S (LEN bytes, any bytes) to OUT as a JSON string with its quotes,
+ * as output_json_string() encodes it, after a ',' unless FIRST: an item of
+ * an array (trawl batch's paths). */
+void output_json_item(output *out, bool first, const char *s, size_t len);
+
 /* Append S (LEN bytes, any bytes) to OUT as a JSON string with its quotes,
  * in the json format's escaping. */
 void output_json_string(GString *out, const char *s, size_t len);

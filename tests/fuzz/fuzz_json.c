@@ -24,7 +24,8 @@
  *    bytes included, the writer's escaping is the reader's inverse;
  *  - the other way round, the input's own bytes, whatever they are,
  *    written as a JSON string by output_json_string, read back as exactly
- *    those bytes (the reader undoes every escape the writer makes).
+ *    those bytes (the reader undoes every escape the writer makes), and
+ *    output_json_item (trawl batch's paths) writes the same bytes.
  * Trees are equal when kinds, number texts, decoded string bytes, member
  * names and order all are.
  */
@@ -447,6 +448,21 @@ check_bytes_round_trip(const char *text, size_t size)
     violation("bytes written as a JSON string do not read back as themselves", written->str,
               written->len);
   json_value_free(v);
+
+  /* trawl batch's writer, straight into the output's buffer (no flush at
+   * these sizes: the bytes stay there), writes the same string: as the
+   * first item of an array and after a ','. */
+  output out;
+  output_init(&out, -1, OUTPUT_LINES, "", 0);
+  output_json_item(&out, true, text, size);
+  output_json_item(&out, false, text, size);
+  if (out.len != 2 * written->len + 1 || memcmp(out.buf, written->str, written->len) != 0 ||
+      out.buf[written->len] != ',' ||
+      memcmp(out.buf + written->len + 1, written->str, written->len) != 0)
+    violation("output_json_item() writes other bytes than output_json_string()", out.buf,
+              out.len);
+  output_abort(&out);
+  output_release(&out);
   g_string_free(written, TRUE);
 }
 
