@@ -218,12 +218,12 @@ tail_equal(const char *a, const char *b, size_t n)
   return true;
 }
 
-const struct ignore_rule *
-ignore_file_match(const struct ignore_file *f, const char *path, size_t len, bool is_dir)
+/* ignore_file_match() with the last component of PATH found already: the
+ * BLEN bytes at BASE. */
+static const struct ignore_rule *
+file_match(const struct ignore_file *f, const char *path, size_t len, const char *base,
+           size_t blen, bool is_dir)
 {
-  const char *slash = memrchr(path, '/', len);
-  const char *base = slash ? slash + 1 : path;
-  const size_t blen = len - (size_t)(base - path);
   for (size_t i = f->n; i-- > 0;) {
     const struct ignore_rule *r = &f->rules[i];
     if (r->pattern == NULL || (r->dir_only && !is_dir))
@@ -238,6 +238,14 @@ ignore_file_match(const struct ignore_file *f, const char *path, size_t len, boo
       return r;
   }
   return NULL;
+}
+
+const struct ignore_rule *
+ignore_file_match(const struct ignore_file *f, const char *path, size_t len, bool is_dir)
+{
+  const char *slash = memrchr(path, '/', len);
+  const char *base = slash ? slash + 1 : path;
+  return file_match(f, path, len, base, len - (size_t)(base - path), is_dir);
 }
 
 /* ---- repositories ---------------------------------------------------------- */
@@ -699,6 +707,7 @@ ignore_frame_unref(struct ignore_frame *f)
     ignore_file_unref(f->dot);
     ignore_file_unref(f->git);
     repo_unref(f->repo);
+    g_free(f->chain);
     g_free(f);
     f = up;
   }
@@ -724,6 +733,36 @@ static char *
 abs_dir(const struct ignore_ctx *ctx, const char *rel)
 {
   return rel[0] ? g_build_filename(ctx->root_abs, rel, NULL) : g_strdup(ctx->root_abs);
+}
+
+static void
+chain_add(GArray *chain, const struct ignore_file *file, size_t base)
+{
+  if (file && file->n > 0) {
+    struct ignore_slot slot = {file, base};
+    g_array_append_val(chain, slot);
+  }
+}
+
+/* (Re)make F's chain from its files and those of the frames up from it. */
+static void
+frame_chain(struct ignore_frame *f)
+{
+  GArray *chain = g_array_new(FALSE, FALSE, sizeof(struct ignore_slot));
+  for (const struct ignore_frame *g = f; g; g = g->up)
+    chain_add(chain, g->dot, g->base);
+  for (const struct ignore_frame *g = f; g; g = g->up) {
+    chain_add(chain, g->git, g->base);
+    if (g->top)
+      break;
+  }
+  if (f->repo) {
+    chain_add(chain, f->repo->info, f->repo->base);
+    chain_add(chain, f->repo->global, f->repo->base);
+  }
+  g_free(f->chain);
+  f->n_chain = chain->len;
+  f->chain = (struct ignore_slot *)(void *)g_array_free(chain, FALSE);
 }
 
 /* The frame of the directory open as DIRFD whose listing (or probe) showed
@@ -763,6 +802,7 @@ frame_make(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, const cha
     f->repo = up->repo;
     g_atomic_int_inc(&f->repo->refs);
   }
+  frame_chain(f);
   return f;
 }
 
@@ -818,6 +858,7 @@ frame_above(struct ignore_ctx *ctx, struct ignore_frame *up, const char *dir, si
       keep_rules_below(f->git, below, len);
     if (f->dot)
       keep_rules_below(f->dot, below, len);
+    frame_chain(f);
   }
   g_free(shown);
   close(fd);
@@ -891,44 +932,31 @@ ignore_ctx_clear(struct ignore_ctx *ctx)
   memset(ctx, 0, sizeof *ctx);
 }
 
-static const struct ignore_rule *
-match_in(const struct ignore_file *file, const char *mpath, size_t mlen, size_t base,
-         bool is_dir, const struct ignore_file **from)
-{
-  if (file == NULL || mlen <= base)
-    return NULL;
-  const struct ignore_rule *r = ignore_file_match(file, mpath + base, mlen - base, is_dir);
-  if (r && from)
-    *from = file;
-  return r;
-}
-
 const struct ignore_rule *
 ignore_verdict(const struct ignore_ctx *ctx, const struct ignore_frame *f, const char *mpath,
                size_t mlen, bool is_dir, const struct ignore_file **from)
 {
+  const char *slash = memrchr(mpath, '/', mlen);
+  const char *name = slash ? slash + 1 : mpath;
+  const size_t nlen = mlen - (size_t)(name - mpath);
   const struct ignore_rule *r;
-  if (ctx->flags & IGNORE_DOT)
-    for (const struct ignore_frame *g = f; g; g = g->up)
-      if ((r = match_in(g->dot, mpath, mlen, g->base, is_dir, from)))
-        return r;
-  if (ctx->flags & IGNORE_VCS) {
-    for (const struct ignore_frame *g = f; g; g = g->up) {
-      if ((r = match_in(g->git, mpath, mlen, g->base, is_dir, from)))
-        return r;
-      if (g->top)
-        break;
-    }
-    const struct ignore_repo *repo = f ? f->repo : NULL;
-    if (repo) {
-      if ((r = match_in(repo->info, mpath, mlen, repo->base, is_dir, from)))
-        return r;
-      if ((r = match_in(repo->global, mpath, mlen, repo->base, is_dir, from)))
-        return r;
+  for (size_t i = 0; f && i < f->n_chain; i++) {
+    const struct ignore_slot *s = &f->chain[i];
+    if (mlen > s->base && (r = file_match(s->file, mpath + s->base, mlen - s->base, name,
+                                          nlen, is_dir))) {
+      if (from)
+        *from = s->file;
+      return r;
     }
   }
-  for (guint i = 0; ctx->custom && i < ctx->custom->len; i++)
-    if ((r = match_in(ctx->custom->pdata[i], mpath, mlen, ctx->plen, is_dir, from)))
+  for (guint i = 0; ctx->custom && i < ctx->custom->len; i++) {
+    const struct ignore_file *file = ctx->custom->pdata[i];
+    if (file && mlen > ctx->plen &&
+        (r = file_match(file, mpath + ctx->plen, mlen - ctx->plen, name, nlen, is_dir))) {
+      if (from)
+        *from = file;
       return r;
+    }
+  }
   return NULL;
 }

@@ -113,6 +113,12 @@ struct ignore_repo {
   struct ignore_file *global;  /* the excludes file, or NULL */
 };
 
+/* A file of rules in force, and where the paths it matches start. */
+struct ignore_slot {
+  const struct ignore_file *file;
+  size_t base;
+};
+
 /* The ignore files of one directory and of those above it (immutable once
  * made; shared by reference between the items below it). */
 struct ignore_frame {
@@ -123,6 +129,12 @@ struct ignore_frame {
   struct ignore_repo *repo;    /* the repository the directory is in */
   size_t base;                 /* the directory's path in the match path, with its '/' */
   bool top;                    /* the directory is its repository's top */
+  /* Every file in force here that holds a rule, in the order a verdict asks
+   * them (ignore_verdict): the frames' .ignore files up the chain, their
+   * .gitignore files up to the repository's top, info/exclude, the excludes
+   * file. Made once per frame, so that an entry's verdict is one loop. */
+  struct ignore_slot *chain;
+  size_t n_chain;
 };
 
 /* Problems met while reading ignore files: SOURCE and an errno value. */
