@@ -52,6 +52,8 @@ struct trawl_plan {
   GPtrArray *queries;      /* struct pquery * */
   GPtrArray *groups;       /* struct group * of the last run */
   struct arena arena;      /* result paths */
+  trawl_plan_result_fn each; /* set: results are handed to it, not kept */
+  void *each_data;
   GPtrArray *no_problems;  /* empty, for queries whose root failed */
   GPtrArray *owned;        /* trawl_pattern *: a plan read from a cache owns its patterns */
   GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, made on demand */

@@ -181,6 +181,10 @@ file_result(const trawl_entry *e, void *data)
     unsigned bit = (unsigned)__builtin_ctzll(mask);
     mask &= mask - 1;
     size_t qi = g_array_index(s->group->members, size_t, bit);
+    if (s->plan->each) {
+      s->plan->each(qi, e->path, e->len, s->plan->each_data);
+      continue;
+    }
     struct pquery *q = s->plan->queries->pdata[qi];
     if (copy == NULL)
       copy = arena_copy(&s->plan->arena, e->path, e->len);
@@ -295,6 +299,18 @@ trawl_plan_run(trawl_plan *plan, GError **error)
   if (first)
     g_propagate_error(error, first);
   return grouped && walked;
+}
+
+bool
+trawl_plan_run_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data, GError **error)
+{
+  g_return_val_if_fail(fn != NULL, false);
+  plan->each = fn;
+  plan->each_data = data;
+  const bool ok = trawl_plan_run(plan, error);
+  plan->each = NULL;
+  plan->each_data = NULL;
+  return ok;
 }
 
 const char *const *

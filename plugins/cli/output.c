@@ -264,21 +264,26 @@ json_word_special(uint64_t w)
   return (hits & BYTES_OF(0x80)) != 0;
 }
 
-static bool
-json_needs_escaping(const char *s, size_t len)
+bool
+output_json_needs_escaping(const char *s, size_t len)
 {
   const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    uint64_t w;
+  if (len < 8) {
+    bool special = false;
+    for (size_t i = 0; i < len; i++)
+      special |= (p[i] >> 7) | json_special_table[p[i] & 0x7f];
+    return special;
+  }
+  uint64_t w;
+  for (size_t i = 0; i + 8 < len; i += 8) {
     memcpy(&w, p + i, 8);
     if (json_word_special(w))
       return true;
   }
-  bool special = false;
-  for (; i < len; i++)
-    special |= (p[i] >> 7) | json_special_table[p[i] & 0x7f];
-  return special;
+  /* The last eight bytes, overlapping the words before when LEN is not a
+   * multiple of eight: no byte loop for the tail. */
+  memcpy(&w, p + len - 8, 8);
+  return json_word_special(w);
 }
 
 static void
@@ -391,7 +396,7 @@ output_release(output *out)
 void
 output_json_item(output *out, bool first, const char *s, size_t len)
 {
-  if (!json_needs_escaping(s, len) && len + 3 <= OUTPUT_BUFFER_SIZE - out->len) {
+  if (!output_json_needs_escaping(s, len) && len + 3 <= OUTPUT_BUFFER_SIZE - out->len) {
     /* The common case: one copy into room already there. */
     char *at = out->buf + out->len;
     if (!first)
@@ -411,7 +416,7 @@ void
 output_json_string(GString *out, const char *s, size_t len)
 {
   g_string_append_c(out, '"');
-  if (json_needs_escaping(s, len))
+  if (output_json_needs_escaping(s, len))
     json_string_body(emit_gstring, out, s, len);
   else
     g_string_append_len(out, s, (gssize)len);

@@ -84,6 +84,10 @@ void output_abort(output *out);
 /* Free the buffer and prefixes (does not close FD). */
 void output_release(output *out);
 
+/* Does S (LEN bytes) hold a byte a JSON string escapes (or checks: >= 0x80)?
+ * When not, its JSON form is the bytes themselves between quotes. */
+bool output_json_needs_escaping(const char *s, size_t len);
+
 /* Write S (LEN bytes, any bytes) to OUT as a JSON string with its quotes,
  * as output_json_string() encodes it, after a ',' unless FIRST: an item of
  * an array (trawl batch's paths). */

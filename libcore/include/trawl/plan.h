@@ -68,6 +68,19 @@ TRAWL_API const char *trawl_plan_query_root(const trawl_plan *plan, size_t q);
  * trawl_plan_problems). A plan may be run again: results are replaced. */
 TRAWL_API bool trawl_plan_run(trawl_plan *plan, GError **error);
 
+/* Called with each result of query Q: PATH (LEN bytes, NUL-terminated,
+ * relative to Q's root; valid during the call only). Each query's results
+ * come in the order trawl_plan_results() lists them, one call at a time, on
+ * the thread that runs the plan. */
+typedef void (*trawl_plan_result_fn)(size_t q, const char *path, size_t len, void *data);
+
+/* trawl_plan_run(), handing every result to FN as the walks find them
+ * instead of keeping it: trawl_plan_results() then lists nothing. For a
+ * caller that writes the results out in its own form (trawl batch): the plan
+ * holds no copy of them. */
+TRAWL_API bool trawl_plan_run_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data,
+                                   GError **error);
+
 /* The results of query Q after a run: NUL-terminated paths relative to its
  * root, sorted bytewise, each once; *N receives the count. Owned by the plan
  * until the next run or trawl_plan_free(); the array ends with NULL. */
