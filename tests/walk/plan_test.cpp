@@ -147,6 +147,21 @@ void check_group(const std::vector<Query> &queries, const std::string &root,
                             << diff(got, want[i]);
   }
 
+  // The same plan run again handing each result over (trawl_plan_run_each):
+  // the same lists, each query's in order, and nothing kept.
+  std::vector<std::vector<std::string>> each(queries.size());
+  auto collect = [](size_t q, const char *path, size_t len, void *data) {
+    auto *o = static_cast<std::vector<std::vector<std::string>> *>(data);
+    EXPECT_EQ(path[len], '\0');
+    (*o).at(q).push_back(std::string(path, len));
+  };
+  EXPECT_TRUE(trawl_plan_run_each(plan.get(), collect, &each, nullptr)) << what;
+  for (size_t i = 0; i < queries.size(); i++) {
+    EXPECT_EQ(each[i], want[i]) << what << " (run_each)\nquery " << i << ": "
+                                << queries[i].describe() << "\n" << diff(each[i], want[i]);
+    EXPECT_TRUE(results(plan.get(), i).empty()) << what << ": run_each kept results";
+  }
+
   if (queries.size() > 64)
     return;
   for (unsigned threads : {1u, 4u}) {
