@@ -98,6 +98,30 @@ add_rule(GArray *rules, const char *line, size_t len, unsigned lineno)
   g_array_append_val(rules, r);
 }
 
+/* Fill F's sets of last bytes from its rules. */
+static void
+file_masks(struct ignore_file *f)
+{
+  memset(f->last_file, 0, sizeof f->last_file);
+  memset(f->last_dir, 0, sizeof f->last_dir);
+  for (size_t i = 0; i < f->n; i++) {
+    const struct ignore_rule *r = &f->rules[i];
+    if (r->pattern == NULL)
+      continue;
+    uint64_t m[4] = {~UINT64_C(0), ~UINT64_C(0), ~UINT64_C(0), ~UINT64_C(0)};
+    if (r->suffix_len > 0) {
+      const uint8_t c = (uint8_t)r->suffix[r->suffix_len - 1];
+      memset(m, 0, sizeof m);
+      m[c >> 6] = UINT64_C(1) << (c & 63);
+    }
+    for (unsigned k = 0; k < 4; k++) {
+      f->last_dir[k] |= m[k];
+      if (!r->dir_only)
+        f->last_file[k] |= m[k];
+    }
+  }
+}
+
 struct ignore_file *
 ignore_file_parse(const char *source, const char *data, size_t len)
 {
@@ -134,6 +158,7 @@ ignore_file_parse(const char *source, const char *data, size_t len)
   f->source = g_strdup(source);
   f->n = rules->len;
   f->rules = (struct ignore_rule *)(void *)g_array_free(rules, FALSE);
+  file_masks(f);
   return f;
 }
 
@@ -838,6 +863,7 @@ keep_rules_below(struct ignore_file *f, const char *below, size_t len)
     f->rules[kept++] = *r;
   }
   f->n = kept;
+  file_masks(f);
 }
 
 /* The same for a directory above the root, at absolute path DIR, at offset
@@ -936,14 +962,23 @@ const struct ignore_rule *
 ignore_verdict(const struct ignore_ctx *ctx, const struct ignore_frame *f, const char *mpath,
                size_t mlen, bool is_dir, const struct ignore_file **from)
 {
-  const char *slash = memrchr(mpath, '/', mlen);
-  const char *name = slash ? slash + 1 : mpath;
-  const size_t nlen = mlen - (size_t)(name - mpath);
+  if (mlen == 0)
+    return NULL;
+  const uint8_t last = (uint8_t)mpath[mlen - 1];
+  const char *name = NULL; /* the last component, found once a rule needs it */
+  size_t nlen = 0;
   const struct ignore_rule *r;
   for (size_t i = 0; f && i < f->n_chain; i++) {
     const struct ignore_slot *s = &f->chain[i];
-    if (mlen > s->base && (r = file_match(s->file, mpath + s->base, mlen - s->base, name,
-                                          nlen, is_dir))) {
+    const uint64_t *can = is_dir ? s->file->last_dir : s->file->last_file;
+    if (!((can[last >> 6] >> (last & 63)) & 1) || mlen <= s->base)
+      continue;
+    if (name == NULL) {
+      const char *slash = memrchr(mpath, '/', mlen);
+      name = slash ? slash + 1 : mpath;
+      nlen = mlen - (size_t)(name - mpath);
+    }
+    if ((r = file_match(s->file, mpath + s->base, mlen - s->base, name, nlen, is_dir))) {
       if (from)
         *from = s->file;
       return r;
@@ -951,6 +986,11 @@ ignore_verdict(const struct ignore_ctx *ctx, const struct ignore_frame *f, const
   }
   for (guint i = 0; ctx->custom && i < ctx->custom->len; i++) {
     const struct ignore_file *file = ctx->custom->pdata[i];
+    if (file && name == NULL) {
+      const char *slash = memrchr(mpath, '/', mlen);
+      name = slash ? slash + 1 : mpath;
+      nlen = mlen - (size_t)(name - mpath);
+    }
     if (file && mlen > ctx->plen &&
         (r = file_match(file, mpath + ctx->plen, mlen - ctx->plen, name, nlen, is_dir))) {
       if (from)

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <glib.h>
 
 #include "trawl/pattern.h"
@@ -42,6 +43,12 @@ struct ignore_file {
   char *source;           /* the file's name as shown (relative to the root, or absolute) */
   struct ignore_rule *rules;
   size_t n;
+  /* The last bytes of the paths a rule may match, as 256-bit sets: for files
+   * (rules without a trailing '/') and for directories (all rules). A rule
+   * with a literal suffix allows its last byte only, one without allows
+   * every byte. A path whose last byte is in neither set of a file skips it
+   * without a call (ignore_verdict). */
+  uint64_t last_file[4], last_dir[4];
 };
 
 /* Parse LEN bytes of DATA (any bytes) as an ignore file shown as SOURCE.
