@@ -264,8 +264,8 @@ json_word_special(uint64_t w)
   return (hits & BYTES_OF(0x80)) != 0;
 }
 
-bool
-output_json_needs_escaping(const char *s, size_t len)
+static inline bool
+json_needs_escaping(const char *s, size_t len)
 {
   const unsigned char *p = (const unsigned char *)s;
   if (len < 8) {
@@ -284,6 +284,12 @@ output_json_needs_escaping(const char *s, size_t len)
    * multiple of eight: no byte loop for the tail. */
   memcpy(&w, p + len - 8, 8);
   return json_word_special(w);
+}
+
+bool
+output_json_needs_escaping(const char *s, size_t len)
+{
+  return json_needs_escaping(s, len);
 }
 
 static void
@@ -396,7 +402,7 @@ output_release(output *out)
 void
 output_json_item(output *out, bool first, const char *s, size_t len)
 {
-  if (!output_json_needs_escaping(s, len) && len + 3 <= OUTPUT_BUFFER_SIZE - out->len) {
+  if (!json_needs_escaping(s, len) && len + 3 <= OUTPUT_BUFFER_SIZE - out->len) {
     /* The common case: one copy into room already there. */
     char *at = out->buf + out->len;
     if (!first)
@@ -416,7 +422,7 @@ void
 output_json_string(GString *out, const char *s, size_t len)
 {
   g_string_append_c(out, '"');
-  if (output_json_needs_escaping(s, len))
+  if (json_needs_escaping(s, len))
     json_string_body(emit_gstring, out, s, len);
   else
     g_string_append_len(out, s, (gssize)len);
