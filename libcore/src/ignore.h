@@ -183,18 +183,26 @@ struct ignore_frame *ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_fr
 /* What a walk of the root ROOT_ABS (absolute, links resolved) with ignore
  * FLAGS reads or looks for outside the directories it walks, for a cache to
  * stamp (cache.c): every `.git` from the root up to its work tree's top (up
- * to / outside one), the top repository's HEAD, objects and refs (whether
- * they exist), its gitdir file's commondir, info/exclude and config, git's
+ * to / outside one), for each of them that leads to a git directory (a
+ * repository or not) its HEAD, objects and refs (whether they exist) and
+ * its commondir file, the top repository's info/exclude and config, git's
  * system and global config files, the excludes file, and the .gitignore and
  * .ignore files of the directories from the top down to the root's parent.
+ * Everything the list itself was decided by is in it: when every one is
+ * stamped as before (and ROOT_ABS and ENV are the same), so is the list.
  * Appends to PATHS (char *, to free) and KINDS (guint8: IGNORE_SOURCE_*);
  * ENV receives the environment variables that choose among them. */
 enum {
   IGNORE_SOURCE_STAMP,  /* its content matters: stamp it (absent too) */
-  IGNORE_SOURCE_EXISTS, /* only whether it exists matters */
+  IGNORE_SOURCE_EXISTS, /* only whether it exists (and is a directory) matters */
+  IGNORE_SOURCE_ENTRY,  /* only whether the name exists, a link not followed (HEAD) */
 };
 void ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArray *kinds,
                     GString *env);
+
+/* Append to ENV the environment variables that choose the sources (what
+ * ignore_sources() appends to its ENV). */
+void ignore_sources_env(GString *env);
 
 /* HAS for directory DIRFD found by looking (when no listing was read). */
 unsigned ignore_probe(int dirfd);

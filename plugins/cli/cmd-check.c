@@ -168,7 +168,11 @@ cli_check(int argc, char **argv)
   for (char **c = caches; *c; c++) {
     const gint64 start = g_get_monotonic_time();
     trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
-    g_ptr_array_add(plans, plan);
+    /* Kept for --bump's digest only: a plan whose check found nothing
+     * changed keeps its cache file open (its records are read only when
+     * its results are asked), one descriptor per cache. */
+    if (bump_stamp)
+      g_ptr_array_add(plans, plan);
     if (plan == NULL) {
       char *m = g_strdup_printf("cache %s; counted as a change", error->message);
       cli_print_message(m);
@@ -208,6 +212,8 @@ cli_check(int argc, char **argv)
               rep.written ? ", cache written" : "",
               (double)(g_get_monotonic_time() - start) / 1e3);
     trawl_cache_report_clear(&rep);
+    if (!bump_stamp)
+      trawl_plan_free(plan);
   }
   fflush(stdout);
   status = changed ? EXIT_NONE : EXIT_OK;
