@@ -313,6 +313,52 @@ TEST(Cache, IgnoreSourcesOutsideTheWalk)
   unsetenv("GIT_CONFIG_NOSYSTEM");
 }
 
+// A `.git` above the root that is not a repository (no HEAD, objects or
+// refs) does not make a work tree; `git init` in it later does, and its
+// .gitignore then applies. The sources are re-checked by their stamps alone
+// (cache format 2), so those of the `.git` that is not yet a repository must
+// be among them: the re-check says "changed", and both runs see the rule.
+TEST(Cache, AGitDirectoryBecomingARepositoryIsSeen)
+{
+  TempDir tmp;
+  const std::string outer = tmp / "outer";
+  make_dir(outer);
+  make_dir(outer + "/.git");
+  spit(outer + "/.gitignore", "*.c\n");
+  make_dir(outer + "/sub");
+  make_tree(outer + "/sub");
+  const std::string global = tmp / "gitconfig";
+  spit(global, "");
+  setenv("GIT_CONFIG_GLOBAL", global.c_str(), 1);
+  setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+  const std::string cache = tmp / "c.cache";
+  const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  settle();
+  {
+    Fixture f(outer + "/sub", {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 4u) << "no repository yet: the .gitignore is not read";
+  }
+  settle();
+  {
+    Fixture f(outer + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_FALSE(r.changed);
+  }
+  ASSERT_EQ(system(("git init -q '" + outer + "'").c_str()), 0);
+  settle();
+  {
+    Fixture f(outer + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed) << "the re-check missed the new repository";
+    EXPECT_EQ(f.results(0), fresh(outer + "/sub", {"**/*.c"}, ig));
+    EXPECT_TRUE(f.results(0).empty());
+  }
+  unsetenv("GIT_CONFIG_GLOBAL");
+  unsetenv("GIT_CONFIG_NOSYSTEM");
+}
+
 TEST(Cache, FailedWriteKeepsTheOldFile)
 {
   TempDir tmp;
