@@ -8,8 +8,37 @@
 #define TRAWL_BUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <glib.h>
+
+/* memcpy() for the short runs of names and paths, inline: two overlapping
+ * moves for 4 to 16 bytes. A call to memcpy() cost about 20 instructions a
+ * name, several times per entry (callgrind, flat20k). */
+static inline void
+copy_short(void *dst, const void *src, size_t n)
+{
+  char *d = dst;
+  const char *s = src;
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; i++)
+      d[i] = s[i];
+  } else {
+    memcpy(d, s, n);
+  }
+}
 
 struct buf {
   char *data;   /* NUL-terminated once anything was added; NULL before */
@@ -33,7 +62,7 @@ static inline void
 buf_add(struct buf *b, const void *bytes, size_t n)
 {
   buf_reserve(b, n);
-  memcpy(b->data + b->len, bytes, n);
+  copy_short(b->data + b->len, bytes, n);
   b->len += n;
   b->data[b->len] = '\0';
 }

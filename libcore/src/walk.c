@@ -1097,7 +1097,7 @@ add_rec(struct worker *wk, const char *name, size_t len, unsigned kind, unsigned
   if (len >= 8) {
     memcpy(head, name, 8);
   } else {
-    memcpy(head, name, len);
+    copy_short(head, name, len);
     head[len] = kind == REC_SUBTREE ? '/' : 0;
   }
   uint64_t key;
@@ -1221,7 +1221,7 @@ finish_node(struct worker *wk, struct item *it, const struct memo_head *head,
   char *at = (char *)&node->recs[n];
   for (guint i = 0; i < n; i++) {
     node->recs[i] = recs[i];
-    memcpy(at, recs[i].name, recs[i].len);
+    copy_short(at, recs[i].name, recs[i].len);
     node->recs[i].name = at;
     at += recs[i].len;
   }

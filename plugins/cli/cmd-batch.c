@@ -538,7 +538,7 @@ text_splice(struct text *t, size_t shared, const char *from, size_t rest)
     t->size = MAX(2 * t->size, shared + rest);
     t->s = g_realloc(t->s, t->size);
   }
-  memcpy(t->s + shared, from, rest);
+  output_copy(t->s + shared, from, rest);
   t->len = shared + rest;
 }
 
@@ -620,7 +620,7 @@ spool_path(size_t q, const char *path, size_t len, void *data)
   guint8 *at = spool_room(sp, 2 * sizeof(size_t) + 4 + rest);
   at = put_varint(at, shared);
   at = put_varint(at, rest);
-  memcpy(at, path + shared, rest);
+  output_copy(at, path + shared, rest);
   /* Give back what the varints did not use. */
   struct block *bl = &g_array_index(sp->blocks, struct block, sp->blocks->len - 1);
   bl->len = (size_t)(at + rest - bl->data);

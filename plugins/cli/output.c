@@ -408,7 +408,7 @@ output_json_item(output *out, bool first, const char *s, size_t len)
     if (!first)
       *at++ = ',';
     at[0] = '"';
-    memcpy(at + 1, s, len);
+    output_copy(at + 1, s, len);
     at[len + 1] = '"';
     out->len += len + 2 + !first;
     return;
