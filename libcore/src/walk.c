@@ -153,11 +153,20 @@ struct prune_index {
 #define PATSET_MIN 8
 
 /* Every query's patterns of one kind, for one lookup per entry. */
+/* A suffix of at most eight bytes as the bits it sets in the last eight
+ * bytes of a path read as one little-endian word: one compare instead of a
+ * byte loop. */
+struct tail {
+  uint64_t mask, bits;
+  bool ok;              /* the suffix is at most eight bytes */
+};
+
 struct patlist {
   GPtrArray *pats;      /* const trawl_pattern * */
   guint8 *owner;        /* the query of each */
   struct span *suffix;  /* the literal suffix each match ends with (len 0: none, or case-folded) */
   bool *by_suffix;      /* the suffix alone decides (trawl_pattern_suffix_decides) */
+  struct tail *tail;    /* each suffix as the last word of a path ending with it */
   uint64_t *by_last;    /* shared lists of 2 to 64 without a set: per last byte of a
                            path, the patterns whose suffix allows it (256 masks) */
   trawl_patset *set;    /* NULL when there are few */
@@ -643,10 +652,19 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
    * and a pattern set cost more than that). */
   l->suffix = g_new0(struct span, MAX(l->pats->len, 1u));
   l->by_suffix = g_new0(bool, MAX(l->pats->len, 1u));
+  l->tail = g_new0(struct tail, MAX(l->pats->len, 1u));
   for (guint i = 0; i < l->pats->len; i++) {
     if (!(trawl_pattern_flags(l->pats->pdata[i]) & TRAWL_PATTERN_ICASE))
       l->suffix[i].s = trawl_pattern_literal_suffix(l->pats->pdata[i], &l->suffix[i].len);
     l->by_suffix[i] = trawl_pattern_suffix_decides(l->pats->pdata[i]);
+    const size_t k = l->suffix[i].len;
+    if (k <= 8) {
+      struct tail *t = &l->tail[i];
+      t->ok = true;
+      t->mask = k == 0 ? 0 : ~UINT64_C(0) << (8 * (8 - k));
+      for (size_t j = 0; j < k; j++)
+        t->bits |= (uint64_t)(uint8_t)l->suffix[i].s[j] << (8 * (8 - k + j));
+    }
   }
   if (l->pats->len == 1)
     l->one = l->pats->pdata[0];
@@ -669,6 +687,7 @@ patlist_clear(struct patlist *l)
   g_free(l->owner);
   g_free(l->suffix);
   g_free(l->by_suffix);
+  g_free(l->tail);
   g_free(l->by_last);
   memset(l, 0, sizeof *l);
 }
@@ -687,11 +706,26 @@ ends_with(const char *path, size_t len, const struct span *x)
   return true;
 }
 
+/* Does PATH (LEN bytes) end with pattern I's suffix? */
+static inline bool
+tail_match(const struct patlist *l, unsigned i, const char *path, size_t len)
+{
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+  const struct tail *t = &l->tail[i];
+  if (t->ok && len >= 8) {
+    uint64_t w;
+    memcpy(&w, path + len - 8, 8);
+    return (w & t->mask) == t->bits;
+  }
+#endif
+  return ends_with(path, len, &l->suffix[i]);
+}
+
 /* Does pattern I of L match PATH (LEN bytes)? Its suffix first, inline. */
 static inline bool
 pattern_hit(const struct patlist *l, unsigned i, const char *path, size_t len)
 {
-  return ends_with(path, len, &l->suffix[i]) &&
+  return tail_match(l, i, path, len) &&
          (l->by_suffix[i] || trawl_pattern_match(l->pats->pdata[i], path, len));
 }
 
@@ -737,7 +771,7 @@ patlist_match(const struct patlist *l, const char *path, size_t len, uint64_t wa
   if (want == 0)
     return 0;
   if (l->one) {
-    const bool hit = l->by_suffix[0] ? ends_with(path, len, &l->suffix[0])
+    const bool hit = l->by_suffix[0] ? tail_match(l, 0, path, len)
                                      : trawl_pattern_match(l->one, path, len);
     return hit ? want : 0;
   }
