@@ -278,6 +278,23 @@ TEST(Cache, OtherQueriesOrRootsAreNotTrusted)
   EXPECT_EQ(r.warning, "was written for other roots");
 }
 
+// git's configuration for a test: TMP/gitconfig (empty) as the global file,
+// no system file; unset again when it goes.
+struct GitEnv {
+  std::string global;
+  explicit GitEnv(const TempDir &tmp) : global(tmp / "gitconfig")
+  {
+    spit(global, "");
+    setenv("GIT_CONFIG_GLOBAL", global.c_str(), 1);
+    setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+  }
+  ~GitEnv()
+  {
+    unsetenv("GIT_CONFIG_GLOBAL");
+    unsetenv("GIT_CONFIG_NOSYSTEM");
+  }
+};
+
 TEST(Cache, IgnoreSourcesOutsideTheWalk)
 {
   TempDir tmp;
@@ -286,10 +303,8 @@ TEST(Cache, IgnoreSourcesOutsideTheWalk)
   ASSERT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
   make_dir(repo + "/sub");
   make_tree(repo + "/sub");
-  const std::string global = tmp / "gitconfig";
-  spit(global, "");
-  setenv("GIT_CONFIG_GLOBAL", global.c_str(), 1);
-  setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+  GitEnv git(tmp);
+  const std::string &global = git.global;
   const std::string cache = tmp / "c.cache";
   const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
   settle();
@@ -341,8 +356,6 @@ TEST(Cache, IgnoreSourcesOutsideTheWalk)
     CacheRun r = run(f, cache);
     EXPECT_EQ(r.read, 0u);
   }
-  unsetenv("GIT_CONFIG_GLOBAL");
-  unsetenv("GIT_CONFIG_NOSYSTEM");
 }
 
 // A `.git` above the root that is not a repository (no HEAD, objects or
@@ -359,10 +372,7 @@ TEST(Cache, AGitDirectoryBecomingARepositoryIsSeen)
   spit(outer + "/.gitignore", "*.c\n");
   make_dir(outer + "/sub");
   make_tree(outer + "/sub");
-  const std::string global = tmp / "gitconfig";
-  spit(global, "");
-  setenv("GIT_CONFIG_GLOBAL", global.c_str(), 1);
-  setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+  GitEnv git(tmp);
   const std::string cache = tmp / "c.cache";
   const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
   settle();
@@ -387,8 +397,6 @@ TEST(Cache, AGitDirectoryBecomingARepositoryIsSeen)
     EXPECT_EQ(f.results(0), fresh(outer + "/sub", {"**/*.c"}, ig));
     EXPECT_TRUE(f.results(0).empty());
   }
-  unsetenv("GIT_CONFIG_GLOBAL");
-  unsetenv("GIT_CONFIG_NOSYSTEM");
 }
 
 TEST(Cache, FailedWriteKeepsTheOldFile)
