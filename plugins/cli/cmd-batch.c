@@ -563,28 +563,26 @@ common_prefix(const char *a, const char *b, size_t n)
 }
 
 struct spool {
-  GArray *blocks;            /* struct block */
+  GArray *blocks;            /* struct block; the last one's len is size - left */
+  guint8 *at;                /* where the next path goes, in the last block */
+  size_t left;               /* bytes free there */
   struct text last;          /* the path before */
   size_t n;                  /* paths */
 };
 
 #define SPOOL_BLOCK (64 * 1024)
 
-/* N bytes at the end of SP's blocks, to fill. */
-static guint8 *
-spool_room(struct spool *sp, size_t n)
+/* Start a block with room for N bytes at least. */
+static void
+spool_grow(struct spool *sp, size_t n)
 {
-  struct block *last = sp->blocks->len ? &g_array_index(sp->blocks, struct block, sp->blocks->len - 1)
-                                       : NULL;
-  if (last == NULL || last->size - last->len < n) {
-    const size_t size = MAX((size_t)SPOOL_BLOCK, n);
-    struct block fresh = {g_malloc(size), 0, size};
-    g_array_append_val(sp->blocks, fresh);
-    last = &g_array_index(sp->blocks, struct block, sp->blocks->len - 1);
-  }
-  guint8 *at = last->data + last->len;
-  last->len += n;
-  return at;
+  if (sp->blocks->len)
+    g_array_index(sp->blocks, struct block, sp->blocks->len - 1).len -= sp->left;
+  const size_t size = MAX((size_t)SPOOL_BLOCK, n);
+  struct block fresh = {g_malloc(size), size, size};
+  g_array_append_val(sp->blocks, fresh);
+  sp->at = fresh.data;
+  sp->left = size;
 }
 
 static guint8 *
@@ -617,13 +615,21 @@ spool_path(size_t q, const char *path, size_t len, void *data)
   struct spool *sp = (struct spool *)data + q;
   const size_t shared = common_prefix(path, sp->last.s, MIN(len, sp->last.len));
   const size_t rest = len - shared;
-  guint8 *at = spool_room(sp, 2 * sizeof(size_t) + 4 + rest);
-  at = put_varint(at, shared);
-  at = put_varint(at, rest);
+  if (G_UNLIKELY(sp->left < 2 * 10 + rest))
+    spool_grow(sp, 2 * 10 + rest);
+  guint8 *at = sp->at;
+  if (G_LIKELY(shared < 0x80 && rest < 0x80)) {
+    at[0] = (guint8)shared;
+    at[1] = (guint8)rest;
+    at += 2;
+  } else {
+    at = put_varint(at, shared);
+    at = put_varint(at, rest);
+  }
   output_copy(at, path + shared, rest);
-  /* Give back what the varints did not use. */
-  struct block *bl = &g_array_index(sp->blocks, struct block, sp->blocks->len - 1);
-  bl->len = (size_t)(at + rest - bl->data);
+  at += rest;
+  sp->left -= (size_t)(at - sp->at);
+  sp->at = at;
   text_splice(&sp->last, shared, path + shared, rest);
   sp->n++;
 }
@@ -658,7 +664,8 @@ print_spool(output *out, const struct spool *sp)
   bool first = true;
   for (guint k = 0; k < sp->blocks->len; k++) {
     const struct block *bl = &g_array_index(sp->blocks, struct block, k);
-    for (const guint8 *at = bl->data, *end = bl->data + bl->len; at < end;) {
+    const size_t used = k + 1 < sp->blocks->len ? bl->len : bl->size - sp->left;
+    for (const guint8 *at = bl->data, *end = bl->data + used; at < end;) {
       size_t shared, rest;
       at = get_varint(at, &shared);
       at = get_varint(at, &rest);
