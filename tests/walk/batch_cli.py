@@ -485,6 +485,25 @@ def output_checks(t):
           "%r\n%r" % (out, doc))
     check("one line per query, whatever the names", out.count(b"\n") == 1)
 
+    # Long names and paths (a spool keeps lengths under 128 in one byte each,
+    # longer ones as varints): the same bytes as the walk's json format.
+    deep = os.path.join(t.cwd, "long")
+    names = ["n" * 130, "m" * 200 + "\t", "x"]
+    os.makedirs(os.path.join(deep, names[0], names[1]))
+    for d in ([], [names[0]], [names[0], names[1]]):
+        for n in names:
+            open(os.path.join(deep, *d, n + ".c"), "w").close()
+    code, out, err = t.batch(['{"id": 1, "root": "long", "include": ["**/*.c"]}',
+                              '{"id": 2, "root": "long", "include": ["**/x.c"]}'])
+    code2, doc, _ = t.run(["-C", "long", "--format", "json", "**/*.c"])
+    raw = [l.rstrip(b",") for l in doc.split(b"\n")[1:-2]]
+    code3, doc3, _ = t.run(["-C", "long", "--format", "json", "**/x.c"])
+    raw3 = [l.rstrip(b",") for l in doc3.split(b"\n")[1:-2]]
+    check("paths of 130 to 470 bytes, as `trawl --format json` prints them",
+          code == 0 and code2 == 0 and code3 == 0 and len(raw) == 9 and
+          out == b'{"id":1,"paths":[' + b",".join(raw) + b']}\n{"id":2,"paths":[' +
+          b",".join(raw3) + b"]}\n", "%r\n%r" % (out[:400], doc[:400]))
+
     code, out, err = t.batch(['{"id": 1, "include": ["o/d/*"]}'])
     check("no root: the current directory", (code, out) == (0, b'{"id":1,"paths":["o/d/x.c"]}\n'),
           "%r %s" % (out, err))
