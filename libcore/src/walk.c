@@ -152,7 +152,6 @@ struct prune_index {
  * prune index) rather than tried one by one. */
 #define PATSET_MIN 8
 
-/* Every query's patterns of one kind, for one lookup per entry. */
 /* A suffix of at most eight bytes as the bits it sets in the last eight
  * bytes of a path read as one little-endian word: one compare instead of a
  * byte loop. */
@@ -161,6 +160,7 @@ struct tail {
   bool ok;              /* the suffix is at most eight bytes */
 };
 
+/* Every query's patterns of one kind, for one lookup per entry. */
 struct patlist {
   GPtrArray *pats;      /* const trawl_pattern * */
   guint8 *owner;        /* the query of each */
