@@ -1,7 +1,7 @@
 /* bench_walk — one walk of trawl's walker, timed, for the scheduler sweep
  * and the pattern-list benchmark.
  *
- *   bench_walk [-j N] [--floor F] [--reader linux|posix] [-I] [--patset-min N]
+ *   bench_walk [-j N] [--floor F] [--sorted] [--reader linux|posix] [-I] [--patset-min N]
  *              [--includes-from FILE] [--excludes-from FILE] ROOT PATTERN... [-x PATTERN]...
  *
  * Prints one line: results, directories opened, threads used, the wall
@@ -12,7 +12,8 @@
  * bench/walk_sets.py drive it. --patset-min is the walker's private knob:
  * 1 looks every list up through pattern sets and the prune index, a large
  * number tries every pattern in turn. The -from files hold one pattern per
- * line.
+ * line. --sorted runs trawl_walker_run_sorted(), as the command does: the
+ * results handed over in order on the calling thread.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -74,6 +75,7 @@ main(int argc, char **argv)
   trawl_walk_options_init(&o);
   long floor = -1;
   long patset_min = -1;
+  bool sorted = false;
   const char *root = NULL;
   GPtrArray *pats = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
   trawl_walker *w = NULL;
@@ -84,6 +86,8 @@ main(int argc, char **argv)
       o.threads = (unsigned)atoi(argv[++i]);
     } else if (strcmp(a, "--floor") == 0 && i + 1 < argc) {
       floor = atol(argv[++i]);
+    } else if (strcmp(a, "--sorted") == 0) {
+      sorted = true;
     } else if (strcmp(a, "--reader") == 0 && i + 1 < argc) {
       o.reader = strcmp(argv[++i], "posix") == 0 ? TRAWL_READER_POSIX : TRAWL_READER_LINUX;
     } else if (strcmp(a, "-x") == 0 && i + 1 < argc) {
@@ -105,8 +109,9 @@ main(int argc, char **argv)
     }
   }
   if (root == NULL) {
-    fprintf(stderr, "usage: bench_walk [-j N] [--floor F] [--reader R] [-I] [--patset-min N]\n"
-                    "                  [--includes-from F] [--excludes-from F] ROOT PATTERN... "
+    fprintf(stderr, "usage: bench_walk [-j N] [--floor F] [--sorted] [--reader R] [-I]\n"
+                    "                  [--patset-min N] [--includes-from F] [--excludes-from F]\n"
+                    "                  ROOT PATTERN... "
                     "[-x P]...\n");
     return 2;
   }
@@ -136,7 +141,8 @@ main(int argc, char **argv)
   struct tally tally = {0, 0};
   GError *error = NULL;
   double t0 = now_us();
-  bool ok = trawl_walker_run(w, count_one, &tally, &error);
+  bool ok = sorted ? trawl_walker_run_sorted(w, count_one, &tally, &error)
+                   : trawl_walker_run(w, count_one, &tally, &error);
   double t1 = now_us();
   if (!ok) {
     fprintf(stderr, "bench_walk: %s\n", error->message);

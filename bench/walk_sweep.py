@@ -8,6 +8,7 @@ and report the median wall time of each and their ratio. Every run must
 report the same result count, or the sweep stops.
 
     bench/walk_sweep.py build/bench/bench_walk [--reps 9] [--dir /dev/shm/trawl-sweep]
+                        [--sorted] [--dirs 1,2,...] [--files 8,64,...]
 
 A flat shape puts D items in the calling thread's deque after the first
 directory, so the smallest D at which the helpers pay is the floor the
@@ -52,14 +53,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("exe")
     ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--dirs", default=",".join(map(str, DIRS)), help="D values, comma-separated")
+    ap.add_argument("--files", default=",".join(map(str, FILES)), help="F values, comma-separated")
+    ap.add_argument("--sorted", action="store_true",
+                    help="both arms sorted (trawl_walker_run_sorted), as the command runs")
     ap.add_argument("--dir", default="/dev/shm/trawl-sweep" if os.path.isdir("/dev/shm") else "/tmp/trawl-sweep")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     arms = {"serial": ["-j", "1"], "helpers": ["-j", "2", "--floor", "0"]}
+    if a.sorted:
+        arms = {k: v + ["--sorted"] for k, v in arms.items()}
     print(f"| dirs | files/dir | serial µs | helpers µs | helpers / serial |")
     print(f"|--:|--:|--:|--:|--:|")
-    for files in FILES:
-        for dirs in DIRS:
+    for files in [int(x) for x in a.files.split(",")]:
+        for dirs in [int(x) for x in a.dirs.split(",")]:
             if dirs * files > 600_000:
                 continue
             root = make_shape(a.dir, dirs, files)
