@@ -1,7 +1,7 @@
 /* trawl — result caches: a plan's walks recorded in a file, re-validated by
  * stamps (trawl/plan.h, docs/cache.md).
  *
- * The file: a 56-byte header (magic, format version, lengths, a CRC-32 of
+ * The file: a 56-byte header (magic, format version, lengths, a checksum of
  * the index and one of the records), then the index — the trawl version,
  * the queries (pattern texts, dialects, flags, options, roots) and per walk
  * its root, its ignore sources outside the walked directories with their
@@ -21,14 +21,16 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
+/* XXH3, compiled in from the header: no library to load at start-up. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "ignore.h"
 #include "plan-private.h"
 #include "trawl/version.h"
 
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 2u
+#define CACHE_FORMAT 3u
 #define HEADER_SIZE 56
 
 /* ---- ignore sources outside the walk ------------------------------------------ */
@@ -139,26 +141,21 @@ get_le(const guint8 *p, int n)
   return v;
 }
 
-static guint32
+/* XXH3 (64 bits): corruption, not malice, is what it guards against. It
+ * replaced zlib's CRC-32 (format 3), which took 60,000 instructions for the
+ * repo fixture's 15 KB index, a fifth of a whole `trawl check`: table
+ * lookups byte by byte, where XXH3 takes eight bytes at a time in vector
+ * registers. */
+static guint64
 checksum(const guint8 *data, gsize len)
 {
-  /* CRC-32 (zlib): corruption, not malice, is what it guards against, and
-   * it is cheap — SHA-256 was 5.2 M of a 9.1 M-instruction cached run of the
-   * repo fixture (callgrind), MD5 still a fifth of one over 53,000 files. */
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (len > 0) {
-    uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
-    crc = crc32(crc, data, chunk);
-    data += chunk;
-    len -= chunk;
-  }
-  return (guint32)crc;
+  return XXH3_64bits(data, len);
 }
 
 
 /* The header: magic (8 bytes), format version (u32), zero (u32), body
- * length (u64), CRC-32 of the index (u32), CRC-32 of the records (u32),
- * index length (u64), zero (16 bytes). The body: the index, then the
+ * length (u64), checksum of the index (u64), checksum of the records
+ * (u64), index length (u64), zero (u64). The body: the index, then the
  * records, little-endian throughout:
  *
  *   index   := str version, str queries, u32 n, walk[n]
@@ -170,14 +167,20 @@ checksum(const guint8 *data, gsize len)
  *   walk    := str root, u64 dev, u64 ino, u32 n, u64 members[n], str env,
  *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
  *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_RACY), stamp
- *   dir     := str path, u64 live, stamp, u32 has, stamp, stamp,
- *              u8 flags (DIR_RACY | DIR_WAY | DIR_START), u32 n, u64 offset: its N
- *              records at OFFSET in the records
+ *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
+ *              of the path before it (the first's: none) and then LEN
+ *              more; var live, stamp, var has, stamp, stamp,
+ *              u8 flags (DIR_RACY | DIR_WAY | DIR_START), var n, var offset:
+ *              its N records at OFFSET in the records
  *   records := rec...
- *   rec     := str name, u8 kind (MEMO_*), u8 type, u64 mask
- *   stamp   := u8 present, and when it is not 0: u64 dev, u64 ino,
- *              i64 mtime_s, u32 mtime_ns, i64 ctime_s, u32 ctime_ns, u64 size
+ *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type, var mask
+ *   stamp   := u8 tag (STAMP_*; 0: nothing there), then var dev unless
+ *              STAMP_DEV (the walk's), var ino, svar mtime_s, var mtime_ns,
+ *              svar ctime_s and var ctime_ns unless STAMP_CTIME (the same
+ *              as mtime), var size
  *   str     := u32 length, bytes
+ *   var     := unsigned LEB128: seven bits a byte, low first, the high bit
+ *              set on all but the last; svar: zigzag, then var
  *
  * Plain records rather than one GVariant: reading a GVariant child by child
  * cost 500 instructions a record (a 130 KB cache of the repo fixture took
@@ -187,17 +190,24 @@ checksum(const guint8 *data, gsize len)
  * with one read from the file printed both (g_variant_equal() prints what
  * is not trusted, 180,000 instructions for one query), and the first use
  * of GVariant's code cost `trawl check` 0.1-0.2 ms of page faults. Written
- * by one function, they are compared as bytes. A stamp of nothing (an
- * ignore file a directory does not have: most) is its one byte `present`,
- * which halved the repo fixture's index (30 KB to 15 KB): the index is read
- * and its CRC taken on every run. The records have their own checksum,
- * verified only when they are read: `trawl check` on an unchanged tree
- * reads the index alone. */
+ * by one function, they are compared as bytes. The index is read and
+ * checked on every run, so it is kept small (format 3): a directory's path
+ * shares its start with the one before it (they are in path order), a
+ * stamp leaves out the walk's device and a ctime equal to the mtime, and
+ * numbers take the bytes they need. That took the repo fixture's index
+ * from 15 KB (four pages, and a page touched for the first time costs
+ * 10-20 us here) to 6 KB. The records have their own checksum, verified
+ * only when they are read: `trawl check` on an unchanged tree reads the
+ * index alone. */
 #define SOURCE_RACY 0xff
-#define DIR_INDEX_MIN (4 + 8 + 3 + 4 + 1 + 4 + 8)
+#define DIR_INDEX_MIN 10
+#define REC_MIN 4
 #define DIR_RACY 1
 #define DIR_WAY 2
 #define DIR_START 4
+#define STAMP_PRESENT 1
+#define STAMP_DEV 2     /* on the walk's device: not written */
+#define STAMP_CTIME 4   /* ctime = mtime: not written */
 
 static void
 w_u8(GByteArray *b, guint8 v)
@@ -214,25 +224,49 @@ w_le(GByteArray *b, guint64 v, int n)
 }
 
 static void
+w_var(GByteArray *b, guint64 v)
+{
+  guint8 t[10];
+  guint n = 0;
+  for (; v >= 0x80; v >>= 7)
+    t[n++] = (guint8)(v | 0x80);
+  t[n++] = (guint8)v;
+  g_byte_array_append(b, t, n);
+}
+
+static void
+w_svar(GByteArray *b, gint64 v)
+{
+  w_var(b, ((guint64)v << 1) ^ (guint64)(v >> 63));
+}
+
+static void
 w_str(GByteArray *b, const char *s, size_t len)
 {
   w_le(b, len, 4);
   g_byte_array_append(b, (const guint8 *)s, (guint)len);
 }
 
+/* Stamp S of something in a walk on device DEV. */
 static void
-w_stamp(GByteArray *b, const struct stamp *s)
+w_stamp(GByteArray *b, const struct stamp *s, guint64 dev)
 {
-  w_u8(b, s->present);
-  if (!s->present)
+  if (!s->present) {
+    w_u8(b, 0);
     return;
-  w_le(b, s->dev, 8);
-  w_le(b, s->ino, 8);
-  w_le(b, (guint64)s->mtime_s, 8);
-  w_le(b, s->mtime_ns, 4);
-  w_le(b, (guint64)s->ctime_s, 8);
-  w_le(b, s->ctime_ns, 4);
-  w_le(b, s->size, 8);
+  }
+  const bool same_c = s->ctime_s == s->mtime_s && s->ctime_ns == s->mtime_ns;
+  w_u8(b, STAMP_PRESENT | (s->dev == dev ? STAMP_DEV : 0) | (same_c ? STAMP_CTIME : 0));
+  if (s->dev != dev)
+    w_var(b, s->dev);
+  w_var(b, s->ino);
+  w_svar(b, s->mtime_s);
+  w_var(b, s->mtime_ns);
+  if (!same_c) {
+    w_svar(b, s->ctime_s);
+    w_var(b, s->ctime_ns);
+  }
+  w_var(b, s->size);
 }
 
 /* The queries as the cache records them: everything that decides a result
@@ -292,6 +326,33 @@ r_le(struct rd *r, int n)
   return v;
 }
 
+/* A var: ten bytes at most, the tenth holding the top bit alone. */
+static inline guint64
+r_var(struct rd *r)
+{
+  if (G_LIKELY(!r->bad && r->p < r->end && *r->p < 0x80))
+    return *r->p++;
+  guint64 v = 0;
+  for (unsigned shift = 0; !r->bad; shift += 7) {
+    if (r->p == r->end || shift > 63 || (shift == 63 && *r->p > 1)) {
+      r->bad = true;
+      break;
+    }
+    const guint8 c = *r->p++;
+    v |= (guint64)(c & 0x7f) << shift;
+    if (c < 0x80)
+      return v;
+  }
+  return 0;
+}
+
+static inline gint64
+r_svar(struct rd *r)
+{
+  const guint64 v = r_var(r);
+  return (gint64)(v >> 1) ^ -(gint64)(v & 1);
+}
+
 static const char *
 r_str(struct rd *r, size_t *len)
 {
@@ -306,6 +367,19 @@ r_str(struct rd *r, size_t *len)
   return s;
 }
 
+/* LEN bytes at R (LEN read before), or "" with R bad. */
+static const char *
+r_bytes(struct rd *r, size_t len)
+{
+  if (r->bad || (size_t)(r->end - r->p) < len) {
+    r->bad = true;
+    return "";
+  }
+  const char *s = (const char *)r->p;
+  r->p += len;
+  return s;
+}
+
 /* A count of items each at least MIN bytes long: no more than fit. */
 static guint32
 r_count(struct rd *r, size_t min)
@@ -316,25 +390,36 @@ r_count(struct rd *r, size_t min)
   return r->bad ? 0 : n;
 }
 
+/* A stamp written by w_stamp() for a walk on device DEV. */
 static void
-r_stamp(struct rd *r, struct stamp *s)
+r_stamp(struct rd *r, struct stamp *s, guint64 dev)
 {
   memset(s, 0, sizeof *s);
-  s->present = r_le(r, 1) != 0;
-  if (!s->present)
+  const guint8 tag = (guint8)r_le(r, 1);
+  if (tag == 0)
     return;
-  s->dev = r_le(r, 8);
-  s->ino = r_le(r, 8);
-  s->mtime_s = (int64_t)r_le(r, 8);
-  s->mtime_ns = (uint32_t)r_le(r, 4);
-  s->ctime_s = (int64_t)r_le(r, 8);
-  s->ctime_ns = (uint32_t)r_le(r, 4);
-  s->size = r_le(r, 8);
+  if (tag > (STAMP_PRESENT | STAMP_DEV | STAMP_CTIME) || !(tag & STAMP_PRESENT)) {
+    r->bad = true;
+    return;
+  }
+  s->present = true;
+  s->dev = tag & STAMP_DEV ? dev : r_var(r);
+  s->ino = r_var(r);
+  s->mtime_s = r_svar(r);
+  s->mtime_ns = (uint32_t)r_var(r);
+  if (tag & STAMP_CTIME) {
+    s->ctime_s = s->mtime_s;
+    s->ctime_ns = s->mtime_ns;
+  } else {
+    s->ctime_s = r_svar(r);
+    s->ctime_ns = (uint32_t)r_var(r);
+  }
+  s->size = r_var(r);
 }
 
 /* A directory's entry in the index. */
 struct dir_entry {
-  const char *path;     /* in the index */
+  const char *path;     /* PATH's text, NUL-terminated */
   size_t len;
   guint64 live;
   struct stamp st, ignore[2];
@@ -344,18 +429,27 @@ struct dir_entry {
   guint64 off;
 };
 
+/* The next directory of a walk on device DEV, into E. PATH holds the path
+ * of the entry before it (empty before the first) and gets this one's. */
 static void
-r_dir(struct rd *r, struct dir_entry *e)
+r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
 {
-  e->path = r_str(r, &e->len);
-  e->live = r_le(r, 8);
-  r_stamp(r, &e->st);
-  e->has = (guint32)r_le(r, 4);
-  r_stamp(r, &e->ignore[0]);
-  r_stamp(r, &e->ignore[1]);
+  const guint64 shared = r_var(r), len = r_var(r);
+  if (shared > path->len || len > (guint64)(r->end - r->p))
+    r->bad = true;
+  const char *rest = r_bytes(r, r->bad ? 0 : (size_t)len);
+  g_string_truncate(path, r->bad ? 0 : (gsize)shared);
+  g_string_append_len(path, rest, r->bad ? 0 : (gssize)len);
+  e->path = path->str;
+  e->len = path->len;
+  e->live = r_var(r);
+  r_stamp(r, &e->st, dev);
+  e->has = (guint32)r_var(r);
+  r_stamp(r, &e->ignore[0], dev);
+  r_stamp(r, &e->ignore[1], dev);
   e->flags = (guint8)r_le(r, 1);
-  e->n = (guint32)r_le(r, 4);
-  e->off = r_le(r, 8);
+  e->n = (guint32)r_var(r);
+  e->off = r_var(r);
 }
 
 /* One walk of a cache file. */
@@ -409,7 +503,7 @@ struct cache_file {
   gsize index_len;
   int fd;               /* the file, open until its records are read (-1 then) */
   guint64 recs_at, recs_len; /* where the records are in it */
-  guint32 recs_crc;
+  guint64 recs_sum;
   gchar *recs_data;     /* the records, once read */
   const guint8 *recs, *recs_end;
   bool records_checked, records_ok;
@@ -434,24 +528,27 @@ cache_file_free(struct cache_file *c)
   g_free(c);
 }
 
+/* The next directory of a walk on device DEV, its records read from
+ * RECS; PATH as for r_dir(). */
 static struct memo_dir *
-read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end)
+read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, GString *path)
 {
   struct dir_entry e;
-  r_dir(r, &e);
+  r_dir(r, &e, dev, path);
   const guint32 n = e.n;
   const guint64 off = e.off;
   if (r->bad || off > (guint64)(recs_end - recs))
     return NULL;
   struct rd rr = {recs + off, recs_end, false};
-  if ((size_t)(rr.end - rr.p) / 14 < n)
+  if ((size_t)(rr.end - rr.p) / REC_MIN < n)
     return NULL;
   /* First pass: the names' total length. */
   size_t names = 0;
   for (guint32 i = 0; i < n && !rr.bad; i++) {
-    size_t len;
-    r_str(&rr, &len);
-    r_le(&rr, 10);
+    const size_t len = (size_t)r_var(&rr);
+    r_bytes(&rr, len);
+    r_le(&rr, 2);
+    r_var(&rr);
     names += len;
   }
   if (rr.bad)
@@ -460,8 +557,8 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end)
   struct memo_dir *d = memo_dir_new(0, e.path, e.len, n, names);
   char *at = memo_dir_names(d);
   for (guint32 i = 0; i < n; i++) {
-    size_t len;
-    const char *name = r_str(&rr, &len);
+    const size_t len = (size_t)r_var(&rr);
+    const char *name = r_bytes(&rr, len);
     memcpy(at, name, len);
     struct memo_rec *m = &d->recs[i];
     m->name = at;
@@ -469,7 +566,7 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end)
     guint8 kind = (guint8)r_le(&rr, 1);
     m->kind = kind <= MEMO_SUBTREE_LINK ? kind : MEMO_RESULT;
     m->type = (uint8_t)r_le(&rr, 1);
-    m->mask = r_le(&rr, 8);
+    m->mask = r_var(&rr);
     at += len;
   }
   d->live = e.live;
@@ -509,7 +606,7 @@ read_walk(struct rd *r)
     g_ptr_array_add(w->paths, g_strndup(p, len));
     w_u8(w->kinds, (guint8)r_le(r, 1));
     struct stamp st;
-    r_stamp(r, &st);
+    r_stamp(r, &st, w->dev);
     g_array_append_val(w->stamps, st);
   }
   w->n_dirs = r_count(r, DIR_INDEX_MIN);
@@ -573,7 +670,7 @@ records_read(struct cache_file *c)
     c->recs = (const guint8 *)c->recs_data;
     c->recs_end = c->recs ? c->recs + c->recs_len : NULL;
   }
-  c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_crc;
+  c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_sum;
   close(c->fd);
   c->fd = -1;
 }
@@ -590,8 +687,9 @@ cached_memo(const struct cached_walk *w)
     return NULL;
   struct rd r = {w->dirs_at, w->dirs_end, false};
   struct walk_memo *m = walk_memo_new();
+  GString *path = g_string_new(NULL);
   for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
-    struct memo_dir *d = read_dir(&r, c->recs, c->recs_end);
+    struct memo_dir *d = read_dir(&r, c->recs, c->recs_end, w->dev, path);
     if (d == NULL)
       r.bad = true;
     else {
@@ -599,6 +697,7 @@ cached_memo(const struct cached_walk *w)
       memo_dir_unref(d);
     }
   }
+  g_string_free(path, TRUE);
   if (r.bad || r.p != r.end) {
     walk_memo_free(m);
     return NULL;
@@ -640,16 +739,16 @@ cache_load(const char *path, char **why)
   else if (get_le(h + 8, 4) != CACHE_FORMAT)
     *why = g_strdup_printf("has format version %u, not %u", (unsigned)get_le(h + 8, 4),
                            CACHE_FORMAT);
-  else if (get_le(h + 16, 8) != size - HEADER_SIZE || get_le(h + 32, 8) > size - HEADER_SIZE)
+  else if (get_le(h + 16, 8) != size - HEADER_SIZE || get_le(h + 40, 8) > size - HEADER_SIZE)
     *why = g_strdup("is truncated");
-  else if (get_le(h + 32, 8) == 0 || get_le(h + 32, 8) > ((guint64)1 << 36))
-    *why = g_strdup(get_le(h + 32, 8) ? "is too large" : "is truncated");
-  const guint64 index_len = *why ? 0 : get_le(h + 32, 8);
+  else if (get_le(h + 40, 8) == 0 || get_le(h + 40, 8) > ((guint64)1 << 36))
+    *why = g_strdup(get_le(h + 40, 8) ? "is too large" : "is truncated");
+  const guint64 index_len = *why ? 0 : get_le(h + 40, 8);
   gchar *index = *why ? NULL : read_at(fd, HEADER_SIZE, index_len);
   if (*why == NULL && index == NULL)
     *why = errno ? g_strdup_printf("cannot be read (%s)", g_strerror(errno))
                  : g_strdup("is truncated"); /* it shrank meanwhile */
-  else if (*why == NULL && checksum((const guint8 *)index, index_len) != get_le(h + 24, 4))
+  else if (*why == NULL && checksum((const guint8 *)index, index_len) != get_le(h + 24, 8))
     *why = g_strdup("is corrupt (its checksum does not match)");
   if (*why) {
     release(index, index_len);
@@ -665,7 +764,7 @@ cache_load(const char *path, char **why)
   c->fd = fd;
   c->recs_at = HEADER_SIZE + index_len;
   c->recs_len = size - HEADER_SIZE - index_len;
-  c->recs_crc = (guint32)get_le(h + 28, 4);
+  c->recs_sum = get_le(h + 32, 8);
   size_t n;
   const char *s = r_str(&r, &n);
   c->version = g_strndup(s, n);
@@ -697,9 +796,9 @@ cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **
   memcpy(h, CACHE_MAGIC, 8);
   put_le(h + 8, CACHE_FORMAT, 4);
   put_le(h + 16, (guint64)index->len + recs->len, 8);
-  put_le(h + 24, checksum(index->data, index->len), 4);
-  put_le(h + 28, checksum(recs->data, recs->len), 4);
-  put_le(h + 32, index->len, 8);
+  put_le(h + 24, checksum(index->data, index->len), 8);
+  put_le(h + 32, checksum(recs->data, recs->len), 8);
+  put_le(h + 40, index->len, 8);
   g_byte_array_append(index, recs->data, recs->len);
   const guint8 *data = index->data;
   const gsize len = index->len;
@@ -767,7 +866,7 @@ write_walk(GByteArray *b, GByteArray *recs, const struct group *g, const struct 
     const char *p = src->paths->pdata[i];
     w_str(b, p, strlen(p));
     w_u8(b, source_racy(st, now) ? SOURCE_RACY : src->kinds->data[i]);
-    w_stamp(b, st);
+    w_stamp(b, st, (guint64)g->dev);
   }
   /* In path order, so that the same walk writes the same file. */
   GPtrArray *all = g_ptr_array_new();
@@ -780,23 +879,33 @@ write_walk(GByteArray *b, GByteArray *recs, const struct group *g, const struct 
   w_le(b, all->len, 4);
   const guint at = b->len;
   w_le(b, 0, 8); /* the records' length, filled in below */
+  const char *before = "";
+  size_t before_len = 0;
   for (guint i = 0; i < all->len; i++) {
     const struct memo_dir *d = all->pdata[i];
-    w_str(b, d->path, d->len);
-    w_le(b, d->live, 8);
-    w_stamp(b, &d->st);
-    w_le(b, d->has, 4);
-    w_stamp(b, &d->ignore[0]);
-    w_stamp(b, &d->ignore[1]);
+    size_t shared = 0;
+    while (shared < before_len && shared < d->len && before[shared] == d->path[shared])
+      shared++;
+    w_var(b, shared);
+    w_var(b, d->len - shared);
+    g_byte_array_append(b, (const guint8 *)d->path + shared, (guint)(d->len - shared));
+    before = d->path;
+    before_len = d->len;
+    w_var(b, d->live);
+    w_stamp(b, &d->st, (guint64)g->dev);
+    w_var(b, d->has);
+    w_stamp(b, &d->ignore[0], (guint64)g->dev);
+    w_stamp(b, &d->ignore[1], (guint64)g->dev);
     w_u8(b, (d->racy ? DIR_RACY : 0) | (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0));
-    w_le(b, d->n, 4);
-    w_le(b, recs->len, 8);
+    w_var(b, d->n);
+    w_var(b, recs->len);
     for (guint k = 0; k < d->n; k++) {
       const struct memo_rec *r = &d->recs[k];
-      w_str(recs, r->name, r->len);
+      w_var(recs, r->len);
+      g_byte_array_append(recs, (const guint8 *)r->name, r->len);
       w_u8(recs, r->kind);
       w_u8(recs, r->type);
-      w_le(recs, r->mask, 8);
+      w_var(recs, r->mask);
     }
   }
   put_le(b->data + at, b->len - at - 8, 8);
@@ -899,14 +1008,13 @@ reachable(int root_fd, const char *path, size_t len)
   return ok;
 }
 
-/* Is directory E (below ROOT_FD) as recorded? BUF is scratch space. */
+/* Is directory E (below ROOT_FD) as recorded? BUF holds its path (r_dir()),
+ * as it does again on return. */
 static bool
 entry_unchanged(const struct dir_entry *e, int root_fd, GString *buf)
 {
   if (e->flags & DIR_RACY)
     return false;
-  g_string_truncate(buf, 0);
-  g_string_append_len(buf, e->path, (gssize)e->len);
   struct stat st;
   bool there;
   if (e->len == 0)
@@ -933,19 +1041,22 @@ entry_unchanged(const struct dir_entry *e, int root_fd, GString *buf)
     memset(&is, 0, sizeof is);
     if (fstatat(root_fd, buf->str, &st, AT_SYMLINK_NOFOLLOW) == 0)
       stamp_of(&is, &st, true);
+    g_string_truncate(buf, e->len);
     if (!stamp_equal(&is, &e->ignore[k]))
       return false;
-    g_string_truncate(buf, e->len);
   }
   return true;
 }
 
 /* A share of the entries for one thread of walk_unchanged(): N entries of
- * the index from AT on. */
+ * the index from AT on, PATH the path of the entry before them (their
+ * paths share its start), DEV the walk's device. */
 struct share {
   const guint8 *at, *end;
   guint32 n;
   int root_fd;
+  guint64 dev;
+  GString *path;        /* the share's own */
   gint *differs;        /* shared: set when any entry differs */
 };
 
@@ -953,15 +1064,13 @@ static gpointer
 check_share(gpointer data)
 {
   struct share *sh = data;
-  GString *buf = g_string_new(NULL);
   struct rd r = {sh->at, sh->end, false};
   for (guint32 i = 0; i < sh->n && !g_atomic_int_get(sh->differs); i++) {
     struct dir_entry e;
-    r_dir(&r, &e);
-    if (r.bad || !entry_unchanged(&e, sh->root_fd, buf))
+    r_dir(&r, &e, sh->dev, sh->path);
+    if (r.bad || !entry_unchanged(&e, sh->root_fd, sh->path))
       g_atomic_int_set(sh->differs, 1);
   }
-  g_string_free(buf, TRUE);
   return NULL;
 }
 
@@ -989,25 +1098,32 @@ walk_unchanged(const struct cached_walk *w, const char *root)
       w->n_dirs >= CHECK_THREADS_FROM ? MIN(g_get_num_processors(), 4u) : 1;
   struct share shares[4];
   GThread *helpers[4] = {NULL};
-  /* Where each share starts: the entries are as long as their paths. */
+  /* Where each share starts, and the path there: the entries are as long
+   * as their paths, and each path is told by the one before it. */
   struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
   for (unsigned t = 0; t < threads; t++) {
     const guint32 from = (guint32)((guint64)w->n_dirs * t / threads);
     const guint32 to = (guint32)((guint64)w->n_dirs * (t + 1) / threads);
-    shares[t] = (struct share){r.p, w->dirs_end, to - from, root_fd, &differs};
+    shares[t] = (struct share){r.p,     w->dirs_end, to - from, root_fd, w->dev,
+                               g_string_new_len(path->str, (gssize)path->len), &differs};
     for (guint32 i = from; t + 1 < threads && i < to; i++) {
       struct dir_entry e;
-      r_dir(&r, &e);
+      r_dir(&r, &e, w->dev, path);
     }
   }
+  g_string_free(path, TRUE);
   differs = r.bad;
-  for (unsigned t = 1; t < threads && !differs; t++)
+  /* The helpers started set DIFFERS as they go: read it atomically. */
+  for (unsigned t = 1; t < threads && !g_atomic_int_get(&differs); t++)
     helpers[t] = g_thread_new("trawl-check", check_share, &shares[t]);
-  if (!differs)
+  if (!g_atomic_int_get(&differs))
     check_share(&shares[0]);
   for (unsigned t = 1; t < threads; t++)
     if (helpers[t])
       g_thread_join(helpers[t]);
+  for (unsigned t = 0; t < threads; t++)
+    g_string_free(shares[t].path, TRUE);
   close(root_fd);
   return !differs;
 }

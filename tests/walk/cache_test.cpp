@@ -13,6 +13,11 @@
 
 #include "trawl/plan.h"
 
+// The private header is C without linkage markers of its own.
+extern "C" {
+#include "plan-private.h"
+}
+
 using namespace walktest;
 using namespace walkgen;
 
@@ -156,14 +161,14 @@ TEST(Cache, SecondRunReadsNothing)
 
 // A cache whose index or records are larger than what is read into the heap
 // (cache.c, READ_INTO_HEAP_MAX: 64 KB) is read into a mapping instead: both
-// routes give the same answers. 3,000 files with long names make about
-// 200 KB.
+// routes give the same answers. 6,000 files with long names make about
+// 200 KB (cache format 3).
 TEST(Cache, LargeCacheReadThroughAMapping)
 {
   TempDir tmp;
   make_dir(tmp / "tree");
   for (int d = 0; d < 60; d++)
-    for (int i = 0; i < 50; i++)
+    for (int i = 0; i < 100; i++)
       add_file(tmp / "tree", "dir" + std::to_string(d) + "/a_file_with_a_long_name_" +
                                  std::to_string(i) + ".c");
   const std::string cache = tmp / "c.cache";
@@ -171,7 +176,7 @@ TEST(Cache, LargeCacheReadThroughAMapping)
   {
     Fixture f(tmp / "tree", {{"**/*.c"}});
     run(f, cache);
-    EXPECT_EQ(f.results(0).size(), 3000u);
+    EXPECT_EQ(f.results(0).size(), 6000u);
   }
   struct stat st;
   ASSERT_EQ(stat(cache.c_str(), &st), 0);
@@ -183,7 +188,49 @@ TEST(Cache, LargeCacheReadThroughAMapping)
   EXPECT_TRUE(r.trusted);
   EXPECT_EQ(r.read, 1u);
   EXPECT_EQ(g.results(0), fresh(tmp / "tree", {"**/*.c"}));
-  EXPECT_EQ(g.results(0).size(), 3001u);
+  EXPECT_EQ(g.results(0).size(), 6001u);
+}
+
+// From 512 directories on (cache.c, CHECK_THREADS_FROM) a re-check shares
+// its stats among threads, each share starting in the middle of the index
+// with the path of the entry before it: paths are written as the length
+// they share with the one before (format 3). A share that started from the
+// wrong path would stat paths never recorded and find "a change": the
+// answer would still be right (the walk that follows replays the records),
+// so what is asserted is that the re-check needed no walk (plan->quick).
+TEST(Cache, ManyDirectoriesAreReCheckedInShares)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (int k = 0; k < 24; k++)
+    for (int j = 0; j < 27; j++)
+      add_file(tmp / "tree", "p/q" + std::to_string(k) + "/r" + std::to_string(j) + "/f.c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 24u * 27u);
+  }
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_FALSE(r.changed);
+    EXPECT_EQ(r.read, 0u);
+    EXPECT_EQ(r.reused, 24u * 27u + 24u + 2u);
+    EXPECT_TRUE(f.plan->quick) << "a directory's stamp did not match: a share stat'ed another path";
+  }
+  for (const char *p : {"p/q0/r0/new.c", "p/q12/r13/new.c", "p/q23/r26/new.c"}) {
+    add_file(tmp / "tree", p);
+    settle();
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed) << p;
+    EXPECT_EQ(r.read, 1u) << p;
+    EXPECT_FALSE(f.plan->quick) << p;
+    EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"})) << p;
+  }
 }
 
 TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
