@@ -32,6 +32,7 @@
 #define CACHE_MAGIC "TRAWLC\x1a\n"
 #define CACHE_FORMAT 3u
 #define HEADER_SIZE 56
+#define FIRST_READ 8192 /* the first read of a cache file: the header, and the index if it fits */
 
 /* ---- ignore sources outside the walk ------------------------------------------ */
 
@@ -179,8 +180,11 @@ checksum(const guint8 *data, gsize len)
  *              svar ctime_s and var ctime_ns unless STAMP_CTIME (the same
  *              as mtime), var size
  *   str     := u32 length, bytes
- *   var     := unsigned LEB128: seven bits a byte, low first, the high bit
- *              set on all but the last; svar: zigzag, then var
+ *   var     := an unsigned number in N bytes, N from 1 to 9: the first
+ *              byte's N-1 low bits are 0 and the next is 1 (N = 9: the
+ *              first byte is 0), then the value, little-endian, in the
+ *              rest of the N bytes' bits (7N of them for N < 9, 64 for 9);
+ *              svar: zigzag (0, -1, 1, -2, ...), then var
  *
  * Plain records rather than one GVariant: reading a GVariant child by child
  * cost 500 instructions a record (a 130 KB cache of the repo fixture took
@@ -194,7 +198,7 @@ checksum(const guint8 *data, gsize len)
  * checked on every run, so it is kept small (format 3): a directory's path
  * shares its start with the one before it (they are in path order), a
  * stamp leaves out the walk's device and a ctime equal to the mtime, and
- * numbers take the bytes they need. That took the repo fixture's index
+ * numbers take the bytes they need (and tell how many in their first). That took the repo fixture's index
  * from 15 KB (four pages, and a page touched for the first time costs
  * 10-20 us here) to 6 KB. The records have their own checksum, verified
  * only when they are read: `trawl check` on an unchanged tree reads the
@@ -226,11 +230,16 @@ w_le(GByteArray *b, guint64 v, int n)
 static void
 w_var(GByteArray *b, guint64 v)
 {
-  guint8 t[10];
-  guint n = 0;
-  for (; v >= 0x80; v >>= 7)
-    t[n++] = (guint8)(v | 0x80);
-  t[n++] = (guint8)v;
+  guint8 t[9];
+  unsigned n = 1;
+  while (n < 9 && v >> (7 * n))
+    n++;
+  if (n == 9) {
+    t[0] = 0;
+    put_le(t + 1, v, 8);
+  } else {
+    put_le(t, (v << n) | ((guint64)1 << (n - 1)), (int)n);
+  }
   g_byte_array_append(b, t, n);
 }
 
@@ -326,24 +335,37 @@ r_le(struct rd *r, int n)
   return v;
 }
 
-/* A var: ten bytes at most, the tenth holding the top bit alone. */
+/* A var (see the layout): its length is in its first byte, so it is one
+ * load and a shift. LEB128, whose every byte says whether one follows, took
+ * 8 instructions a byte here: 90,000 for the repo fixture's index. */
 static inline guint64
 r_var(struct rd *r)
 {
-  if (G_LIKELY(!r->bad && r->p < r->end && *r->p < 0x80))
-    return *r->p++;
-  guint64 v = 0;
-  for (unsigned shift = 0; !r->bad; shift += 7) {
-    if (r->p == r->end || shift > 63 || (shift == 63 && *r->p > 1)) {
-      r->bad = true;
-      break;
-    }
-    const guint8 c = *r->p++;
-    v |= (guint64)(c & 0x7f) << shift;
-    if (c < 0x80)
-      return v;
+  if (G_UNLIKELY(r->bad || r->p == r->end)) {
+    r->bad = true;
+    return 0;
   }
-  return 0;
+  const guint8 first = *r->p;
+  const unsigned n = first ? (unsigned)__builtin_ctz(first) + 1 : 9;
+  if (G_UNLIKELY((size_t)(r->end - r->p) < n)) {
+    r->bad = true;
+    return 0;
+  }
+  guint64 v;
+  if (n == 9) {
+    memcpy(&v, r->p + 1, 8);
+    v = GUINT64_FROM_LE(v);
+  } else if (G_LIKELY(r->end - r->p >= 8)) {
+    memcpy(&v, r->p, 8);
+    v = GUINT64_FROM_LE(v);
+    if (n < 8)
+      v &= ((guint64)1 << (8 * n)) - 1;
+    v >>= n;
+  } else {
+    v = get_le(r->p, (int)n) >> n;
+  }
+  r->p += n;
+  return v;
 }
 
 static inline gint64
@@ -438,8 +460,16 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   if (shared > path->len || len > (guint64)(r->end - r->p))
     r->bad = true;
   const char *rest = r_bytes(r, r->bad ? 0 : (size_t)len);
-  g_string_truncate(path, r->bad ? 0 : (gsize)shared);
-  g_string_append_len(path, rest, r->bad ? 0 : (gssize)len);
+  if (r->bad) {
+    g_string_truncate(path, 0);
+  } else if (shared + len < path->allocated_len) {
+    memcpy(path->str + shared, rest, (size_t)len);
+    path->len = (gsize)(shared + len);
+    path->str[path->len] = '\0';
+  } else {
+    g_string_truncate(path, (gsize)shared);
+    g_string_append_len(path, rest, (gssize)len);
+  }
   e->path = path->str;
   e->len = path->len;
   e->live = r_var(r);
@@ -499,8 +529,10 @@ release(gchar *data, gsize len)
 }
 
 struct cache_file {
-  gchar *index;         /* the index: the walks point into it */
+  const gchar *index;   /* the index: the walks point into it */
   gsize index_len;
+  gchar *index_data;    /* where it was read into (release()d) */
+  gsize index_data_len;
   int fd;               /* the file, open until its records are read (-1 then) */
   guint64 recs_at, recs_len; /* where the records are in it */
   guint64 recs_sum;
@@ -518,7 +550,7 @@ cache_file_free(struct cache_file *c)
 {
   if (c == NULL)
     return;
-  release(c->index, c->index_len);
+  release(c->index_data, c->index_data_len);
   release(c->recs_data, c->recs_len);
   if (c->fd >= 0)
     close(c->fd);
@@ -724,12 +756,16 @@ cache_load(const char *path, char **why)
       close(fd);
     return NULL;
   }
-  guint8 h[HEADER_SIZE];
+  /* The header and, when they fit in FIRST_READ bytes, the index: one read
+   * (a system call costs 1 us here before it does anything). */
+  const guint64 size = st.st_size > 0 ? (guint64)st.st_size : 0;
+  const gsize first_len = (gsize)MIN(MAX(size, (guint64)HEADER_SIZE), (guint64)FIRST_READ);
+  gchar *first = g_malloc(first_len);
+  const guint8 *h = (const guint8 *)first;
   ssize_t got;
   do
-    got = pread(fd, h, HEADER_SIZE, 0);
+    got = pread(fd, first, first_len, 0);
   while (got < 0 && errno == EINTR);
-  const guint64 size = st.st_size > 0 ? (guint64)st.st_size : 0;
   if (got < 0)
     *why = g_strdup_printf("cannot be read (%s)", g_strerror(errno));
   else if (got < HEADER_SIZE || size < HEADER_SIZE)
@@ -744,14 +780,27 @@ cache_load(const char *path, char **why)
   else if (get_le(h + 40, 8) == 0 || get_le(h + 40, 8) > ((guint64)1 << 36))
     *why = g_strdup(get_le(h + 40, 8) ? "is too large" : "is truncated");
   const guint64 index_len = *why ? 0 : get_le(h + 40, 8);
-  gchar *index = *why ? NULL : read_at(fd, HEADER_SIZE, index_len);
+  const guint64 recs_sum = *why ? 0 : get_le(h + 32, 8);
+  const guint64 index_sum = *why ? 0 : get_le(h + 24, 8);
+  gchar *index_data = NULL;
+  gsize index_data_len = 0;
+  const gchar *index = NULL;
+  if (*why == NULL && (guint64)got >= HEADER_SIZE + index_len) {
+    index_data = first, index_data_len = first_len;
+    index = first + HEADER_SIZE;
+    first = NULL;
+  } else if (*why == NULL) {
+    index = index_data = read_at(fd, HEADER_SIZE, index_len);
+    index_data_len = index_len;
+  }
+  g_free(first);
   if (*why == NULL && index == NULL)
     *why = errno ? g_strdup_printf("cannot be read (%s)", g_strerror(errno))
                  : g_strdup("is truncated"); /* it shrank meanwhile */
-  else if (*why == NULL && checksum((const guint8 *)index, index_len) != get_le(h + 24, 8))
+  else if (*why == NULL && checksum((const guint8 *)index, index_len) != index_sum)
     *why = g_strdup("is corrupt (its checksum does not match)");
   if (*why) {
-    release(index, index_len);
+    release(index_data, index_data_len);
     close(fd);
     return NULL;
   }
@@ -761,10 +810,12 @@ cache_load(const char *path, char **why)
   struct cache_file *c = g_new0(struct cache_file, 1);
   c->index = index;
   c->index_len = index_len;
+  c->index_data = index_data;
+  c->index_data_len = index_data_len;
   c->fd = fd;
   c->recs_at = HEADER_SIZE + index_len;
   c->recs_len = size - HEADER_SIZE - index_len;
-  c->recs_sum = get_le(h + 32, 8);
+  c->recs_sum = recs_sum;
   size_t n;
   const char *s = r_str(&r, &n);
   c->version = g_strndup(s, n);
@@ -1083,16 +1134,14 @@ check_share(gpointer data)
  * same fstatat calls, 30 rounds interleaved). */
 #define CHECK_THREADS_FROM 512
 
-/* Is every directory cached walk W recorded (below ROOT) stamped as then,
+/* Is every directory cached walk W recorded (below ROOT_FD, its root as
+ * plan_group() opened it) stamped as then,
  * with its ignore files, and none of them racy? Then a walk would replay
  * every one and find what the cache holds: the check of a no-op build,
  * one stat per directory and nothing read. */
 static bool
-walk_unchanged(const struct cached_walk *w, const char *root)
+walk_unchanged(const struct cached_walk *w, int root_fd)
 {
-  int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0)
-    return false;
   gint differs = 0;
   const unsigned threads =
       w->n_dirs >= CHECK_THREADS_FROM ? MIN(g_get_num_processors(), 4u) : 1;
@@ -1124,7 +1173,6 @@ walk_unchanged(const struct cached_walk *w, const char *root)
       g_thread_join(helpers[t]);
   for (unsigned t = 0; t < threads; t++)
     g_string_free(shares[t].path, TRUE);
-  close(root_fd);
   return !differs;
 }
 
@@ -1264,7 +1312,6 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
     struct group *grp = plan->groups->pdata[g];
     const struct pquery *q0 = plan->queries->pdata[g_array_index(grp->members, size_t, 0)];
     sources_init(&src[g], grp, &q0->opt, usable ? cache->walks->pdata[g] : NULL);
-    grp->memo = walk_memo_new();
     if (usable) {
       grp->cached = cache->walks->pdata[g];
       grp->sources_held = src[g].held || sources_unchanged(grp->cached, &src[g]);
@@ -1282,15 +1329,18 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
     quick = true;
     for (guint g = 0; quick && g < plan->groups->len; g++) {
       const struct group *grp = plan->groups->pdata[g];
-      quick = walk_unchanged(grp->cached, grp->root);
+      quick = walk_unchanged(grp->cached, grp->root_fd);
     }
   }
+  plan_close_roots(plan);
   bool walked = true;
   if (quick) {
     plan->quick = true;
     for (guint g = 0; g < plan->groups->len; g++)
       report->dirs_reused += ((const struct group *)plan->groups->pdata[g])->cached->n_dirs;
   } else {
+    for (guint g = 0; g < plan->groups->len; g++)
+      ((struct group *)plan->groups->pdata[g])->memo = walk_memo_new();
     bool records = true;
     for (guint g = 0; usable && g < plan->groups->len; g++) {
       struct group *grp = plan->groups->pdata[g];

@@ -41,6 +41,7 @@ struct group {
   dev_t dev;               /* its root */
   ino_t ino;
   char *root;              /* as the first member gave it */
+  int root_fd;             /* open from plan_group() to plan_close_roots() (-1 then) */
   struct walk_memo *memo_old; /* the cache's record, trusted (NULL: walk it all) */
   struct walk_memo *memo;     /* this run's record, when caching */
   struct walk_memo *memo_prev; /* the cache's record, trusted or not: the previous results */
@@ -70,6 +71,10 @@ void cache_file_free(struct cache_file *c);
 /* Group the queries (filling plan->groups, each with its walker) and check
  * their roots; false with ERROR set for the first root that failed. */
 bool plan_group(trawl_plan *plan, GError **error);
+
+/* Close the groups' roots, opened by plan_group() (for a re-check's stats,
+ * which then need not open them again). */
+void plan_close_roots(trawl_plan *plan);
 
 /* Walk every group (with its memos, if set) and file the results. */
 bool plan_walk(trawl_plan *plan, GError **error);

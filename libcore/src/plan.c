@@ -78,6 +78,8 @@ pquery_free(struct pquery *q)
 static void
 group_free(struct group *g)
 {
+  if (g->root_fd >= 0)
+    close(g->root_fd);
   trawl_walker_free(g->walker);
   g_array_unref(g->members);
   g_free(g->root);
@@ -223,7 +225,6 @@ plan_group(trawl_plan *plan, GError **error)
       ok = false;
       continue;
     }
-    close(fd);
     struct gkey k = {st.st_dev, st.st_ino, q->opt.follow, q->opt.one_file_system,
                      q->opt.ignore};
     guint g = 0;
@@ -239,12 +240,16 @@ plan_group(trawl_plan *plan, GError **error)
       grp->walker = trawl_walker_new_shared(&go);
       trawl_walker_add_root(grp->walker, q->root);
       grp->root = g_strdup(q->root);
+      grp->root_fd = fd;
+      fd = -1;
       grp->dev = st.st_dev;
       grp->ino = st.st_ino;
       grp->members = g_array_new(FALSE, FALSE, sizeof(size_t));
       g_ptr_array_add(plan->groups, grp);
       g_array_append_val(keys, k);
     }
+    if (fd >= 0)
+      close(fd);
     struct group *grp = plan->groups->pdata[g];
     size_t qi = i;
     g_array_append_val(grp->members, qi);
@@ -255,6 +260,17 @@ plan_group(trawl_plan *plan, GError **error)
   }
   g_array_unref(keys);
   return ok;
+}
+
+void
+plan_close_roots(trawl_plan *plan)
+{
+  for (guint g = 0; g < plan->groups->len; g++) {
+    struct group *grp = plan->groups->pdata[g];
+    if (grp->root_fd >= 0)
+      close(grp->root_fd);
+    grp->root_fd = -1;
+  }
 }
 
 bool
@@ -295,6 +311,7 @@ trawl_plan_run(trawl_plan *plan, GError **error)
   plan->previous = NULL;
   GError *first = NULL;
   bool grouped = plan_group(plan, &first);
+  plan_close_roots(plan);
   bool walked = plan_walk(plan, first ? NULL : &first);
   if (first)
     g_propagate_error(error, first);
