@@ -36,7 +36,7 @@ struct pquery {
 };
 
 struct group {
-  trawl_walker *walker;
+  trawl_walker *walker;    /* made by plan_walk(): a re-check that finds nothing changed needs none */
   GArray *members;         /* size_t: query indices, bit i of an entry's mask is members[i] */
   dev_t dev;               /* its root */
   ino_t ino;
@@ -57,6 +57,9 @@ struct trawl_plan {
   void *each_data;
   GPtrArray *no_problems;  /* empty, for queries whose root failed */
   GPtrArray *owned;        /* trawl_pattern *: a plan read from a cache owns its patterns */
+  GByteArray *pending;     /* a plan read from a cache: its queries as the file has them, their
+                            * patterns not compiled until a walk needs them (plan_patterns()) */
+  GError *pending_error;   /* they did not compile */
   GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, made on demand */
   bool cache_trusted;      /* the last run_cached() read a cache file of this plan */
   bool quick;              /* it found nothing changed without walking: the results are the cache's */
@@ -78,6 +81,11 @@ void plan_close_roots(trawl_plan *plan);
 
 /* Walk every group (with its memos, if set) and file the results. */
 bool plan_walk(trawl_plan *plan, GError **error);
+
+/* Compile the patterns of a plan read from a cache, if not yet (cache.c);
+ * false with ERROR set (and the plan's queries without them) if one does
+ * not compile. */
+bool plan_patterns(trawl_plan *plan, GError **error);
 
 G_END_DECLS
 

@@ -110,6 +110,9 @@ trawl_plan_free(trawl_plan *plan)
   g_ptr_array_unref(plan->no_problems);
   if (plan->owned)
     g_ptr_array_unref(plan->owned);
+  if (plan->pending)
+    g_byte_array_unref(plan->pending);
+  g_clear_error(&plan->pending_error);
   cache_file_free(plan->cache_file);
   g_free(plan->cache_path);
   if (plan->previous)
@@ -121,6 +124,9 @@ trawl_plan_free(trawl_plan *plan)
 size_t
 trawl_plan_add(trawl_plan *plan, const trawl_query *query)
 {
+  /* The queries of a plan from a cache first: the file's bytes are theirs
+   * alone. (A failure is kept for the next run to report.) */
+  plan_patterns(plan, NULL);
   struct pquery *q = g_new0(struct pquery, 1);
   q->root = g_strdup(query->root ? query->root : ".");
   q->includes = g_ptr_array_sized_new((guint)query->n_includes);
@@ -236,9 +242,6 @@ plan_group(trawl_plan *plan, GError **error)
     }
     if (g == plan->groups->len) {
       struct group *grp = g_new0(struct group, 1);
-      trawl_walk_options go = q->opt;
-      grp->walker = trawl_walker_new_shared(&go);
-      trawl_walker_add_root(grp->walker, q->root);
       grp->root = g_strdup(q->root);
       grp->root_fd = fd;
       fd = -1;
@@ -254,9 +257,6 @@ plan_group(trawl_plan *plan, GError **error)
     size_t qi = i;
     g_array_append_val(grp->members, qi);
     q->group = g;
-    trawl_walker_add_query(grp->walker, (const trawl_pattern *const *)q->includes->pdata,
-                           q->includes->len, (const trawl_pattern *const *)q->excludes->pdata,
-                           q->excludes->len, &q->opt);
   }
   g_array_unref(keys);
   return ok;
@@ -273,12 +273,42 @@ plan_close_roots(trawl_plan *plan)
   }
 }
 
+/* Group GRP's walker, made now: its root and every member's query. */
+static void
+group_walker(trawl_plan *plan, struct group *grp)
+{
+  if (grp->walker)
+    return;
+  const struct pquery *q0 = plan->queries->pdata[g_array_index(grp->members, size_t, 0)];
+  trawl_walk_options go = q0->opt;
+  grp->walker = trawl_walker_new_shared(&go);
+  trawl_walker_add_root(grp->walker, q0->root);
+  for (guint m = 0; m < grp->members->len; m++) {
+    const struct pquery *q = plan->queries->pdata[g_array_index(grp->members, size_t, m)];
+    trawl_walker_add_query(grp->walker, (const trawl_pattern *const *)q->includes->pdata,
+                           q->includes->len, (const trawl_pattern *const *)q->excludes->pdata,
+                           q->excludes->len, &q->opt);
+  }
+}
+
 bool
 plan_walk(trawl_plan *plan, GError **error)
 {
   bool ok = true;
+  GError *perr = NULL;
+  if (!plan_patterns(plan, &perr)) {
+    /* A cache's pattern that no longer compiles: no query is answered. */
+    for (guint i = 0; i < plan->queries->len; i++) {
+      struct pquery *q = plan->queries->pdata[i];
+      g_clear_error(&q->error);
+      q->error = g_error_copy(perr);
+    }
+    g_propagate_error(error, perr);
+    return false;
+  }
   for (guint g = 0; g < plan->groups->len; g++) {
     struct group *grp = plan->groups->pdata[g];
+    group_walker(plan, grp);
     struct sink s = {plan, grp};
     trawl_walker_set_memo(grp->walker, grp->memo_old, grp->memo);
     GError *err = NULL;
@@ -363,7 +393,7 @@ trawl_plan_problems(const trawl_plan *plan, size_t q)
   if (pq->group >= plan->groups->len)
     return plan->no_problems;
   struct group *grp = plan->groups->pdata[pq->group];
-  return trawl_walker_problems(grp->walker);
+  return grp->walker ? trawl_walker_problems(grp->walker) : plan->no_problems;
 }
 
 size_t
@@ -385,5 +415,6 @@ trawl_plan_stats(const trawl_plan *plan, size_t g, trawl_walk_stats *out)
   memset(out, 0, sizeof *out);
   g_return_if_fail(g < plan->groups->len);
   struct group *grp = plan->groups->pdata[g];
-  trawl_walker_stats(grp->walker, out);
+  if (grp->walker)
+    trawl_walker_stats(grp->walker, out);
 }

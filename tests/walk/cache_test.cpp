@@ -533,6 +533,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   make_dir(tmp / "tree");
   make_tree(tmp / "tree");
   const std::string cache = tmp / "c.cache";
+  settle();
   {
     Fixture f(tmp / "tree", {{"**/*.c", "lib/**"}, {"*.h"}});
     run(f, cache);
@@ -552,7 +553,49 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   const char *const *r = trawl_plan_results(p.get(), 0, &n);
   EXPECT_EQ(std::vector<std::string>(r, r + n),
             (std::vector<std::string>{"a.c", "lib/f.c", "lib/g.md", "src/c.c", "src/d/e.c"}));
+  EXPECT_TRUE(p->quick);
+  EXPECT_NE(p->pending, nullptr) << "the re-check compiled patterns it did not need";
   EXPECT_EQ(trawl_plan_new_from_cache((tmp / "none").c_str(), nullptr), nullptr);
+
+  // A change: the plan's patterns are compiled for the walk, and ask what
+  // they asked when the cache was written.
+  add_file(tmp / "tree", "lib/h.c");
+  add_file(tmp / "tree", "x.h");
+  settle();
+  {
+    Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
+    ASSERT_NE(q, nullptr) << error->message;
+    EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                                      nullptr));
+    EXPECT_TRUE(rep.trusted);
+    EXPECT_TRUE(rep.changed);
+    EXPECT_EQ(rep.dirs_read, 2u);
+    trawl_cache_report_clear(&rep);
+    EXPECT_EQ(q->pending, nullptr);
+    r = trawl_plan_results(q.get(), 0, &n);
+    EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
+    r = trawl_plan_results(q.get(), 1, &n);
+    EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"b.h", "x.h"}));
+  }
+
+  // A query added to a plan read from a cache: the plan asks three
+  // questions now, not the file's two.
+  Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
+  ASSERT_NE(q, nullptr) << error->message;
+  Pattern md = compile("**/*.md");
+  const trawl_pattern *mds[] = {md.get()};
+  const std::string root = tmp / "tree";
+  trawl_query extra = {root.c_str(), mds, 1, nullptr, 0, nullptr};
+  EXPECT_EQ(trawl_plan_add(q.get(), &extra), 2u);
+  EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                                    nullptr));
+  EXPECT_FALSE(rep.trusted);
+  EXPECT_NE(std::string(rep.warning ? rep.warning : ""), "");
+  trawl_cache_report_clear(&rep);
+  r = trawl_plan_results(q.get(), 0, &n);
+  EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
+  r = trawl_plan_results(q.get(), 2, &n);
+  EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"lib/g.md"}));
 }
 
 // The property through the cache file: after every random change, a
