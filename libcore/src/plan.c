@@ -15,38 +15,6 @@
 
 #include "plan-private.h"
 
-enum { ARENA_BLOCK = 64 * 1024 };
-
-/* A copy of the LEN bytes at S, NUL-terminated, in A. Inline: a result is
- * copied once per walk, and GStringChunk's call with its checks and
- * g_ptr_array_add() were 150 instructions a result (callgrind, flat20k). */
-static inline const char *
-arena_copy(struct arena *a, const char *s, size_t len)
-{
-  if (G_UNLIKELY(len + 1 > a->left)) {
-    const size_t size = MAX((size_t)ARENA_BLOCK, len + 1);
-    if (a->blocks == NULL)
-      a->blocks = g_ptr_array_new_with_free_func(g_free);
-    a->at = g_malloc(size);
-    a->left = size;
-    g_ptr_array_add(a->blocks, a->at);
-  }
-  char *copy = a->at;
-  memcpy(copy, s, len);
-  copy[len] = '\0';
-  a->at += len + 1;
-  a->left -= len + 1;
-  return copy;
-}
-
-static void
-arena_clear(struct arena *a)
-{
-  if (a->blocks)
-    g_ptr_array_unref(a->blocks);
-  memset(a, 0, sizeof *a);
-}
-
 static inline void
 pathvec_push(struct pathvec *p, const char *path)
 {
@@ -115,8 +83,7 @@ trawl_plan_free(trawl_plan *plan)
   g_clear_error(&plan->pending_error);
   cache_file_free(plan->cache_file);
   g_free(plan->cache_path);
-  if (plan->previous)
-    g_ptr_array_unref(plan->previous);
+  plan_previous_clear(plan);
   arena_clear(&plan->arena);
   g_free(plan);
 }
@@ -263,6 +230,15 @@ plan_group(trawl_plan *plan, GError **error)
 }
 
 void
+plan_previous_clear(trawl_plan *plan)
+{
+  if (plan->previous)
+    g_ptr_array_unref(plan->previous);
+  plan->previous = NULL;
+  arena_clear(&plan->prev_arena);
+}
+
+void
 plan_close_roots(trawl_plan *plan)
 {
   for (guint g = 0; g < plan->groups->len; g++) {
@@ -336,9 +312,7 @@ bool
 trawl_plan_run(trawl_plan *plan, GError **error)
 {
   plan->cache_trusted = false;
-  if (plan->previous)
-    g_ptr_array_unref(plan->previous);
-  plan->previous = NULL;
+  plan_previous_clear(plan);
   GError *first = NULL;
   bool grouped = plan_group(plan, &first);
   plan_close_roots(plan);

@@ -785,10 +785,10 @@ run_queries(struct batch *b, bool strict, bool stats, gint64 start, const char *
   int status = EXIT_OK;
   trawl_cache_report rep;
   memset(&rep, 0, sizeof rep);
-  /* With a cache the plan keeps the results (it compares them with the
-   * cache's); without one they go straight into the spools. */
-  struct spool *spools = cache ? NULL : spools_new(b->queries->len);
-  bool ran = cache ? trawl_plan_run_cached(plan, cache, 0, &rep, NULL)
+  /* The results go straight into the spools, with a cache too (from its
+   * records, when the tree is as it was). */
+  struct spool *spools = spools_new(b->queries->len);
+  bool ran = cache ? trawl_plan_run_each_cached(plan, cache, 0, spool_path, spools, &rep, NULL)
                    : trawl_plan_run_each(plan, spool_path, spools, NULL);
   if (cache)
     cli_report_cache(cache, &rep);

@@ -531,8 +531,24 @@ cli_report_cache(const char *path, const trawl_cache_report *rep)
   }
 }
 
+struct cached_print {
+  struct walk_run *run;
+  guint64 count;
+};
+
+static void
+print_cached(size_t q, const char *path, size_t len, void *data)
+{
+  (void)q;
+  struct cached_print *p = data;
+  p->count++;
+  if (p->run->out.error == 0)
+    output_path(&p->run->out, path, len);
+}
+
 /* The walk through a plan of one query that keeps its results in the
- * cache file ARGS->cache. */
+ * cache file ARGS->cache: printed as they come, as a walk's are (kept in
+ * the plan, flat20k's 20,000 cost 260 more page faults than the walk). */
 static int
 walk_cached(struct walk_run *run, const struct walk_args *args, int n, const char *root,
             const trawl_walk_options *options)
@@ -545,7 +561,8 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
   trawl_plan_add(plan, &q);
   trawl_cache_report rep;
   GError *error = NULL;
-  bool ran = trawl_plan_run_cached(plan, args->cache, 0, &rep, &error);
+  struct cached_print printer = {run, 0};
+  bool ran = trawl_plan_run_each_cached(plan, args->cache, 0, print_cached, &printer, &rep, &error);
   cli_report_cache(args->cache, &rep);
   int status = EXIT_OK;
   if (!ran) {
@@ -554,10 +571,6 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
     status = g_error_matches(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT) ? EXIT_USAGE : EXIT_IO;
     g_error_free(error);
   } else {
-    size_t count;
-    const char *const *paths = trawl_plan_results(plan, 0, &count);
-    for (size_t i = 0; i < count && run->out.error == 0; i++)
-      output_path(&run->out, paths[i], strlen(paths[i]));
     if (!output_end(&run->out)) {
       fprintf(stderr, "trawl: writing output: %s\n", strerror(run->out.error));
       status = EXIT_IO;
@@ -570,15 +583,14 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
   if (status == EXIT_OK && args->strict && problems->len > 0)
     status = EXIT_IO;
   if (args->stats && trawl_plan_groups(plan) > 0) {
-    trawl_walk_stats st;
-    trawl_plan_stats(plan, 0, &st);
+    /* The cache's counts: a run of an unchanged tree has no walk. */
     fprintf(stderr,
             "trawl: directories opened: %" G_GUINT64_FORMAT "\n"
             "trawl: directories reused: %" G_GUINT64_FORMAT "\n"
             "trawl: results:            %" G_GUINT64_FORMAT "\n"
             "trawl: cache:              %s%s\n"
             "trawl: milliseconds:       %.3f\n",
-            st.dirs_opened, st.dirs_reused, st.results,
+            rep.dirs_read, rep.dirs_reused, printer.count,
             rep.trusted ? "trusted" : "not trusted", rep.written ? ", written" : "",
             ms(printed - start));
   }

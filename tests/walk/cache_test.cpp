@@ -598,6 +598,60 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"lib/g.md"}));
 }
 
+// A cached run of an unchanged tree hands over the records' results in the
+// order a walk prints them: start directories by their path and a `/`
+// (`src-x` and `src.y` before `src`, whose entries sort as `src/...`), a
+// nested one inside its parent's pass, each directory's subdirectories at
+// their place among its files. Compared, in order, with a fresh walk.
+TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (const char *p : {"src/a.c", "src/a/b.c", "src/a.b/c.c", "src/a-b.c", "src-x/d.c",
+                        "src.y/e.c", "src.y/f/g.c", "top.c", "lib/h.c"})
+    add_file(tmp / "tree", p);
+  settle();
+  // Start directories only (the root is on the way), then with the root read.
+  const std::vector<std::vector<std::string>> starts = {{"{src,src-x,src.y}/**"},
+                                                        {"src/a/**", "src.y/**/*.c"}};
+  std::vector<std::vector<std::string>> all = starts;
+  all.push_back({"**/*.c"});
+  int k = 0;
+  for (const auto &queries : {starts, all}) {
+    SCOPED_TRACE(k ? "with the root read" : "start directories only");
+    const std::string cache = tmp / ("c" + std::to_string(k++) + ".cache");
+    {
+      Fixture f(tmp / "tree", queries);
+      run(f, cache);
+    }
+    Fixture f(tmp / "tree", queries);
+    std::vector<std::vector<std::string>> got(queries.size());
+    trawl_cache_report rep;
+    ASSERT_TRUE(trawl_plan_run_each_cached(
+        f.plan.get(), cache.c_str(), 0,
+        [](size_t q, const char *path, size_t len, void *data) {
+          (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path,
+                                                                                       len);
+        },
+        &got, &rep, nullptr));
+    EXPECT_TRUE(rep.trusted);
+    EXPECT_EQ(rep.dirs_read, 0u);
+    trawl_cache_report_clear(&rep);
+    EXPECT_TRUE(f.plan->quick);
+    for (size_t q = 0; q < queries.size(); q++) {
+      EXPECT_EQ(got[q], fresh(tmp / "tree", queries[q])) << show(queries[q]);
+      EXPECT_TRUE(std::is_sorted(got[q].begin(), got[q].end())) << show(queries[q]);
+    }
+    EXPECT_EQ(got[0].front(), "src-x/d.c");
+    // And kept, as trawl_plan_results() lists them after such a run.
+    Fixture g(tmp / "tree", queries);
+    run(g, cache);
+    EXPECT_TRUE(g.plan->quick);
+    for (size_t q = 0; q < queries.size(); q++)
+      EXPECT_EQ(g.results(q), got[q]);
+  }
+}
+
 // The property through the cache file: after every random change, a
 // re-check (the quick path when nothing recorded changed) and a cached run
 // answer what a fresh run does, and the re-check says "changed" exactly
@@ -613,7 +667,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   generate_dir(rng, tmp / "tree", "", 0);
   const TreeFacts facts = facts_of(scan(tmp / "tree"));
   const std::string cache = tmp / "p.cache";
-  unsigned quick = 0, steps = 0;
+  unsigned quick = 0, quick_each = 0, steps = 0;
   for (int round = 0; round < 4 && !HasFailure(); round++) {
     // Two queries of one root, trawl dialect, ignore files on.
     std::vector<std::vector<std::string>> incs;
@@ -639,21 +693,52 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       }
       if (rng.chance(5))
         settle();
-      const bool check = rng.chance(2);
+      // A re-check, a cached run, or a cached run handing its results
+      // over as they come (trawl_plan_run_each_cached: in order, kept
+      // nowhere; from the records when nothing changed).
+      const unsigned mode = rng.below(3);
+      const bool check = mode == 1, each = mode == 2;
+      const char *how = check ? " (check)" : each ? " (each)" : " (run)";
       Fixture f(tmp / "tree", incs, ig);
-      CacheRun r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+      std::vector<std::vector<std::string>> got(2);
+      CacheRun r;
+      if (each) {
+        trawl_cache_report rep;
+        GError *error = nullptr;
+        r.ok = trawl_plan_run_each_cached(
+            f.plan.get(), cache.c_str(), 0,
+            [](size_t q, const char *path, size_t len, void *data) {
+              (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path,
+                                                                                           len);
+            },
+            &got, &rep, &error);
+        EXPECT_TRUE(r.ok) << (error ? error->message : "");
+        g_clear_error(&error);
+        r.trusted = rep.trusted;
+        r.changed = rep.changed;
+        r.warning = rep.warning ? rep.warning : "";
+        r.read = rep.dirs_read;
+        r.reused = rep.dirs_reused;
+        trawl_cache_report_clear(&rep);
+      } else {
+        r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+        got = {f.results(0), f.results(1)};
+      }
       std::vector<std::vector<std::string>> now = {fresh(tmp / "tree", incs[0], ig),
                                                    fresh(tmp / "tree", incs[1], ig)};
       for (size_t q = 0; q < 2; q++)
-        EXPECT_EQ(f.results(q), now[q]) << "seed " << seed << " round " << round << " step "
-                                        << step << (check ? " (check)" : " (run)") << " query "
-                                        << show(incs[q]) << "\nsteps:" << history << "\n"
-                                        << diff(f.results(q), now[q]);
+        EXPECT_EQ(got[q], now[q]) << "seed " << seed << " round " << round << " step " << step
+                                  << how << " query " << show(incs[q]) << "\nsteps:" << history
+                                  << "\n" << diff(got[q], now[q]);
       EXPECT_TRUE(r.trusted) << r.warning;
-      EXPECT_EQ(r.changed, now != last)
-          << "seed " << seed << " step " << step << (check ? " (check)" : " (run)") << " read "
-          << r.read << " reused " << r.reused << "\nquery 0: " << diff(now[0], last[0])
-          << "\nquery 1: " << diff(now[1], last[1]) << "\nsteps:" << history;
+      // Handed over, the results are not compared: "changed" says they may be.
+      if (!each || now != last) {
+        EXPECT_EQ(r.changed, now != last)
+            << "seed " << seed << " step " << step << how << " read " << r.read << " reused "
+            << r.reused << "\nquery 0: " << diff(now[0], last[0])
+            << "\nquery 1: " << diff(now[1], last[1]) << "\nsteps:" << history;
+      }
+      quick_each += each && r.read == 0;
       // What the cache holds now: rewritten when changed (check) or when a
       // directory was read (run).
       if (r.changed || !check)
@@ -662,7 +747,8 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       steps++;
     }
   }
-  EXPECT_GT(quick, steps / 10) << "the re-check hardly ever took the quick path";
+  EXPECT_GT(quick, steps / 15) << "the re-check hardly ever took the quick path";
+  EXPECT_GT(quick_each, steps / 15) << "the cached runs handing results over hardly ever read none";
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, CacheProperty, ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u));

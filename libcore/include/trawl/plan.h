@@ -138,6 +138,15 @@ TRAWL_API bool trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigne
                                      trawl_cache_report *report, GError **error);
 TRAWL_API void trawl_cache_report_clear(trawl_cache_report *report);
 
+/* trawl_plan_run_cached(), handing every result to FN as
+ * trawl_plan_run_each() does instead of keeping it (a tree unchanged since
+ * the cache was written: from the cache's records, in the same order). Then
+ * REPORT->changed says whether the results may differ from the cache's (a
+ * directory was read, or a record was not replayed), not that they do. */
+TRAWL_API bool trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
+                                          trawl_plan_result_fn fn, void *data,
+                                          trawl_cache_report *report, GError **error);
+
 /* A plan of the queries cache file PATH was written for (patterns compiled
  * again, owned by the plan), or NULL with ERROR set when the file cannot be
  * read or is not a valid cache. */
