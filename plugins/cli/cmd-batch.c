@@ -753,6 +753,11 @@ report_stats(const struct batch *b, const trawl_plan *plan, gint64 start,
     dirs += stats.dirs_opened;
     reused += stats.dirs_reused;
   }
+  if (cache) {
+    /* The cache's counts: a run of an unchanged tree has no walk. */
+    dirs = cache->dirs_read;
+    reused = cache->dirs_reused;
+  }
   double ms = (double)(g_get_monotonic_time() - start) / 1e3;
   GString *reuse = g_string_new(NULL);
   if (cache)

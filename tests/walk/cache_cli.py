@@ -136,6 +136,9 @@ def main(argv):
         code, out2, err = run(trawl, ["batch", "--cache", bcache, "--stats", queries], env)
         check("batch --cache, second run: same answer", out2, out1)
         check("batch --cache, second run: nothing read", "1 walk, 0 directories read" in err, True)
+        ndirs = sum(1 for _ in os.walk(tree))
+        check("batch --cache, second run: every directory reused",
+              ", %d reused (cache trusted)" % ndirs in err, True)
         check("batch without --cache: same answer", run(trawl, ["batch", queries], env)[1], out1)
         code, out, _ = run(trawl, ["check", "--cache", bcache], env)
         check("check of a batch cache, unchanged: exit 0", (code, out), (0, ""))
