@@ -165,7 +165,8 @@ checksum(const guint8 *data, gsize len)
  *              (excluded), u8 hidden, u8 follow, u32 types, i32 max_depth,
  *              u8 one_file_system, u32 ignore
  *   pattern := str text, u32 dialect, u32 flags
- *   walk    := str root, u64 dev, u64 ino, u32 n, u64 members[n], str env,
+ *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS), u32 n,
+ *              u64 members[n], str env,
  *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
  *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_RACY), stamp
  *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
@@ -209,6 +210,7 @@ checksum(const guint8 *data, gsize len)
 #define DIR_RACY 1
 #define DIR_WAY 2
 #define DIR_START 4
+#define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
 #define STAMP_PRESENT 1
 #define STAMP_DEV 2     /* on the walk's device: not written */
 #define STAMP_CTIME 4   /* ctime = mtime: not written */
@@ -501,7 +503,7 @@ struct cached_walk {
   const guint8 *dirs_end;
   guint32 n_dirs;
   struct cache_file *file;
-  struct walk_memo *memo; /* parsed from them on demand */
+  bool problems;        /* the walk had problems (WALK_PROBLEMS) */
 };
 
 static void
@@ -627,6 +629,7 @@ read_walk(struct rd *r)
   w->root = g_strndup(root, len);
   w->dev = r_le(r, 8);
   w->ino = r_le(r, 8);
+  w->problems = (r_le(r, 1) & WALK_PROBLEMS) != 0;
   w->members = g_array_new(FALSE, FALSE, sizeof(guint64));
   guint32 n = r_count(r, 8);
   for (guint32 i = 0; i < n; i++) {
@@ -913,6 +916,7 @@ write_walk(GByteArray *b, GByteArray *recs, const struct group *g, const struct 
   w_str(b, g->root, strlen(g->root));
   w_le(b, (guint64)g->dev, 8);
   w_le(b, (guint64)g->ino, 8);
+  w_u8(b, g->walker && trawl_walker_problems(g->walker)->len ? WALK_PROBLEMS : 0);
   w_le(b, g->members->len, 4);
   for (guint i = 0; i < g->members->len; i++)
     w_le(b, g_array_index(g->members, size_t, i), 8);
@@ -1486,7 +1490,10 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
     quick = true;
     for (guint g = 0; quick && g < plan->groups->len; g++) {
       const struct group *grp = plan->groups->pdata[g];
-      quick = walk_unchanged(grp->cached, grp->root_fd);
+      /* A walk that could not read a directory is walked again (replayed
+       * where it can be): that directory has no stamp to prove it still
+       * cannot be read, and its problem is told again. */
+      quick = !grp->cached->problems && walk_unchanged(grp->cached, grp->root_fd);
     }
   }
   plan_close_roots(plan);

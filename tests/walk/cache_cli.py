@@ -155,6 +155,22 @@ def main(argv):
         check("missing cache: stamp touched", os.path.exists(os.path.join(tmp, "stamp2")), True)
         check("missing cache: says so", "counted as a change" in err, True)
 
+        # A walk with a problem (an ignore file that is a link, not read) is
+        # walked again, not re-checked by stamps alone: the problem is told
+        # again, and --strict fails again.
+        ptree = os.path.join(tmp, "ptree")
+        write(os.path.join(ptree, "a/x.c"))
+        write(os.path.join(ptree, "y.c"))
+        write(os.path.join(tmp, "rules"), "*.o\n")
+        os.symlink(os.path.join(tmp, "rules"), os.path.join(ptree, "a/.ignore"))
+        pcache = os.path.join(tmp, "p.cache")
+        settle()
+        for n in ("first", "second"):
+            code, out, err = run(trawl, ["-C", ptree, "--cache", pcache, "--strict", "**/*.c"], env)
+            check("problem, %s cached run: the answer" % n, out, "a/x.c\ny.c\n")
+            check("problem, %s cached run: told" % n, "ignore file is a symbolic link" in err, True)
+            check("problem, %s cached run: --strict exits 3" % n, code, 3)
+
         # Usage.
         for args in (["check"], ["check", "--cache", cache, "--touch", stamp, "--bump", bump],
                      ["check", "--cache", cache, "stray"]):

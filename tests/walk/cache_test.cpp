@@ -598,6 +598,60 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"lib/g.md"}));
 }
 
+// A directory the walk could not read has no stamp: making it readable
+// (chmod changes its own ctime, not its parent's mtime) changes no stamp
+// recorded. So a walk with a problem is never re-checked by stamps alone:
+// it is walked again (replayed where it can be), the problem told again,
+// and once the directory can be read its files are found. Run as nobody,
+// since root reads anything; skipped where that cannot be.
+TEST(Cache, AnUnreadableDirectoryIsTriedAgain)
+{
+  TempDir tmp;
+  chmod(tmp.path().c_str(), 0777);
+  make_dir(tmp / "tree");
+  chmod((tmp / "tree").c_str(), 0755);
+  for (const char *p : {"a.c", "open/b.c", "locked/c.c"})
+    add_file(tmp / "tree", p);
+  chmod((tmp / "tree/locked").c_str(), 0);
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    AsNobody nobody;
+    if (!nobody.ok())
+      GTEST_SKIP() << "running as root and cannot become nobody: " << nobody.why();
+    const int fd = open((tmp / "tree/locked").c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+      close(fd);
+      GTEST_SKIP() << "permissions are not enforced for this process (uid " << geteuid() << ")";
+    }
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "open/b.c"}));
+    EXPECT_EQ(trawl_plan_problems(f.plan.get(), 0)->len, 1u);
+  }
+  settle();
+  {
+    AsNobody nobody;
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_FALSE(r.changed);
+    EXPECT_EQ(r.read, 0u);
+    EXPECT_FALSE(f.plan->quick);
+    EXPECT_EQ(trawl_plan_problems(f.plan.get(), 0)->len, 1u) << "the problem is told again";
+  }
+  chmod((tmp / "tree/locked").c_str(), 0755);
+  {
+    AsNobody nobody;
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed);
+    EXPECT_EQ(r.read, 1u);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "locked/c.c", "open/b.c"}));
+    EXPECT_EQ(trawl_plan_problems(f.plan.get(), 0)->len, 0u);
+  }
+}
+
 // A cached run of an unchanged tree hands over the records' results in the
 // order a walk prints them: start directories by their path and a `/`
 // (`src-x` and `src.y` before `src`, whose entries sort as `src/...`), a

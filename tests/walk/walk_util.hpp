@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,6 +202,46 @@ inline void remove_tree(const std::string &path)
 }
 
 // A temporary directory removed with everything below it.
+// Switch the effective user and group to nobody's while alive, when running
+// as root; a no-op otherwise. ok() is false when the switch failed.
+class AsNobody {
+public:
+  AsNobody()
+  {
+    if (geteuid() != 0)
+      return;
+    const struct passwd *pw = getpwnam("nobody");
+    if (pw == nullptr) {
+      why_ = "no user 'nobody'";
+      return;
+    }
+    saved_gid_ = getegid();
+    if (setegid(pw->pw_gid) != 0) {
+      why_ = std::string("setegid: ") + strerror(errno);
+      return;
+    }
+    if (seteuid(pw->pw_uid) != 0) {
+      why_ = std::string("seteuid: ") + strerror(errno);
+      if (setegid(saved_gid_) != 0)
+        abort();
+      return;
+    }
+    switched_ = true;
+  }
+  ~AsNobody()
+  {
+    if (switched_ && (seteuid(0) != 0 || setegid(saved_gid_) != 0))
+      abort(); // the rest of the tests cannot run with the wrong ids
+  }
+  bool ok() const { return why_.empty(); }
+  const std::string &why() const { return why_; }
+
+private:
+  bool switched_ = false;
+  gid_t saved_gid_ = 0;
+  std::string why_;
+};
+
 class TempDir {
 public:
   TempDir()
