@@ -144,7 +144,7 @@ get_le(const guint8 *p, int n)
 
 /* XXH3 (64 bits): corruption, not malice, is what it guards against. It
  * replaced zlib's CRC-32 (format 3), which took 60,000 instructions for the
- * repo fixture's 15 KB index, a fifth of a whole `trawl check`: table
+ * repo fixture's 15 KB index, a sixth of a whole `trawl check`: table
  * lookups byte by byte, where XXH3 takes eight bytes at a time in vector
  * registers. */
 static guint64
@@ -199,11 +199,11 @@ checksum(const guint8 *data, gsize len)
  * checked on every run, so it is kept small (format 3): a directory's path
  * shares its start with the one before it (they are in path order), a
  * stamp leaves out the walk's device and a ctime equal to the mtime, and
- * numbers take the bytes they need (and tell how many in their first). That took the repo fixture's index
- * from 15 KB (four pages, and a page touched for the first time costs
- * 10-20 us here) to 6 KB. The records have their own checksum, verified
- * only when they are read: `trawl check` on an unchanged tree reads the
- * index alone. */
+ * numbers take the bytes they need (and tell how many in their first).
+ * That took the repo fixture's index from 15.7 KB (four pages, and a page
+ * touched for the first time costs 10-20 us here) to 6.7 KB. The records
+ * have their own checksum, verified only when they are read: `trawl check`
+ * on an unchanged tree reads the index alone. */
 #define SOURCE_RACY 0xff
 #define DIR_INDEX_MIN 10
 #define REC_MIN 4
@@ -995,8 +995,8 @@ struct rec_dir {
 
 /* Every directory of cached walk W, by path: what a pass over its records
  * in the walk's order needs, and nothing of the records copied (a memo of
- * them, cached_memo(), copies every name: flat20k's 20,000 took 4 M
- * instructions and 60 pages). */
+ * them, cached_memo(), copies every name: for flat20k's 20,000, 4 M
+ * instructions and some 250 KB of fresh pages). */
 struct rec_tree {
   struct rec_dir *dirs;
   guint n;
