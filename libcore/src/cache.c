@@ -490,6 +490,24 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   e->off = r_var(r);
 }
 
+/* A record (rec in the layout); NAME points into the records. */
+struct rec_entry {
+  const char *name;
+  size_t len;
+  guint8 kind, type;
+  guint64 mask;
+};
+
+static inline void
+r_rec(struct rd *r, struct rec_entry *e)
+{
+  e->len = (size_t)r_var(r);
+  e->name = r_bytes(r, e->len);
+  e->kind = (guint8)r_le(r, 1);
+  e->type = (guint8)r_le(r, 1);
+  e->mask = r_var(r);
+}
+
 /* One walk of a cache file. */
 struct cached_walk {
   char *root;
@@ -585,11 +603,9 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
   /* First pass: the names' total length. */
   size_t names = 0;
   for (guint32 i = 0; i < n && !rr.bad; i++) {
-    const size_t len = (size_t)r_var(&rr);
-    r_bytes(&rr, len);
-    r_le(&rr, 2);
-    r_var(&rr);
-    names += len;
+    struct rec_entry rec;
+    r_rec(&rr, &rec);
+    names += rec.len;
   }
   if (rr.bad)
     return NULL;
@@ -597,17 +613,16 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
   struct memo_dir *d = memo_dir_new(0, e.path, e.len, n, names);
   char *at = memo_dir_names(d);
   for (guint32 i = 0; i < n; i++) {
-    const size_t len = (size_t)r_var(&rr);
-    const char *name = r_bytes(&rr, len);
-    memcpy(at, name, len);
+    struct rec_entry rec;
+    r_rec(&rr, &rec);
+    memcpy(at, rec.name, rec.len);
     struct memo_rec *m = &d->recs[i];
     m->name = at;
-    m->len = (uint32_t)len;
-    guint8 kind = (guint8)r_le(&rr, 1);
-    m->kind = kind <= MEMO_SUBTREE_LINK ? kind : MEMO_RESULT;
-    m->type = (uint8_t)r_le(&rr, 1);
-    m->mask = r_var(&rr);
-    at += len;
+    m->len = (uint32_t)rec.len;
+    m->kind = rec.kind <= MEMO_SUBTREE_LINK ? rec.kind : MEMO_RESULT;
+    m->type = rec.type;
+    m->mask = rec.mask;
+    at += rec.len;
   }
   d->live = e.live;
   d->st = e.st;
@@ -1070,25 +1085,22 @@ rec_pass_dir(struct rec_pass *p, const struct rec_dir *d)
   struct rd r = {p->recs + d->off, p->recs_end, false};
   const gsize base = p->path->len;
   for (guint32 i = 0; i < d->n && !r.bad && !p->bad; i++) {
-    const size_t len = (size_t)r_var(&r);
-    const char *name = r_bytes(&r, len);
-    const guint8 kind = (guint8)r_le(&r, 1);
-    r_le(&r, 1); /* the type */
-    const guint64 mask = r_var(&r);
+    struct rec_entry rec;
+    r_rec(&r, &rec);
     if (r.bad)
       break;
     g_string_truncate(p->path, base);
     if (base)
       g_string_append_c(p->path, '/');
-    g_string_append_len(p->path, name, (gssize)len);
-    if (kind != MEMO_RESULT) {
+    g_string_append_len(p->path, rec.name, (gssize)rec.len);
+    if (rec.kind != MEMO_RESULT) {
       const struct span key = {p->path->str, p->path->len};
       const struct rec_dir *sub = g_hash_table_lookup(p->t->by_path, &key);
       if (sub && !(sub->flags & DIR_WAY))
         rec_pass_dir(p, sub);
       continue;
     }
-    for (uint64_t bits = mask; bits; bits &= bits - 1) {
+    for (uint64_t bits = rec.mask; bits; bits &= bits - 1) {
       const unsigned b = (unsigned)__builtin_ctzll(bits);
       if (b < p->grp->members->len)
         p->fn(g_array_index(p->grp->members, size_t, b), p->path->str, p->path->len, p->data);
