@@ -678,10 +678,10 @@ print_spool(output *out, const struct spool *sp)
   g_free(path.s);
 }
 
-/* Print every query's record, from SPOOLS when the plan ran with them, else
- * from the plan's results; false if writing failed (errno in *ERR). */
+/* Print every query's record from SPOOLS; false if writing failed (errno
+ * in *ERR). */
 static bool
-print_results(const struct batch *b, const trawl_plan *plan, const struct spool *spools, int *err)
+print_results(const struct batch *b, const struct spool *spools, int *err)
 {
   output out;
   output_init(&out, STDOUT_FILENO, OUTPUT_LINES, "", 0);
@@ -690,14 +690,7 @@ print_results(const struct batch *b, const trawl_plan *plan, const struct spool 
     output_raw(&out, "{\"id\":", 6);
     output_raw(&out, q->id, q->id_len);
     output_raw(&out, ",\"paths\":[", 10);
-    if (spools) {
-      print_spool(&out, &spools[i]);
-    } else {
-      size_t n;
-      const char *const *paths = trawl_plan_results(plan, i, &n);
-      for (size_t k = 0; k < n; k++)
-        output_json_item(&out, k == 0, paths[k], strlen(paths[k]));
-    }
+    print_spool(&out, &spools[i]);
     output_raw(&out, "]}\n", 3);
   }
   bool ok = output_end(&out);
@@ -746,17 +739,12 @@ report_stats(const struct batch *b, const trawl_plan *plan, gint64 start,
              const trawl_cache_report *cache)
 {
   size_t groups = trawl_plan_groups(plan);
-  guint64 dirs = 0, reused = 0;
-  for (size_t g = 0; g < groups; g++) {
+  /* With a cache, its counts: a run of an unchanged tree has no walk. */
+  guint64 dirs = cache ? cache->dirs_read : 0, reused = cache ? cache->dirs_reused : 0;
+  for (size_t g = 0; !cache && g < groups; g++) {
     trawl_walk_stats stats;
     trawl_plan_stats(plan, g, &stats);
     dirs += stats.dirs_opened;
-    reused += stats.dirs_reused;
-  }
-  if (cache) {
-    /* The cache's counts: a run of an unchanged tree has no walk. */
-    dirs = cache->dirs_read;
-    reused = cache->dirs_reused;
   }
   double ms = (double)(g_get_monotonic_time() - start) / 1e3;
   GString *reuse = g_string_new(NULL);
@@ -802,7 +790,7 @@ run_queries(struct batch *b, bool strict, bool stats, gint64 start, const char *
     status = EXIT_USAGE;
   } else {
     int err = 0;
-    bool written = print_results(b, plan, spools, &err);
+    bool written = print_results(b, spools, &err);
     unsigned problems = report_problems(b, plan);
     if (!written) {
       fprintf(stderr, "trawl: writing output: %s\n", g_strerror(err));
