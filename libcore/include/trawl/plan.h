@@ -140,9 +140,11 @@ TRAWL_API void trawl_cache_report_clear(trawl_cache_report *report);
 
 /* trawl_plan_run_cached(), handing every result to FN as
  * trawl_plan_run_each() does instead of keeping it (a tree unchanged since
- * the cache was written: from the cache's records, in the same order). Then
- * REPORT->changed says whether the results may differ from the cache's (a
- * directory was read, or a record was not replayed), not that they do. */
+ * the cache was written: from the cache's records, in the same order; then
+ * trawl_plan_results() lists them too, from the records, when asked, else
+ * nothing). REPORT->changed says whether the results may differ from the
+ * cache's (a directory was read, or a record was not replayed), not that
+ * they do. */
 TRAWL_API bool trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
                                           trawl_plan_result_fn fn, void *data,
                                           trawl_cache_report *report, GError **error);
