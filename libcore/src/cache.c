@@ -29,9 +29,6 @@
 #include "plan-private.h"
 #include "trawl/version.h"
 
-#define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 3u
-#define HEADER_SIZE 56
 #define FIRST_READ 8192 /* the first read of a cache file: the header, and the index if it fits */
 
 /* ---- ignore sources outside the walk ------------------------------------------ */
@@ -468,6 +465,8 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   if (shared > path->len || len > (guint64)(r->end - r->p))
     r->bad = true;
   const char *rest = r_bytes(r, r->bad ? 0 : (size_t)len);
+  if (!r->bad && memchr(rest, '\0', (size_t)len))
+    r->bad = true; /* no path a walk writes */
   if (r->bad) {
     g_string_truncate(path, 0);
   } else if (shared + len < path->allocated_len) {
@@ -498,6 +497,8 @@ struct rec_entry {
   guint64 mask;
 };
 
+/* A record at R; R bad if it is not one a walk writes (a name of no bytes,
+ * or with a '/' or a NUL in it). */
 static inline void
 r_rec(struct rd *r, struct rec_entry *e)
 {
@@ -506,6 +507,8 @@ r_rec(struct rd *r, struct rec_entry *e)
   e->kind = (guint8)r_le(r, 1);
   e->type = (guint8)r_le(r, 1);
   e->mask = r_var(r);
+  if (!r->bad && (e->len == 0 || memchr(e->name, '/', e->len) || memchr(e->name, '\0', e->len)))
+    r->bad = true;
 }
 
 /* One walk of a cache file. */
@@ -1617,6 +1620,38 @@ trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
     }
   }
   return ok;
+}
+
+static void
+count_result(size_t q, const char *path, size_t len, void *data)
+{
+  (void)q;
+  g_assert(strlen(path) == len);
+  ++*(long *)data;
+}
+
+long
+cache_read_all(const char *path, char **why)
+{
+  struct cache_file *c = cache_load(path, why);
+  if (c == NULL)
+    return -1;
+  records_read(c);
+  long results = c->records_ok ? 0 : -2;
+  /* A group of 64 queries: every bit of a mask is a query. */
+  struct group grp = {.members = g_array_new(FALSE, FALSE, sizeof(size_t))};
+  for (size_t q = 0; q < 64; q++)
+    g_array_append_val(grp.members, q);
+  for (guint i = 0; i < c->walks->len && results >= 0; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    struct walk_memo *m = cached_memo(w);
+    walk_memo_free(m);
+    if (!rec_pass(w, &grp, count_result, &results) && results >= 0)
+      results = -2;
+  }
+  g_array_unref(grp.members);
+  cache_file_free(c);
+  return results;
 }
 
 /* ---- a plan from a cache file ----------------------------------------------------- */

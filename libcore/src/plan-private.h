@@ -124,6 +124,19 @@ bool plan_walk(trawl_plan *plan, GError **error);
  * not compile. */
 bool plan_patterns(trawl_plan *plan, GError **error);
 
+/* A cache file's header (cache.c has the layout). */
+#define CACHE_MAGIC "TRAWLC\x1a\n"
+#define CACHE_FORMAT 3u
+#define HEADER_SIZE 56
+
+/* Test hook (tests/fuzz/fuzz_cache.c): load cache file PATH as a run does
+ * and read all of it as the runs would — every walk's directory entries,
+ * its records into a memo (a replay) and through the pass a run of an
+ * unchanged tree makes — touching no other file. Returns how many results
+ * the passes handed over, -1 if the file is not trusted (*WHY set, to
+ * free), or -2 if its records do not check out. */
+long cache_read_all(const char *path, char **why);
+
 G_END_DECLS
 
 #endif /* TRAWL_PLAN_PRIVATE_H */

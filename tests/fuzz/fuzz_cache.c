@@ -1,0 +1,98 @@
+/* trawl — libFuzzer target over the result cache's file (libcore/src/cache.c).
+ *
+ * A cache file is trusted only when its header's checksums hold, so bytes
+ * that are merely corrupt never reach the parser. This target writes a
+ * header that holds — magic, format version, lengths, XXH3 of the index and
+ * of the records — in front of the fuzzed body, so that every byte of the
+ * index and the records is parsed as a writer's bug would have it, and then
+ * reads all of it as runs do (cache_read_all: the walks' directory entries,
+ * the records into a memo, the pass a run of an unchanged tree makes).
+ *
+ * An input is a little-endian u16, the index's length (cut to what
+ * follows), then the body: the index and then the records. The seeds in
+ * corpus-cache/ are files `trawl --cache` wrote, in that form.
+ *
+ * Invariants, each checked with abort() so that libFuzzer reports it (the
+ * sanitizers check the rest: no read outside the file's data, no leak):
+ *  - a file whose header holds is trusted or refused with a reason; a
+ *    refusal names one;
+ *  - reading the same file twice gives the same answer;
+ *  - the results handed over are fewer than 64 per record byte.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "plan-private.h"
+#include "fuzz_report.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char *file_path;
+
+static void
+violation(const char *what, const uint8_t *data, size_t size)
+{
+  fprintf(stderr, "fuzz_cache: invariant violated: %s\n", what);
+  print_bytes("input", (const char *)data, size);
+  abort();
+}
+
+static void
+put_le(uint8_t *p, uint64_t v, int n)
+{
+  for (int i = 0; i < n; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  if (size < 2)
+    return 0;
+  if (file_path == NULL) {
+    const char *dir = g_file_test("/dev/shm", G_FILE_TEST_IS_DIR) ? "/dev/shm" : g_get_tmp_dir();
+    file_path = g_strdup_printf("%s/trawl-fuzz-cache-%d", dir, (int)getpid());
+  }
+  const uint8_t *body = data + 2;
+  const size_t body_len = size - 2;
+  size_t index_len = (size_t)data[0] | (size_t)data[1] << 8;
+  if (index_len > body_len)
+    index_len = body_len;
+  if (index_len == 0)
+    return 0; /* an empty index is refused before anything is parsed */
+
+  uint8_t h[HEADER_SIZE] = {0};
+  memcpy(h, CACHE_MAGIC, 8);
+  put_le(h + 8, CACHE_FORMAT, 4);
+  put_le(h + 16, body_len, 8);
+  put_le(h + 24, XXH3_64bits(body, index_len), 8);
+  put_le(h + 32, XXH3_64bits(body + index_len, body_len - index_len), 8);
+  put_le(h + 40, index_len, 8);
+  FILE *f = fopen(file_path, "wb");
+  if (f == NULL || fwrite(h, 1, sizeof h, f) != sizeof h ||
+      fwrite(body, 1, body_len, f) != body_len || fclose(f) != 0) {
+    perror(file_path);
+    abort();
+  }
+
+  char *why = NULL;
+  const long got = cache_read_all(file_path, &why);
+  if (got == -1 && why == NULL)
+    violation("a refused file without a reason", data, size);
+  g_free(why);
+  why = NULL;
+  if (cache_read_all(file_path, &why) != got)
+    violation("the same file read twice gave two answers", data, size);
+  g_free(why);
+  if (got >= 0 && (size_t)got > 64 * (body_len - index_len))
+    violation("more results than the records can hold", data, size);
+  unlink(file_path);
+  return 0;
+}
