@@ -1565,7 +1565,10 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
     replayed_all = grp->memo_prev && same_records(grp->memo, grp->memo_prev);
   }
   report->changed = !usable;
-  if (usable && !quick && !replayed_all) {
+  if (usable && !quick && !replayed_all && plan->each) {
+    /* The results were handed over, not kept: they may differ. */
+    report->changed = true;
+  } else if (usable && !quick && !replayed_all) {
     for (guint i = 0; i < plan->queries->len && !report->changed; i++) {
       size_t n = 0, m = 0;
       const char *const *is = trawl_plan_results(plan, i, &n);

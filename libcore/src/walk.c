@@ -2065,30 +2065,47 @@ ignore_problem(void *data, const char *source, int err)
   }
 }
 
-/* Record directory FD (PATH, LEN bytes, below root R) on the way to a start
- * directory: a cache must see its ignore files change, though it is not
- * read (docs/cache.md). */
-static void
-memo_way(struct run *run, unsigned r, int fd, const char *path, size_t len)
+/* Directory FD (PATH, LEN bytes, below root R) on the way to a start
+ * directory: its ignore files (HAS_* in *HAS) decide below it, though it
+ * is not read. Recorded, so that a cache sees them change (docs/cache.md);
+ * and false when the last walk's record of it (a replay's) says they
+ * differ — edited in place, no stamp of a directory changes, and nothing
+ * below may then be replayed. */
+static bool
+way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsigned *has)
 {
+  *has = ignore_probe(fd);
+  struct stamp ignore[2];
+  const bool steady = ignore_stamps(run, fd, *has, ignore);
   struct stat st;
-  if (run->memo_out == NULL || !run->sorted || fstat(fd, &st) != 0)
-    return;
-  struct memo_dir *d = memo_dir_new(r, path, len, 0, 0);
-  d->way = true;
-  stamp_of(&d->st, &st, false);
-  d->has = ignore_probe(fd);
-  d->racy = stamp_racy(run, &d->st) || !ignore_stamps(run, fd, d->has, d->ignore);
-  g_ptr_array_add(run->workers[0].memos, d);
+  if (run->memo_out && run->sorted && fstat(fd, &st) == 0) {
+    struct memo_dir *d = memo_dir_new(r, path, len, 0, 0);
+    d->way = true;
+    stamp_of(&d->st, &st, false);
+    d->has = *has;
+    d->ignore[0] = ignore[0];
+    d->ignore[1] = ignore[1];
+    d->racy = stamp_racy(run, &d->st) || !steady;
+    g_ptr_array_add(run->workers[0].memos, d);
+  }
+  if (run->memo_old == NULL)
+    return true;
+  const struct memo_dir *m = walk_memo_lookup(run->memo_old, r, path, len);
+  return m && !m->racy && m->has == *has && stamp_equal(&m->ignore[0], &ignore[0]) &&
+         stamp_equal(&m->ignore[1], &ignore[1]);
 }
 
 /* The ignore rules for start directory D of root R, read from the root
- * and every directory on the way (their listings are not read), in *FRAME.
- * False when D or a directory on the way is ignored (or is `.git`). */
+ * and every directory on the way (their listings are not read), in *FRAME;
+ * *SAME false when one of those ignore files is not as the last walk's
+ * record has it. False when D or a directory on the way is ignored (or is
+ * `.git`). */
 static bool
-start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_frame **frame)
+start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_frame **frame,
+                  bool *same)
 {
   *frame = NULL;
+  *same = true;
   if (run->ig == NULL)
     return true;
   struct ignore_ctx *c = &run->ig[r];
@@ -2100,8 +2117,9 @@ start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_fram
   }
   const bool vcs = c->flags & IGNORE_VCS;
   int root_fd = run->root_fds[r];
-  memo_way(run, r, root_fd, "", 0);
-  struct ignore_frame *next = ignore_frame_enter(c, f, root_fd, "", c->plen, ignore_probe(root_fd));
+  unsigned has;
+  *same = way_dir(run, r, root_fd, "", 0, &has);
+  struct ignore_frame *next = ignore_frame_enter(c, f, root_fd, "", c->plen, has);
   ignore_frame_unref(f);
   f = next;
   GString *m = g_string_new(c->prefix);
@@ -2128,8 +2146,8 @@ start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_fram
     char *sub = g_strndup(d, i);
     int fd = openat(root_fd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
-      memo_way(run, r, fd, sub, i);
-      next = ignore_frame_enter(c, f, fd, sub, c->plen + i + 1, ignore_probe(fd));
+      *same = way_dir(run, r, fd, sub, i, &has) && *same;
+      next = ignore_frame_enter(c, f, fd, sub, c->plen + i + 1, has);
       ignore_frame_unref(f);
       f = next;
       close(fd);
@@ -2266,7 +2284,8 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     for (guint i = 0; i < starts->len; i++) {
       const char *d = starts->pdata[i];
       struct ignore_frame *frame = NULL;
-      if (!start_not_ignored(&run, r, d, &frame))
+      bool same;
+      if (!start_not_ignored(&run, r, d, &frame, &same))
         continue;
       struct item *it = g_new0(struct item, 1);
       it->path = g_strdup(d);
@@ -2278,6 +2297,8 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
       it->live = g_array_index(start_masks, uint64_t, i);
       it->start = it->len > 0;
       it->ig = frame;
+      /* Rules from above changed: nothing below is replayed. */
+      it->fresh = !same;
       if (it->start && root_chain) {
         g_atomic_int_inc(&root_chain->refs);
         it->chain = root_chain;

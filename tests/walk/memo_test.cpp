@@ -220,6 +220,37 @@ TEST(Memo, IgnoreFileEditedInPlace)
   EXPECT_EQ(r2.stats.dirs_reused, 2u); // the root and lib
 }
 
+// The same above a literal start directory: `src/x/**` opens src/x
+// directly, and the ignore files of the root and src, on the way, are read
+// but their listings are not. One edited in place changes no stamp of a
+// directory; the start directory and everything below it is read again,
+// as it is for its own ignore file. (Found by the cache's property test on
+// seed 214 of 500.)
+TEST(Memo, IgnoreFileOnTheWayEditedInPlace)
+{
+  TempDir tmp;
+  for (const char *f : {"src/x/a.c", "src/x/y/b.c", "src/x/y/c.h"})
+    add_file(tmp.path(), f);
+  write_file(tmp / "src/.ignore", "nothing\n");
+  write_file(tmp / ".ignore", "nothing\n");
+  Query q = plain({"src/x/**"}, TRAWL_IGNORE_DOT);
+  settle();
+  Memo m1(walk_memo_new()), m2(walk_memo_new()), m3(walk_memo_new());
+  Result r1 = walk(q, tmp.path(), nullptr, m1.get());
+  EXPECT_EQ(r1.paths, (std::vector<std::string>{"src/x/a.c", "src/x/y/b.c", "src/x/y/c.h"}));
+  write_file(tmp / "src/.ignore", "*.c\n"); // in place: src's stamp stays
+  settle();
+  Result r2 = walk(q, tmp.path(), m1.get(), m2.get());
+  EXPECT_EQ(r2.paths, (std::vector<std::string>{"src/x/y/c.h"}));
+  EXPECT_EQ(r2.opened, (std::vector<std::string>{"src/x", "src/x/y"}));
+  EXPECT_EQ(r2.stats.dirs_reused, 0u);
+  write_file(tmp / ".ignore", "y/\n"); // the root's, the same
+  settle();
+  Result r3 = walk(q, tmp.path(), m2.get(), m3.get());
+  EXPECT_EQ(r3.paths, std::vector<std::string>{});
+  EXPECT_EQ(r3.opened, std::vector<std::string>{"src/x"});
+}
+
 TEST(Memo, ParallelRunsRecordEveryDirectory)
 {
   TempDir tmp;
