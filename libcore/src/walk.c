@@ -2075,10 +2075,13 @@ static bool
 way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsigned *has)
 {
   *has = ignore_probe(fd);
+  const bool record = run->memo_out && run->sorted;
+  if (!record && run->memo_old == NULL)
+    return true; /* no cache: nothing to stamp */
   struct stamp ignore[2];
   const bool steady = ignore_stamps(run, fd, *has, ignore);
   struct stat st;
-  if (run->memo_out && run->sorted && fstat(fd, &st) == 0) {
+  if (record && fstat(fd, &st) == 0) {
     struct memo_dir *d = memo_dir_new(r, path, len, 0, 0);
     d->way = true;
     stamp_of(&d->st, &st, false);
