@@ -811,16 +811,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
 
 // Seeds 1 to 6 (24 sequences of 40 steps), or 1 to N with
 // TRAWL_CACHE_PROPERTY_SEEDS=N: docs/cache.md, "Tests", has a run of 2,000.
-std::vector<uint32_t> property_seeds()
-{
-  const char *n = getenv("TRAWL_CACHE_PROPERTY_SEEDS");
-  const uint32_t count = n && atoi(n) > 0 ? (uint32_t)atoi(n) : 6;
-  std::vector<uint32_t> seeds;
-  for (uint32_t i = 1; i <= count; i++)
-    seeds.push_back(i);
-  return seeds;
-}
-
-INSTANTIATE_TEST_SUITE_P(Seeds, CacheProperty, ::testing::ValuesIn(property_seeds()));
+INSTANTIATE_TEST_SUITE_P(Seeds, CacheProperty,
+                         ::testing::ValuesIn(seeds_from_env("TRAWL_CACHE_PROPERTY_SEEDS", 6)));
 
 } // namespace

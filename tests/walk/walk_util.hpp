@@ -242,6 +242,18 @@ private:
   std::string why_;
 };
 
+// Seeds 1 to DEFAULT_COUNT for a property test, or 1 to N when the
+// environment variable VAR is N (a longer run by hand).
+inline std::vector<uint32_t> seeds_from_env(const char *var, uint32_t default_count)
+{
+  const char *n = getenv(var);
+  const uint32_t count = n && atoi(n) > 0 ? (uint32_t)atoi(n) : default_count;
+  std::vector<uint32_t> seeds;
+  for (uint32_t i = 1; i <= count; i++)
+    seeds.push_back(i);
+  return seeds;
+}
+
 class TempDir {
 public:
   TempDir()
