@@ -715,8 +715,8 @@ read_at(int fd, guint64 at, gsize len)
   return buf;
 }
 
-/* Read cache file C's records and check them against their CRC (once; the
- * file is closed then). */
+/* Read cache file C's records and check them against their checksum
+ * (once; the file is closed then). */
 static void
 records_read(struct cache_file *c)
 {
