@@ -1469,28 +1469,35 @@ replay(struct worker *wk, struct item *it)
       close(fd);
     return false;
   }
-  /* Its own ignore files, edited in place, change no directory's stamp. */
+  /* Its own ignore files, edited in place, change no directory's stamp.
+   * And whatever it holds that decides below it — ignore files, or the
+   * `.git` that makes it the top of a work tree (whose info/exclude and
+   * excludes file apply below, and without which no `.gitignore` below is
+   * read) — is entered as a walk reading it would: a directory below may
+   * be read, and must see the same rules a fresh walk does. */
   struct ignore_ctx *igc = run->ig ? &run->ig[it->root] : NULL;
   struct ignore_frame *frame = NULL;
-  if (igc && (m->has & (HAS_GITIGNORE | HAS_DOTIGNORE))) {
-    if (fd < 0)
-      fd = it->len ? open_relative(root_fd, it->path,
-                                   O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-                                   (it->via_link ? 0 : O_NOFOLLOW))
-                   : fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+  const unsigned rules_here = igc ? m->has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT) : 0;
+  if (rules_here && fd < 0)
+    fd = it->len ? open_relative(root_fd, it->path,
+                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                 (it->via_link ? 0 : O_NOFOLLOW))
+                 : fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+  if (rules_here && fd < 0)
+    return false; /* read it: the read tells why it cannot be */
+  if (rules_here & (HAS_GITIGNORE | HAS_DOTIGNORE)) {
     struct stamp ign[2];
-    if (fd < 0 || !ignore_stamps(run, fd, m->has, ign) || !stamp_equal(&ign[0], &m->ignore[0]) ||
+    if (!ignore_stamps(run, fd, m->has, ign) || !stamp_equal(&ign[0], &m->ignore[0]) ||
         !stamp_equal(&ign[1], &m->ignore[1])) {
-      if (fd >= 0)
-        close(fd);
+      close(fd);
       it->fresh = true;
       return false;
     }
   }
   if (igc) {
     size_t base = igc->plen + it->len + (it->len ? 1 : 0);
-    frame = m->has && fd >= 0 ? ignore_frame_enter(igc, it->ig, fd, it->path, base, m->has)
-                              : ignore_frame_ref(it->ig);
+    frame = rules_here ? ignore_frame_enter(igc, it->ig, fd, it->path, base, m->has)
+                       : ignore_frame_ref(it->ig);
   }
   if (fd >= 0)
     close(fd);

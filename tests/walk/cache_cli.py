@@ -39,6 +39,60 @@ def settle():
     time.sleep(0.05)
 
 
+def work_tree(trawl, tmp, env):
+    """Issue 13, as a user meets it: inside a git work tree whose top is the
+    root, a .gitignore below the root edited in place, replaced by a rename,
+    or created in a directory already recorded. A cached run then answers
+    as a fresh walk does, and `trawl check` says "changed" exactly once —
+    whichever of the two comes first."""
+    import subprocess
+
+    def edit(t):
+        with open(os.path.join(t, "src/.gitignore"), "a") as f:
+            f.write("*.o\n")
+
+    def replace(t):
+        write(os.path.join(t, "src/.gitignore.new"), "*.zzz\n*.o\n")
+        os.rename(os.path.join(t, "src/.gitignore.new"), os.path.join(t, "src/.gitignore"))
+
+    def create(t):
+        write(os.path.join(t, "src/build/.gitignore"), "e\n")
+
+    cases = (("edited in place", edit, "- src/b.o"), ("replaced by a rename", replace, "- src/b.o"),
+             ("created", create, "- src/build/e"))
+    for name, change, removed in cases:
+        for first in ("run", "check"):
+            t = os.path.join(tmp, "wt-%s-%s" % (name.replace(" ", "-"), first))
+            subprocess.run(["git", "init", "-q", t], check=True, env=env)
+            for f in ("src/a.c", "src/b.o", "src/build/e"):
+                write(os.path.join(t, f))
+            write(os.path.join(t, "src/.gitignore"), "*.zzz\n")
+            c = t + ".cache"
+            settle()
+            before = run(trawl, ["-C", t, "--cache", c, "**/*"], env)
+            check("work tree, %s: the first cached run" % name, before[1],
+                  "src/a.c\nsrc/b.o\nsrc/build/e\n")
+            settle()
+            change(t)
+            settle()
+            fresh = run(trawl, ["-C", t, "**/*"], env)[1]
+            what = "work tree, .gitignore below the root %s, %s first" % (name, first)
+            check(what + ": the fresh answer differs", fresh != before[1], True)
+            if first == "run":
+                got = run(trawl, ["-C", t, "--cache", c, "**/*"], env)
+                check(what + ": the cached run answers as a fresh walk", got[1], fresh)
+                code, out, _ = run(trawl, ["check", "--cache", c], env)
+                check(what + ": then check, unchanged", (code, out), (0, ""))
+            else:
+                code, out, _ = run(trawl, ["check", "--cache", c], env)
+                check(what + ": check exits 1 with the change", (code, out.splitlines()),
+                      (1, ["%s: query 0 (%s)" % (c, t), removed]))
+                code, out, _ = run(trawl, ["check", "--cache", c], env)
+                check(what + ": then check, unchanged", (code, out), (0, ""))
+                got = run(trawl, ["-C", t, "--cache", c, "**/*"], env)
+                check(what + ": then the cached run answers as a fresh walk", got[1], fresh)
+
+
 def main(argv):
     trawl = os.path.abspath(argv[1])
     with tempfile.TemporaryDirectory(prefix="trawl-cache-cli-") as tmp:
@@ -170,6 +224,8 @@ def main(argv):
             check("problem, %s cached run: the answer" % n, out, "a/x.c\ny.c\n")
             check("problem, %s cached run: told" % n, "ignore file is a symbolic link" in err, True)
             check("problem, %s cached run: --strict exits 3" % n, code, 3)
+
+        work_tree(trawl, tmp, env)
 
         # Usage.
         for args in (["check"], ["check", "--cache", cache, "--touch", stamp, "--bump", bump],
