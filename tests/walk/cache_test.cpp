@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tree_changes.hpp"
 #include "walk_gen.hpp"
 #include "walk_util.hpp"
 
@@ -25,7 +26,7 @@ namespace {
 
 void settle()
 {
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 std::string slurp(const std::string &path)
@@ -706,112 +707,162 @@ TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
   }
 }
 
-// The property through the cache file: after every random change, a
-// re-check (the quick path when nothing recorded changed) and a cached run
-// answer what a fresh run does, and the re-check says "changed" exactly
-// when the answer differs from the cache's.
-class CacheProperty : public ::testing::TestWithParam<uint32_t> {};
+// The property through the cache file, in the settings users have (a git
+// work tree with its top at the root or above it, none with no-require-git,
+// nested repositories) and through every class of change tree_changes.hpp
+// has, each in every sequence: after each change, a re-check (the quick path
+// when nothing recorded changed), a cached run, or a cached run handing its
+// results over answers what a fresh run does, with the same problems, and
+// the re-check says "changed" exactly when the answer differs from the
+// cache's. Run as nobody when root, so that an unreadable directory is one.
+class CacheProperty : public ::testing::TestWithParam<std::tuple<uint32_t, treechanges::Setting>> {};
 
 TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
 {
-  const uint32_t seed = GetParam();
+  using namespace treechanges;
+  const uint32_t seed = std::get<0>(GetParam());
+  const Setting setting = std::get<1>(GetParam());
   TempDir tmp;
-  make_dir(tmp / "tree");
-  Rng rng(seed);
-  generate_dir(rng, tmp / "tree", "", 0);
-  const TreeFacts facts = facts_of(scan(tmp / "tree"));
+  Rng rng(seed * 4 + (uint32_t)setting);
+  World world(tmp.path(), setting, rng);
+  const TreeFacts facts = facts_of(scan(world.root));
+  // Query 0 generated (literal start directories, pruning); query 1 every
+  // file, so that every directory is in every sequence's records.
+  std::vector<std::vector<std::string>> incs(2);
+  for (unsigned i = 0, n = 1 + rng.below(2); i < n; i++)
+    incs[0].push_back(gen_include(rng, facts));
+  incs[1] = {"**"};
+  const unsigned ig = world.ignore;
+  Enforced as(world);
+  ASSERT_TRUE(as.ok()) << as.why();
   const std::string cache = tmp / "p.cache";
-  unsigned quick = 0, quick_each = 0, steps = 0;
-  for (int round = 0; round < 4 && !HasFailure(); round++) {
-    // Two queries of one root, trawl dialect, ignore files on.
-    std::vector<std::vector<std::string>> incs;
-    for (int k = 0; k < 2; k++) {
-      std::vector<std::string> inc;
-      unsigned n = 1 + rng.below(2);
-      for (unsigned i = 0; i < n; i++)
-        inc.push_back(gen_include(rng, facts));
-      incs.push_back(inc);
+  {
+    Fixture f(world.root, incs, ig);
+    run(f, cache);
+  }
+  auto problems_of = [](const trawl_plan *plan, size_t q) {
+    std::vector<std::string> v;
+    const GPtrArray *p = trawl_plan_problems(plan, q);
+    for (guint i = 0; i < p->len; i++)
+      v.push_back(static_cast<const GError *>(p->pdata[i])->message);
+    return v;
+  };
+  // A fresh run of the same plan (the two queries share a walk, and so its
+  // problems).
+  auto answer = [&](std::vector<std::vector<std::string>> *problems) {
+    Fixture f(world.root, incs, ig);
+    EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+    std::vector<std::vector<std::string>> v;
+    for (size_t q = 0; q < incs.size(); q++) {
+      v.push_back(f.results(q));
+      if (problems)
+        problems->push_back(problems_of(f.plan.get(), q));
     }
-    const unsigned ig = TRAWL_IGNORE_DOT | TRAWL_IGNORE_NO_REQUIRE_GIT | TRAWL_IGNORE_VCS;
-    unlink(cache.c_str());
-    {
-      Fixture f(tmp / "tree", incs, ig);
-      run(f, cache);
+    return v;
+  };
+  std::vector<std::vector<std::string>> last = answer(nullptr);
+  std::string history;
+  unsigned steps = 0, quick = 0, quick_each = 0, modes[3] = {0, 0, 0};
+
+  // After each step: one of the three kinds of cached run, in turn (the
+  // seed picks where the turn starts), against a fresh run.
+  auto verify = [&](const std::string &what) {
+    history += "\n  " + what;
+    const unsigned mode = (seed + steps) % 3;
+    const bool check = mode == 1, each = mode == 2;
+    const char *how = check ? " (check)" : each ? " (each)" : " (run)";
+    Fixture f(world.root, incs, ig);
+    std::vector<std::vector<std::string>> got(2);
+    CacheRun r;
+    if (each) {
+      trawl_cache_report rep;
+      GError *error = nullptr;
+      r.ok = trawl_plan_run_each_cached(
+          f.plan.get(), cache.c_str(), 0,
+          [](size_t q, const char *path, size_t len, void *data) {
+            (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path, len);
+          },
+          &got, &rep, &error);
+      EXPECT_TRUE(r.ok) << (error ? error->message : "");
+      g_clear_error(&error);
+      r.trusted = rep.trusted;
+      r.changed = rep.changed;
+      r.warning = rep.warning ? rep.warning : "";
+      r.read = rep.dirs_read;
+      r.reused = rep.dirs_reused;
+      trawl_cache_report_clear(&rep);
+    } else {
+      r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+      got = {f.results(0), f.results(1)};
     }
-    std::vector<std::vector<std::string>> last = {fresh(tmp / "tree", incs[0], ig),
-                                                  fresh(tmp / "tree", incs[1], ig)};
-    std::string history;
-    for (int step = 0; step < 40 && !HasFailure(); step++) {
-      if (rng.chance(3)) {
-        history += "\n  " + mutate(rng, tmp / "tree");
-      }
-      if (rng.chance(5))
-        settle();
-      // A re-check, a cached run, or a cached run handing its results
-      // over as they come (trawl_plan_run_each_cached: in order, kept
-      // nowhere; from the records when nothing changed).
-      const unsigned mode = rng.below(3);
-      const bool check = mode == 1, each = mode == 2;
-      const char *how = check ? " (check)" : each ? " (each)" : " (run)";
-      Fixture f(tmp / "tree", incs, ig);
-      std::vector<std::vector<std::string>> got(2);
-      CacheRun r;
-      if (each) {
-        trawl_cache_report rep;
-        GError *error = nullptr;
-        r.ok = trawl_plan_run_each_cached(
-            f.plan.get(), cache.c_str(), 0,
-            [](size_t q, const char *path, size_t len, void *data) {
-              (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path,
-                                                                                           len);
-            },
-            &got, &rep, &error);
-        EXPECT_TRUE(r.ok) << (error ? error->message : "");
-        g_clear_error(&error);
-        r.trusted = rep.trusted;
-        r.changed = rep.changed;
-        r.warning = rep.warning ? rep.warning : "";
-        r.read = rep.dirs_read;
-        r.reused = rep.dirs_reused;
-        trawl_cache_report_clear(&rep);
-      } else {
-        r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
-        got = {f.results(0), f.results(1)};
-      }
-      std::vector<std::vector<std::string>> now = {fresh(tmp / "tree", incs[0], ig),
-                                                   fresh(tmp / "tree", incs[1], ig)};
-      for (size_t q = 0; q < 2; q++)
-        EXPECT_EQ(got[q], now[q]) << "seed " << seed << " round " << round << " step " << step
-                                  << how << " read " << r.read << " reused " << r.reused
-                                  << (f.plan->quick ? " (from the records)" : "") << " query "
-                                  << show(incs[q]) << "\nsteps:" << history
-                                  << "\n" << diff(got[q], now[q]);
-      EXPECT_TRUE(r.trusted) << r.warning;
-      // Handed over, the results are not compared: "changed" says they may be.
-      if (!each || now != last) {
-        EXPECT_EQ(r.changed, now != last)
-            << "seed " << seed << " step " << step << how << " read " << r.read << " reused "
-            << r.reused << "\nquery 0: " << diff(now[0], last[0])
-            << "\nquery 1: " << diff(now[1], last[1]) << "\nsteps:" << history;
-      }
-      quick_each += each && r.read == 0;
-      // What the cache holds now: rewritten when changed (check) or when a
-      // directory was read (run).
-      if (r.changed || !check)
-        last = now;
-      quick += check && r.read == 0 && !r.changed;
-      steps++;
+    std::vector<std::vector<std::string>> problems;
+    const std::vector<std::vector<std::string>> now = answer(&problems);
+    for (size_t q = 0; q < 2; q++) {
+      EXPECT_EQ(got[q], now[q]) << "seed " << seed << ", " << setting_name(setting) << ", step "
+                                << steps << how << " read " << r.read << " reused " << r.reused
+                                << (f.plan->quick ? " (from the records)" : "") << " query "
+                                << show(incs[q]) << "\nsteps:" << history << "\n"
+                                << diff(got[q], now[q]);
+      EXPECT_EQ(problems_of(f.plan.get(), q), problems[q])
+          << "seed " << seed << ", " << setting_name(setting) << ", step " << steps << how
+          << ": the problems told, query " << show(incs[q]) << "\nsteps:" << history;
+    }
+    EXPECT_TRUE(r.trusted) << r.warning;
+    // Handed over, the results are not compared: "changed" says they may be.
+    if (!each || now != last) {
+      EXPECT_EQ(r.changed, now != last)
+          << "seed " << seed << ", " << setting_name(setting) << ", step " << steps << how
+          << " read " << r.read << " reused " << r.reused << "\nquery 0: " << diff(now[0], last[0])
+          << "\nquery 1: " << diff(now[1], last[1]) << "\nsteps:" << history;
+    }
+    quick_each += each && r.read == 0;
+    quick += check && r.read == 0 && !r.changed;
+    // What the cache holds now: rewritten when changed (check) or when a
+    // directory was read (run).
+    if (r.changed || !check)
+      last = now;
+    modes[mode]++;
+    steps++;
+  };
+
+  Counts counts;
+  for (const Change &c : schedule(rng, all_changes(true), 40)) {
+    if (HasFailure())
+      break;
+    const std::string what = world.apply(rng, c, verify);
+    counts[c.name()]++;
+    // Half the changes wait out the racy window; the rest are checked in
+    // the tick they were made in (and so is every same-granule change).
+    if (c.kind != SAME_GRANULE && rng.chance(2))
+      settle();
+    verify(what);
+    // And every fourth change, nothing more: the first run reads what was
+    // racy, the second takes the quick path (unless a problem or a nested
+    // repository keeps it from it).
+    if (steps % 4 == 0) {
+      settle();
+      verify("nothing");
+      verify("nothing again");
     }
   }
-  // Each kind of run took its quick path at least once (over 500 seeds the
-  // fewest were 4 and 8 of 160 steps; the typical seed, 15-30).
-  EXPECT_GT(quick, 0u) << "the re-check never took the quick path";
-  EXPECT_GT(quick_each, 0u) << "the cached runs handing results over never read none";
+  for (const Change &c : all_changes(true))
+    EXPECT_GT(counts[c.name()], 0u) << c.name() << " never happened";
+  // (A nested repository's rules come from inside its `.git`, which is not
+  // stamped: a walk with one is always read there, never quick.)
+  if (setting != NESTED) {
+    EXPECT_GT(quick, 0u) << "the re-check never took the quick path";
+    EXPECT_GT(quick_each, 0u) << "the cached runs handing results over never read none";
+  }
+  for (unsigned m = 0; m < 3; m++)
+    EXPECT_GT(modes[m], 0u);
+  print_counts("CacheProperty", seed, setting, counts, steps);
 }
 
-// Seeds 1 to 6 (24 sequences of 40 steps), or 1 to N with
-// TRAWL_CACHE_PROPERTY_SEEDS=N: docs/cache.md, "Tests", has a run of 2,000.
-INSTANTIATE_TEST_SUITE_P(Seeds, CacheProperty,
-                         ::testing::ValuesIn(seeds_from_env("TRAWL_CACHE_PROPERTY_SEEDS", 6)));
+// Seeds 1 to 2 in each of the four settings, or 1 to N with
+// TRAWL_CACHE_PROPERTY_SEEDS=N: docs/cache.md, "Tests", has a long run.
+INSTANTIATE_TEST_SUITE_P(
+    Seeds, CacheProperty,
+    ::testing::Combine(::testing::ValuesIn(seeds_from_env("TRAWL_CACHE_PROPERTY_SEEDS", 2)),
+                       ::testing::ValuesIn(treechanges::kSettings)));
 
 } // namespace

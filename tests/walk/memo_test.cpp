@@ -1,17 +1,19 @@
 // Walk memos (memo.h): a walk that trusts the last walk's record of every
 // directory whose stamp is unchanged returns exactly what a fresh walk does.
 //
-// The property test mutates generated trees at random — files and
-// directories created, deleted and renamed, ignore files edited in place,
-// directories replaced by links, several changes in one clock tick — and
-// after every step compares the memo walk with a fresh one (serial, and
-// parallel with helpers from the first directory). The rest pins what is
-// read: nothing when nothing changed, one directory for a one-file change,
-// a racy directory read again, the subtree below an edited ignore file.
+// The property test runs in each setting users have — git work trees with
+// the top at the root or above it, no work tree (no-require-git), nested
+// repositories — and through every class of change inside a tree
+// (tree_changes.hpp), each in every sequence, comparing after every step the
+// memo walk with a fresh one (serial, and parallel with helpers from the
+// first directory). The rest pins what is read: nothing when nothing
+// changed, one directory for a one-file change, a racy directory read
+// again, the subtree below an edited ignore file.
 #include <sys/time.h>
 
 #include <chrono>
 
+#include "tree_changes.hpp"
 #include "walk_gen.hpp"
 #include "walk_util.hpp"
 
@@ -31,6 +33,7 @@ struct Result {
   std::vector<std::string> paths;
   trawl_walk_stats stats;
   std::vector<std::string> opened;
+  std::vector<std::string> problems;
 };
 
 // One sorted walk of Q over ROOT, trusting OLD (may be null), recording
@@ -53,6 +56,10 @@ Result walk(const Query &q, const std::string &root, const walk_memo *old, walk_
   }
   trawl_walker_stats(w.get(), &r.stats);
   r.opened = log.opened;
+  const GPtrArray *problems = trawl_walker_problems(w.get());
+  for (guint i = 0; i < problems->len; i++)
+    r.problems.push_back(static_cast<const GError *>(problems->pdata[i])->message);
+  std::sort(r.problems.begin(), r.problems.end());
   return r;
 }
 
@@ -74,50 +81,84 @@ Query plain(std::vector<std::string> includes, unsigned ignore = 0)
 
 // ---- the property test ------------------------------------------------
 
-class MemoProperty : public ::testing::TestWithParam<uint32_t> {};
+// In each setting users have (tree_changes.hpp), through every class of
+// change inside the tree — each in every sequence — a memo walk after each
+// change answers what a fresh walk does, with the same problems. (The
+// sources outside the walk are the cache's to re-check, cache_test.cpp.)
+// Serial, or parallel with helpers from the first directory; run as nobody
+// when root, so that an unreadable directory is one.
+class MemoProperty : public ::testing::TestWithParam<std::tuple<uint32_t, treechanges::Setting>> {};
 
 TEST_P(MemoProperty, EveryStepEqualsAFreshWalk)
 {
-  const uint32_t seed = GetParam();
+  using namespace treechanges;
+  const uint32_t seed = std::get<0>(GetParam());
+  const Setting setting = std::get<1>(GetParam());
   TempDir tmp;
-  Rng rng(seed);
-  generate_dir(rng, tmp.path(), "", 0);
-  const TreeFacts facts = facts_of(scan(tmp.path()));
-  unsigned steps = 0, reused = 0;
-  for (int round = 0; round < 6 && !HasFailure(); round++) {
+  Rng rng(seed * 4 + (uint32_t)setting);
+  World world(tmp.path(), setting, rng);
+  const TreeFacts facts = facts_of(scan(world.root));
+  Enforced as(world);
+  ASSERT_TRUE(as.ok()) << as.why();
+  unsigned steps = 0, reused = 0, parallel_steps = 0;
+  Counts counts;
+  const std::vector<Change> classes = all_changes(false);
+  // Two rounds, each with its own query and every class: a generated one
+  // (literal start directories, pruning), serial; then every entry (the
+  // whole tree replayed or read), on the parallel route.
+  for (int round = 0; round < 2 && !HasFailure(); round++) {
     Query q;
     gen_query(rng, facts, q);
+    if (round == 1)
+      q.includes = {"**"};
     q.opt.follow = false;
-    q.opt.ignore = TRAWL_IGNORE_DOT | TRAWL_IGNORE_NO_REQUIRE_GIT | TRAWL_IGNORE_VCS;
-    const bool parallel = rng.chance(3);
+    q.opt.ignore = world.ignore;
+    const bool parallel = round == 1;
     q.opt.threads = parallel ? 4 : 1;
     q.helper_floor = parallel ? 0 : -1;
     q.compile_all();
     Memo memo(walk_memo_new());
-    walk(q, tmp.path(), nullptr, memo.get());
+    walk(q, world.root, nullptr, memo.get());
     std::string history;
-    for (int step = 0; step < 60 && !HasFailure(); step++) {
-      const std::string what = mutate(rng, tmp.path());
+    auto verify = [&](const std::string &what) {
       history += "\n  " + what;
-      if (rng.chance(10))
-        settle();
       Memo next(walk_memo_new());
-      Result cached = walk(q, tmp.path(), memo.get(), next.get());
-      Result fresh = walk(q, tmp.path(), nullptr, nullptr);
+      Result cached = walk(q, world.root, memo.get(), next.get());
+      Result fresh = walk(q, world.root, nullptr, nullptr);
       EXPECT_EQ(cached.paths, fresh.paths)
-          << "seed " << seed << " round " << round << " " << q.describe() << "\nsteps:" << history
-          << "\n" << diff(cached.paths, fresh.paths);
+          << "seed " << seed << ", " << setting_name(setting) << ", round " << round << " "
+          << q.describe() << "\nsteps:" << history << "\n" << diff(cached.paths, fresh.paths);
+      EXPECT_EQ(cached.problems, fresh.problems)
+          << "seed " << seed << ", " << setting_name(setting) << ", round " << round
+          << "\nsteps:" << history;
       steps++;
+      parallel_steps += parallel;
       reused += cached.stats.dirs_reused > 0;
       memo = std::move(next);
+    };
+    for (const Change &c : schedule(rng, classes, 20)) {
+      if (HasFailure())
+        break;
+      const std::string what = world.apply(rng, c, verify);
+      counts[c.name()]++;
+      if (c.kind != SAME_GRANULE && rng.chance(2))
+        settle();
+      verify(what);
     }
   }
+  for (const Change &c : classes)
+    EXPECT_GE(counts[c.name()], 2u) << c.name() << " did not happen in both rounds";
+  EXPECT_GT(parallel_steps, 0u);
   EXPECT_GT(reused, steps / 10) << "the memo was hardly ever trusted: the test tests little";
+  print_counts("MemoProperty", seed, setting, counts, steps);
 }
 
-// Seeds 1 to 10, or 1 to N with TRAWL_MEMO_PROPERTY_SEEDS=N.
-INSTANTIATE_TEST_SUITE_P(Seeds, MemoProperty,
-                         ::testing::ValuesIn(seeds_from_env("TRAWL_MEMO_PROPERTY_SEEDS", 10)));
+// Seeds 1 to 2 in each of the four settings, or 1 to N with
+// TRAWL_MEMO_PROPERTY_SEEDS=N.
+INSTANTIATE_TEST_SUITE_P(
+    Seeds, MemoProperty,
+    ::testing::Combine(::testing::ValuesIn(seeds_from_env("TRAWL_MEMO_PROPERTY_SEEDS", 2)),
+                       ::testing::ValuesIn(treechanges::kSettings)));
 
 // ---- what is read ------------------------------------------------------
 
