@@ -106,21 +106,6 @@ sources_clear(struct sources *s)
   g_string_free(s->env, TRUE);
 }
 
-/* A stamp from the last 20 ms, or whole seconds from the last two seconds:
- * the file may change again and look the same. */
-static bool
-source_racy(const struct stamp *s, const struct timespec *now)
-{
-  if (!s->present || (s->mtime_s == 0 && s->ctime_s == 0))
-    return false;
-  const int64_t newest_s = MAX(s->mtime_s, s->ctime_s);
-  if (s->mtime_ns == 0 && s->ctime_ns == 0)
-    return newest_s + 2 >= now->tv_sec;
-  const int64_t newest = MAX(s->mtime_s * 1000000000LL + s->mtime_ns,
-                             s->ctime_s * 1000000000LL + s->ctime_ns);
-  return newest >= (int64_t)now->tv_sec * 1000000000LL + now->tv_nsec - 20000000LL;
-}
-
 /* ---- the file ----------------------------------------------------------------- */
 
 static void
@@ -169,7 +154,8 @@ checksum(const guint8 *data, gsize len)
  *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
  *              of the path before it (the first's: none) and then LEN
  *              more; var live, stamp, var has, stamp, stamp,
- *              u8 flags (DIR_RACY | DIR_WAY | DIR_START), var n, var offset:
+ *              u8 flags (DIR_RACY | DIR_WAY | DIR_START | DIR_RULES_RACY),
+ *              var n, var offset:
  *              its N records at OFFSET in the records
  *   records := rec...
  *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type, var mask
@@ -207,6 +193,7 @@ checksum(const guint8 *data, gsize len)
 #define DIR_RACY 1
 #define DIR_WAY 2
 #define DIR_START 4
+#define DIR_RULES_RACY 8
 #define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
 #define STAMP_PRESENT 1
 #define STAMP_DEV 2     /* on the walk's device: not written */
@@ -449,8 +436,7 @@ struct dir_entry {
   const char *path;     /* PATH's text, NUL-terminated */
   size_t len;
   guint64 live;
-  struct stamp st, ignore[2];
-  guint32 has;
+  struct dir_stamp was;
   guint8 flags;         /* DIR_* */
   guint32 n;            /* its records */
   guint64 off;
@@ -480,11 +466,13 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   e->path = path->str;
   e->len = path->len;
   e->live = r_var(r);
-  r_stamp(r, &e->st, dev);
-  e->has = (guint32)r_var(r);
-  r_stamp(r, &e->ignore[0], dev);
-  r_stamp(r, &e->ignore[1], dev);
+  r_stamp(r, &e->was.st, dev);
+  e->was.has = (guint32)r_var(r);
+  r_stamp(r, &e->was.ignore[0], dev);
+  r_stamp(r, &e->was.ignore[1], dev);
   e->flags = (guint8)r_le(r, 1);
+  e->was.racy = e->flags & DIR_RACY;
+  e->was.rules_racy = e->flags & DIR_RULES_RACY;
   e->n = (guint32)r_var(r);
   e->off = r_var(r);
 }
@@ -628,11 +616,7 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
     at += rec.len;
   }
   d->live = e.live;
-  d->st = e.st;
-  d->has = e.has;
-  d->ignore[0] = e.ignore[0];
-  d->ignore[1] = e.ignore[1];
-  d->racy = e.flags & DIR_RACY;
+  d->was = e.was;
   d->way = e.flags & DIR_WAY;
   d->start = e.flags & DIR_START;
   return d;
@@ -929,7 +913,7 @@ compare_dirs(gconstpointer a, gconstpointer b)
 
 static void
 write_walk(GByteArray *b, GByteArray *recs, const struct group *g, const struct sources *src,
-           const struct timespec *now)
+           const struct timespec *racy_from)
 {
   w_str(b, g->root, strlen(g->root));
   w_le(b, (guint64)g->dev, 8);
@@ -944,7 +928,7 @@ write_walk(GByteArray *b, GByteArray *recs, const struct group *g, const struct 
     const struct stamp *st = &g_array_index(src->stamps, struct stamp, i);
     const char *p = src->paths->pdata[i];
     w_str(b, p, strlen(p));
-    w_u8(b, source_racy(st, now) ? SOURCE_RACY : src->kinds->data[i]);
+    w_u8(b, stamp_racy(st, racy_from) ? SOURCE_RACY : src->kinds->data[i]);
     w_stamp(b, st, (guint64)g->dev);
   }
   /* In path order, so that the same walk writes the same file. */
@@ -971,11 +955,12 @@ write_walk(GByteArray *b, GByteArray *recs, const struct group *g, const struct 
     before = d->path;
     before_len = d->len;
     w_var(b, d->live);
-    w_stamp(b, &d->st, (guint64)g->dev);
-    w_var(b, d->has);
-    w_stamp(b, &d->ignore[0], (guint64)g->dev);
-    w_stamp(b, &d->ignore[1], (guint64)g->dev);
-    w_u8(b, (d->racy ? DIR_RACY : 0) | (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0));
+    w_stamp(b, &d->was.st, (guint64)g->dev);
+    w_var(b, d->was.has);
+    w_stamp(b, &d->was.ignore[0], (guint64)g->dev);
+    w_stamp(b, &d->was.ignore[1], (guint64)g->dev);
+    w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
+                (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0));
     w_var(b, d->n);
     w_var(b, recs->len);
     for (guint k = 0; k < d->n; k++) {
@@ -1236,44 +1221,21 @@ reachable(int root_fd, const char *path, size_t len)
   return ok;
 }
 
-/* Is directory E (below ROOT_FD) as recorded? BUF holds its path (r_dir()),
- * as it does again on return. */
+/* Is directory E (below ROOT_FD) as recorded (dir_check(), the walk's
+ * rule)? Its stat is taken as the walk would open it: a start directory
+ * component by component, no link on the way. */
 static bool
-entry_unchanged(const struct dir_entry *e, int root_fd, GString *buf)
+entry_unchanged(const struct dir_entry *e, int root_fd)
 {
-  if (e->flags & DIR_RACY)
-    return false;
   struct stat st;
   bool there;
   if (e->len == 0)
     there = fstat(root_fd, &st) == 0;
   else
     there = (!(e->flags & DIR_START) || reachable(root_fd, e->path, e->len)) &&
-            fstatat(root_fd, buf->str, &st, AT_SYMLINK_NOFOLLOW) == 0;
+            fstatat(root_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0;
   there = there && S_ISDIR(st.st_mode);
-  if (!e->st.present)
-    return !there; /* a start directory not there, still not there */
-  struct stamp now;
-  if (!there)
-    return false;
-  stamp_of(&now, &st, false);
-  if (!stamp_equal(&now, &e->st))
-    return false;
-  for (unsigned k = 0; k < 2; k++) {
-    if (!(e->has & (k ? HAS_DOTIGNORE : HAS_GITIGNORE)))
-      continue;
-    if (e->len)
-      g_string_append_c(buf, '/');
-    g_string_append(buf, k ? ".ignore" : ".gitignore");
-    struct stamp is;
-    memset(&is, 0, sizeof is);
-    if (fstatat(root_fd, buf->str, &st, AT_SYMLINK_NOFOLLOW) == 0)
-      stamp_of(&is, &st, true);
-    g_string_truncate(buf, e->len);
-    if (!stamp_equal(&is, &e->ignore[k]))
-      return false;
-  }
-  return true;
+  return dir_check(&e->was, there ? &st : NULL, root_fd, e->path) == DIR_SAME;
 }
 
 /* A share of the entries for one thread of walk_unchanged(): N entries of
@@ -1296,7 +1258,7 @@ check_share(gpointer data)
   for (guint32 i = 0; i < sh->n && !g_atomic_int_get(sh->differs); i++) {
     struct dir_entry e;
     r_dir(&r, &e, sh->dev, sh->path);
-    if (r.bad || !entry_unchanged(&e, sh->root_fd, sh->path))
+    if (r.bad || !entry_unchanged(&e, sh->root_fd))
       g_atomic_int_set(sh->differs, 1);
   }
   return NULL;
@@ -1431,8 +1393,9 @@ same_records(const struct walk_memo *now, const struct walk_memo *old)
     const struct memo_dir *o = walk_memo_lookup(old, d->root, d->path, d->len);
     if (o == d)
       continue;
-    if (o == NULL || !d->way || !o->way || d->has != o->has || !stamp_equal(&d->st, &o->st) ||
-        !stamp_equal(&d->ignore[0], &o->ignore[0]) || !stamp_equal(&d->ignore[1], &o->ignore[1]))
+    if (o == NULL || !d->way || !o->way || d->was.has != o->was.has ||
+        !stamp_equal(&d->was.st, &o->was.st) || !stamp_equal(&d->was.ignore[0], &o->was.ignore[0]) ||
+        !stamp_equal(&d->was.ignore[1], &o->was.ignore[1]))
       return false;
   }
   return true;
@@ -1479,8 +1442,8 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
 
   /* Each walk's sources, stamped before it reads them (a change after that
    * shows next time), and the record it may trust. */
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
+  struct timespec racy_from;
+  racy_from_now(&racy_from);
   struct sources *src = g_new0(struct sources, plan->groups->len);
   bool all_trusted = usable;
   for (guint g = 0; g < plan->groups->len; g++) {
@@ -1588,7 +1551,7 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
     w_str(body, (const char *)queries->data, queries->len);
     w_le(body, plan->groups->len, 4);
     for (guint g = 0; g < plan->groups->len; g++)
-      write_walk(body, recs, plan->groups->pdata[g], &src[g], &now);
+      write_walk(body, recs, plan->groups->pdata[g], &src[g], &racy_from);
     report->written = cache_store(path, body, recs, &report->write_error);
     g_byte_array_unref(body);
     g_byte_array_unref(recs);

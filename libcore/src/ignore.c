@@ -655,8 +655,9 @@ ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArra
       if (i != tl && root_abs[i] != '/')
         continue;
       char *dir = g_strndup(root_abs, i == 0 ? 1 : i);
-      source_add(paths, kinds, g_build_filename(dir, ".gitignore", NULL), IGNORE_SOURCE_STAMP);
-      source_add(paths, kinds, g_build_filename(dir, ".ignore", NULL), IGNORE_SOURCE_STAMP);
+      for (unsigned k = 0; k < IGNORE_FILES; k++)
+        source_add(paths, kinds, g_build_filename(dir, ignore_file_name[k], NULL),
+                   IGNORE_SOURCE_STAMP);
       g_free(dir);
     }
   }
@@ -770,18 +771,32 @@ ignore_frame_unref(struct ignore_frame *f)
   }
 }
 
+const char *const ignore_file_name[IGNORE_FILES] = {".gitignore", ".ignore"};
+const unsigned ignore_file_has[IGNORE_FILES] = {HAS_GITIGNORE, HAS_DOTIGNORE};
+
+unsigned
+ignore_has_of(const char *name, size_t len, bool is_link)
+{
+  if (len < 4 || name[0] != '.')
+    return 0;
+  if (len == 4 && memcmp(name, ".git", 4) == 0)
+    return is_link ? 0 : HAS_DOTGIT;
+  for (unsigned k = 0; k < IGNORE_FILES; k++)
+    if (strlen(ignore_file_name[k]) == len && memcmp(name, ignore_file_name[k], len) == 0)
+      return ignore_file_has[k];
+  return 0;
+}
+
 unsigned
 ignore_probe(int dirfd)
 {
   unsigned has = 0;
   struct stat st;
-  if (fstatat(dirfd, ".gitignore", &st, AT_SYMLINK_NOFOLLOW) == 0)
-    has |= HAS_GITIGNORE;
-  if (fstatat(dirfd, ".ignore", &st, AT_SYMLINK_NOFOLLOW) == 0)
-    has |= HAS_DOTIGNORE;
-  if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-      (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-    has |= HAS_DOTGIT;
+  for (unsigned k = 0; k < IGNORE_FILES; k++)
+    if (fstatat(dirfd, ignore_file_name[k], &st, AT_SYMLINK_NOFOLLOW) == 0)
+      has |= ignore_file_has[k];
+  if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    has |= ignore_has_of(".git", 4, S_ISLNK(st.st_mode));
   return has;
 }
 
@@ -844,13 +859,15 @@ frame_make(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, const cha
   f->base = base;
   f->top = top;
   if (want_dot) {
-    char *source = g_strconcat(shown, ".ignore", NULL);
-    f->dot = load(ctx, dirfd, ".ignore", true, source);
+    const char *name = ignore_file_name[IGNORE_FILE_DOT];
+    char *source = g_strconcat(shown, name, NULL);
+    f->dot = load(ctx, dirfd, name, true, source);
     g_free(source);
   }
   if (want_git) {
-    char *source = g_strconcat(shown, ".gitignore", NULL);
-    f->git = load(ctx, dirfd, ".gitignore", true, source);
+    const char *name = ignore_file_name[IGNORE_FILE_GIT];
+    char *source = g_strconcat(shown, name, NULL);
+    f->git = load(ctx, dirfd, name, true, source);
     g_free(source);
   }
   if (top) {

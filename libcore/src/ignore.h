@@ -95,7 +95,6 @@ char *ignore_find_top(const char *dir);
  * A relative path is relative to TOP. Returns a path to g_free(), or NULL. */
 char *ignore_excludes_file(const char *common, const char *top);
 
-#endif /* TRAWL_IGNORE_H */
 
 /* ---- the rules in force in a directory --------------------------------------- */
 
@@ -111,6 +110,17 @@ enum {
   HAS_DOTIGNORE = 1 << 1,
   HAS_DOTGIT = 1 << 2,
 };
+
+/* The ignore files a directory may hold, and the one place their names are
+ * written: ignore_file_name[k] shows as ignore_file_has[k] in HAS, and its
+ * stamp is ignore[k] of a record (memo.h). */
+enum { IGNORE_FILE_GIT, IGNORE_FILE_DOT, IGNORE_FILES };
+extern const char *const ignore_file_name[IGNORE_FILES];
+extern const unsigned ignore_file_has[IGNORE_FILES];
+
+/* The HAS_* bit directory entry NAME (LEN bytes) stands for, or 0; a link
+ * named `.git` is no repository. */
+unsigned ignore_has_of(const char *name, size_t len, bool is_link);
 
 /* A repository met by a walk: its top, as a length of the match path. */
 struct ignore_repo {
@@ -220,3 +230,5 @@ const struct ignore_rule *ignore_verdict(const struct ignore_ctx *ctx,
                                          const struct ignore_frame *f, const char *mpath,
                                          size_t mlen, bool is_dir,
                                          const struct ignore_file **from);
+
+#endif /* TRAWL_IGNORE_H */

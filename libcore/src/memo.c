@@ -1,7 +1,10 @@
 /* trawl — walk memos: storage of the directory entries (see memo.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <string.h>
+#include <time.h>
 
+#include "ignore.h"
 #include "memo.h"
 
 struct memo_key {
@@ -76,10 +79,10 @@ walk_memo_add(struct walk_memo *m, struct memo_dir *d)
   k->len = d->len;
   k->path = d->path; /* lives as long as D, which the table holds */
   const struct memo_dir *old = walk_memo_lookup(m, d->root, d->path, d->len);
-  if (old && old->racy)
+  if (old && old->was.racy)
     m->racy--;
   g_hash_table_replace(m->dirs, k, memo_dir_ref(d));
-  if (d->racy)
+  if (d->was.racy)
     m->racy++;
 }
 
@@ -143,4 +146,92 @@ stamp_equal(const struct stamp *a, const struct stamp *b)
   return a->dev == b->dev && a->ino == b->ino && a->mtime_s == b->mtime_s &&
          a->mtime_ns == b->mtime_ns && a->ctime_s == b->ctime_s && a->ctime_ns == b->ctime_ns &&
          a->size == b->size;
+}
+
+/* ---- the rule: is this directory as recorded? ------------------------------ */
+
+void
+ignore_file_stamps(int at, const char *dir, unsigned has, struct stamp out[2])
+{
+  const size_t dlen = strlen(dir);
+  for (unsigned k = 0; k < IGNORE_FILES; k++) {
+    memset(&out[k], 0, sizeof out[k]);
+    if (!(has & ignore_file_has[k]))
+      continue;
+    const char *name = ignore_file_name[k];
+    char small[512];
+    char *path = small;
+    const size_t need = dlen + 1 + strlen(name) + 1;
+    if (dlen) {
+      if (need > sizeof small)
+        path = g_malloc(need);
+      memcpy(path, dir, dlen);
+      path[dlen] = '/';
+      strcpy(path + dlen + 1, name);
+    }
+    struct stat st;
+    if (fstatat(at, dlen ? path : name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      stamp_of(&out[k], &st, true);
+    if (path != small)
+      g_free(path);
+  }
+}
+
+enum dir_verdict
+dir_check_rules(const struct dir_stamp *was, unsigned has_now, int at, const char *dir)
+{
+  if (was->rules_racy || was->has != has_now)
+    return DIR_RULES_CHANGED;
+  if (!(was->has & (ignore_file_has[0] | ignore_file_has[1])))
+    return DIR_SAME;
+  struct stamp now[IGNORE_FILES];
+  ignore_file_stamps(at, dir, was->has, now);
+  for (unsigned k = 0; k < IGNORE_FILES; k++)
+    if (!stamp_equal(&now[k], &was->ignore[k]))
+      return DIR_RULES_CHANGED;
+  return DIR_SAME;
+}
+
+enum dir_verdict
+dir_check(const struct dir_stamp *was, const struct stat *now, int at, const char *dir)
+{
+  if (!was->st.present) /* a start directory that was not there */
+    return now ? DIR_CHANGED : DIR_SAME;
+  if (was->rules_racy)
+    return DIR_RULES_CHANGED;
+  if (was->racy || now == NULL)
+    return DIR_CHANGED;
+  struct stamp is;
+  stamp_of(&is, now, false);
+  if (!stamp_equal(&is, &was->st))
+    return DIR_CHANGED;
+  /* The same stamp: the same names, so the same `has`. Its ignore files,
+   * edited in place, change no directory's stamp. */
+  return dir_check_rules(was, was->has, at, dir);
+}
+
+void
+racy_from_now(struct timespec *from)
+{
+  struct timespec res = {0, 0};
+  clock_getres(CLOCK_REALTIME_COARSE, &res);
+  const long granule = MAX(2 * res.tv_nsec, 1000000L);
+  clock_gettime(CLOCK_REALTIME, from);
+  from->tv_nsec -= granule;
+  while (from->tv_nsec < 0) {
+    from->tv_nsec += 1000000000L;
+    from->tv_sec--;
+  }
+}
+
+bool
+stamp_racy(const struct stamp *s, const struct timespec *from)
+{
+  if (!s->present)
+    return false;
+  if (s->mtime_s > from->tv_sec || (s->mtime_s == from->tv_sec && s->mtime_ns >= from->tv_nsec))
+    return true;
+  if (s->ctime_s > from->tv_sec || (s->ctime_s == from->tv_sec && s->ctime_ns >= from->tv_nsec))
+    return true;
+  return s->mtime_ns == 0 && s->ctime_ns == 0 && MAX(s->mtime_s, s->ctime_s) + 2 >= from->tv_sec;
 }

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -39,16 +40,62 @@ struct memo_rec {
   uint64_t mask;        /* a result's queries; a subtree's live queries */
 };
 
+/* What a directory was when a walk read it (or passed it on the way to a
+ * start directory): the inputs that the walk's decisions there and below
+ * depend on, apart from the sources outside the walk (cache.c). */
+struct dir_stamp {
+  struct stamp st;      /* present false: a start directory that was not there */
+  unsigned has;         /* HAS_* of ignore.h: ignore files and `.git` in its listing */
+  struct stamp ignore[2]; /* ignore_file_name[k], as read (present false: none) */
+  bool racy;            /* its own stamp too close to the read to be trusted (or a
+                           directory never to be trusted: links followed, a nested
+                           repository) */
+  bool rules_racy;      /* an ignore file's stamp too close to the read */
+};
+
+/* The one rule for "is this directory as recorded?" (docs/cache.md, "When a
+ * directory is read again"), for the walk's replay and the cache's re-check
+ * alike. */
+enum dir_verdict {
+  DIR_SAME,             /* trust the record: same names, same decisions */
+  DIR_CHANGED,          /* read it again */
+  DIR_RULES_CHANGED,    /* read it again, and everything below: its rules changed */
+};
+
+/* Directory WAS now: NOW is its stat, NULL when it is not there or is not a
+ * directory; its ignore files are looked up in directory AT / DIR (DIR ""
+ * for AT itself). */
+enum dir_verdict dir_check(const struct dir_stamp *was, const struct stat *now, int at,
+                           const char *dir);
+
+/* The rules of directory WAS (its ignore files, its `.git`) now, whose
+ * listing or probe shows HAS_NOW, looked up in AT / DIR: DIR_SAME or
+ * DIR_RULES_CHANGED. For a directory read again, or one on the way to a
+ * start directory: whether what was decided below it still stands. */
+enum dir_verdict dir_check_rules(const struct dir_stamp *was, unsigned has_now, int at,
+                                 const char *dir);
+
+/* The stamps of the ignore files HAS names in directory AT / DIR, into OUT
+ * (present false: not there, or not named). */
+void ignore_file_stamps(int at, const char *dir, unsigned has, struct stamp out[2]);
+
+/* Racy stamps (git's racy-timestamp rule): a file changed again within the
+ * clock tick of its last change keeps its stamp. FROM gets the instant
+ * from which stamps read from now on are racy: two ticks of the kernel's
+ * coarse clock (file times come from it), at least 1 ms, before now. */
+void racy_from_now(struct timespec *from);
+
+/* Is S (present) at or after FROM, or in whole seconds (a file system
+ * without finer stamps) within two seconds of it? */
+bool stamp_racy(const struct stamp *s, const struct timespec *from);
+
 struct memo_dir {
   gint refs;
   unsigned root;
   const char *path;     /* relative to the root, "" for the root; in the block */
   size_t len;
   uint64_t live;        /* the queries that read it */
-  struct stamp st;      /* present false: a start directory that was not there */
-  unsigned has;         /* HAS_* of ignore.h: ignore files in its listing */
-  struct stamp ignore[2]; /* .gitignore and .ignore, as read (present false: not read) */
-  bool racy;            /* stamped too close to the read to be trusted */
+  struct dir_stamp was;
   bool start;           /* a start directory: opened from the root component by component */
   bool way;             /* not read: a directory on the way to a start directory, recorded
                            for its ignore files (no records) */

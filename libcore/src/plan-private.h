@@ -126,7 +126,7 @@ bool plan_patterns(trawl_plan *plan, GError **error);
 
 /* A cache file's header (cache.c has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 3u
+#define CACHE_FORMAT 4u
 #define HEADER_SIZE 56
 
 /* Test hook (tests/fuzz/fuzz_cache.c): load cache file PATH as a run does

@@ -1228,20 +1228,12 @@ memo_of(const struct item *it, const struct node *node)
   return d;
 }
 
-/* What a memo entry says of a directory besides its records. */
-struct memo_head {
-  struct stamp st;
-  unsigned has;
-  struct stamp ignore[2];
-  bool racy;
-};
-
 /* Turn the records of directory IT, just read, into its node, publish it at
  * its slot, and queue its subdirectories, the first in order on top. For
  * the next walk's memo: the entry REPLAYED (a reference) if the records
  * came from one, else a new one with HEAD, if there is a memo to make. */
 static void
-finish_node(struct worker *wk, struct item *it, const struct memo_head *head,
+finish_node(struct worker *wk, struct item *it, const struct dir_stamp *head,
             struct memo_dir *replayed)
 {
   struct node **slot = it->slot;
@@ -1268,11 +1260,7 @@ finish_node(struct worker *wk, struct item *it, const struct memo_head *head,
     g_ptr_array_add(wk->memos, replayed);
   } else if (head) {
     struct memo_dir *d = memo_of(it, node);
-    d->st = head->st;
-    d->has = head->has;
-    d->ignore[0] = head->ignore[0];
-    d->ignore[1] = head->ignore[1];
-    d->racy = head->racy;
+    d->was = *head;
     g_ptr_array_add(wk->memos, d);
   }
   /* Slots are empty before the node is seen by the printing thread. */
@@ -1378,39 +1366,15 @@ report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
 
 /* ---- memos: the last walk's directories, trusted by their stamps ----- */
 
-/* Is stamp S too close to the walk to be trusted next time? A change made
- * after the directory was read, in the same clock tick as the change before
- * it, leaves the stamp as it was (git's racy timestamps). Whole seconds are
- * the mark of a file system that keeps no finer stamps: two seconds then. */
-static bool
-stamp_racy(const struct run *run, const struct stamp *s)
+/* Record in D the rules directory FD holds, as HAS says (its listing, or a
+ * probe): which, and the stamps of its ignore files, racy or not. */
+static void
+record_rules(const struct run *run, int fd, unsigned has, struct dir_stamp *d)
 {
-  const struct timespec *t = &run->racy_from;
-  if (s->mtime_s > t->tv_sec || (s->mtime_s == t->tv_sec && s->mtime_ns >= t->tv_nsec))
-    return true;
-  if (s->ctime_s > t->tv_sec || (s->ctime_s == t->tv_sec && s->ctime_ns >= t->tv_nsec))
-    return true;
-  return s->mtime_ns == 0 && s->ctime_ns == 0 && s->ctime_s + 2 >= t->tv_sec;
-}
-
-static const char *const ignore_names[2] = {".gitignore", ".ignore"};
-
-/* The stamps of directory FD's ignore files that HAS says exist, into OUT;
- * false if one is racy. */
-static bool
-ignore_stamps(const struct run *run, int fd, unsigned has, struct stamp out[2])
-{
-  bool ok = true;
-  for (unsigned k = 0; k < 2; k++) {
-    memset(&out[k], 0, sizeof out[k]);
-    struct stat st;
-    if ((has & (k ? HAS_DOTIGNORE : HAS_GITIGNORE)) &&
-        fstatat(fd, ignore_names[k], &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      stamp_of(&out[k], &st, true);
-      ok = ok && !stamp_racy(run, &out[k]);
-    }
-  }
-  return ok;
+  d->has = has;
+  ignore_file_stamps(fd, "", has, d->ignore);
+  d->rules_racy = stamp_racy(&d->ignore[0], &run->racy_from) ||
+                  stamp_racy(&d->ignore[1], &run->racy_from);
 }
 
 /* Record that start directory IT was not there: its appearing is a change. */
@@ -1424,9 +1388,9 @@ memo_missing(struct worker *wk, const struct item *it)
 }
 
 /* Replay directory IT from the last walk's memo when its stamp (and its
- * ignore files') say it is as it was then: its results and subdirectories
- * as recorded, without reading it. False, with nothing done, when it must
- * be read; IT->fresh set when an ignore file of its own changed, so that
+ * ignore files') say it is as it was then (dir_check()): its results and
+ * subdirectories as recorded, without reading it. False, with nothing done,
+ * when it must be read; IT->fresh set when its own rules changed, so that
  * nothing below is replayed either. */
 static bool
 replay(struct worker *wk, struct item *it)
@@ -1436,67 +1400,56 @@ replay(struct worker *wk, struct item *it)
   if (run->memo_old == NULL || it->fresh || (it->start && o->follow))
     return false;
   const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
-  if (m == NULL || m->racy || m->way || m->live != it->live)
+  if (m == NULL || m->way || m->live != it->live)
     return false;
-  /* The stamp, of the directory the walk would open: a start directory
-   * component by component, as open_start() does. */
+  /* The directory the walk would open: a start directory component by
+   * component, as open_start() does. One with rules of its own — ignore
+   * files, or the `.git` that makes it the top of a work tree, whose
+   * info/exclude and excludes file apply below and without which no
+   * `.gitignore` below is read — is opened, to enter them as a walk reading
+   * it would: a directory below may be read, and must see the rules a fresh
+   * walk does. */
   const int root_fd = run->root_fds[it->root];
+  struct ignore_ctx *igc = run->ig ? &run->ig[it->root] : NULL;
+  const unsigned rules_here = igc ? m->was.has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT) : 0;
   int fd = -1;
+  if (it->start)
+    fd = open_start(run, it);
+  else if (rules_here)
+    fd = it->len ? open_relative(root_fd, it->path,
+                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                 (it->via_link ? 0 : O_NOFOLLOW))
+                 : fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
   struct stat st;
   bool ok;
-  if (it->len == 0) {
+  if (fd >= 0)
+    ok = fstat(fd, &st) == 0;
+  else if (it->start || rules_here)
+    ok = false;
+  else if (it->len == 0)
     ok = fstat(root_fd, &st) == 0;
-  } else if (it->start) {
-    fd = open_start(run, it);
-    ok = fd >= 0 && fstat(fd, &st) == 0;
-  } else {
+  else
     ok = fstatat(root_fd, it->path, &st, it->via_link ? 0 : AT_SYMLINK_NOFOLLOW) == 0;
-  }
-  struct stamp now;
-  if (ok)
-    stamp_of(&now, &st, false);
-  if (!m->st.present && (!ok || !S_ISDIR(st.st_mode))) {
-    /* A start directory that was not there, and still is not. */
+  const enum dir_verdict verdict =
+      dir_check(&m->was, ok && S_ISDIR(st.st_mode) ? &st : NULL, fd >= 0 ? fd : root_fd,
+                fd >= 0 ? "" : it->path);
+  if (verdict != DIR_SAME) {
     if (fd >= 0)
       close(fd);
+    it->fresh = verdict == DIR_RULES_CHANGED;
+    return false;
+  }
+  if (!m->was.st.present) {
+    /* A start directory that was not there, and still is not. */
     if (run->memo_out)
       g_ptr_array_add(wk->memos, memo_dir_ref(m));
     wk->stats.dirs_reused++;
     return true;
   }
-  if (!ok || !S_ISDIR(st.st_mode) || !stamp_equal(&now, &m->st)) {
-    if (fd >= 0)
-      close(fd);
-    return false;
-  }
-  /* Its own ignore files, edited in place, change no directory's stamp.
-   * And whatever it holds that decides below it — ignore files, or the
-   * `.git` that makes it the top of a work tree (whose info/exclude and
-   * excludes file apply below, and without which no `.gitignore` below is
-   * read) — is entered as a walk reading it would: a directory below may
-   * be read, and must see the same rules a fresh walk does. */
-  struct ignore_ctx *igc = run->ig ? &run->ig[it->root] : NULL;
   struct ignore_frame *frame = NULL;
-  const unsigned rules_here = igc ? m->has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT) : 0;
-  if (rules_here && fd < 0)
-    fd = it->len ? open_relative(root_fd, it->path,
-                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-                                 (it->via_link ? 0 : O_NOFOLLOW))
-                 : fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
-  if (rules_here && fd < 0)
-    return false; /* read it: the read tells why it cannot be */
-  if (rules_here & (HAS_GITIGNORE | HAS_DOTIGNORE)) {
-    struct stamp ign[2];
-    if (!ignore_stamps(run, fd, m->has, ign) || !stamp_equal(&ign[0], &m->ignore[0]) ||
-        !stamp_equal(&ign[1], &m->ignore[1])) {
-      close(fd);
-      it->fresh = true;
-      return false;
-    }
-  }
   if (igc) {
     size_t base = igc->plen + it->len + (it->len ? 1 : 0);
-    frame = rules_here ? ignore_frame_enter(igc, it->ig, fd, it->path, base, m->has)
+    frame = rules_here ? ignore_frame_enter(igc, it->ig, fd, it->path, base, m->was.has)
                        : ignore_frame_ref(it->ig);
   }
   if (fd >= 0)
@@ -1576,7 +1529,7 @@ process(struct worker *wk, struct item *it)
   }
   struct chain *here = NULL;
   /* For the next walk's memo: the stamp before the listing is read. */
-  struct memo_head head;
+  struct dir_stamp head;
   bool memo = run->memo_out != NULL && run->sorted;
   if (o->follow || o->one_file_system || memo) {
     struct stat st;
@@ -1586,7 +1539,7 @@ process(struct worker *wk, struct item *it)
       if (memo) {
         memset(&head, 0, sizeof head);
         stamp_of(&head.st, &st, false);
-        head.racy = stamp_racy(run, &head.st);
+        head.racy = stamp_racy(&head.st, &run->racy_from);
       }
       if (o->one_file_system && st.st_dev != run->root_devs[it->root]) {
         close(fd);
@@ -1658,43 +1611,25 @@ process(struct worker *wk, struct item *it)
   const bool skip_dotgit = igc && (o->ignore & TRAWL_IGNORE_VCS);
   if (igc) {
     unsigned has = 0;
-    for (size_t i = 0; i < n; i++) {
-      const char *name = names + ents[i].name_off;
-      if (name[0] != '.')
-        continue;
-      if (strcmp(name, ".gitignore") == 0)
-        has |= HAS_GITIGNORE;
-      else if (strcmp(name, ".ignore") == 0)
-        has |= HAS_DOTIGNORE;
-      else if (strcmp(name, ".git") == 0 && ents[i].type != DT_LNK)
-        has |= HAS_DOTGIT;
-    }
+    for (size_t i = 0; i < n; i++)
+      if (names[ents[i].name_off] == '.')
+        has |= ignore_has_of(names + ents[i].name_off, ents[i].name_len, ents[i].type == DT_LNK);
     frame = has ? ignore_frame_enter(igc, it->ig, fd, it->path, base, has)
                 : ignore_frame_ref(it->ig);
+    /* A nested repository's rules come from inside its .git as well:
+     * never trusted. (The top's are the cache's to check.) */
     const bool nested_repo = (has & HAS_DOTGIT) && !(it->len == 0 && igc->plen == 0);
-    if (memo || (run->memo_old && !it->fresh)) {
-      struct memo_head now;
-      memset(&now, 0, sizeof now);
-      now.has = has;
-      bool steady = ignore_stamps(run, fd, has, now.ignore);
-      if (memo) {
-        head.has = has;
-        head.ignore[0] = now.ignore[0];
-        head.ignore[1] = now.ignore[1];
-        /* A nested repository's rules come from inside its .git as well:
-         * never trusted. (The top's are the cache's to check.) */
-        head.racy = head.racy || !steady || nested_repo;
-      }
-      /* Read again, for whatever reason: if its own rules are not those the
-       * last walk decided below it with, nothing below is replayed. */
-      if (run->memo_old && !it->fresh) {
-        const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
-        const unsigned mine = HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT;
-        if (nested_repo || (m && (((m->has ^ has) & mine) || !stamp_equal(&m->ignore[0], &now.ignore[0]) ||
-                                  !stamp_equal(&m->ignore[1], &now.ignore[1]))) ||
-            (m == NULL && (has & mine)))
-          it->fresh = true;
-      }
+    if (memo) {
+      record_rules(run, fd, has, &head);
+      head.racy = head.racy || nested_repo;
+    }
+    /* Read again, for whatever reason: if its own rules are not those the
+     * last walk decided below it with, nothing below is replayed. */
+    if (run->memo_old && !it->fresh) {
+      const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
+      if (nested_repo || (m ? dir_check_rules(&m->was, has, fd, "") != DIR_SAME
+                            : (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0))
+        it->fresh = true;
     }
   }
 
@@ -2085,24 +2020,19 @@ way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsig
   const bool record = run->memo_out && run->sorted;
   if (!record && run->memo_old == NULL)
     return true; /* no cache: nothing to stamp */
-  struct stamp ignore[2];
-  const bool steady = ignore_stamps(run, fd, *has, ignore);
   struct stat st;
   if (record && fstat(fd, &st) == 0) {
     struct memo_dir *d = memo_dir_new(r, path, len, 0, 0);
     d->way = true;
-    stamp_of(&d->st, &st, false);
-    d->has = *has;
-    d->ignore[0] = ignore[0];
-    d->ignore[1] = ignore[1];
-    d->racy = stamp_racy(run, &d->st) || !steady;
+    stamp_of(&d->was.st, &st, false);
+    d->was.racy = stamp_racy(&d->was.st, &run->racy_from);
+    record_rules(run, fd, *has, &d->was);
     g_ptr_array_add(run->workers[0].memos, d);
   }
   if (run->memo_old == NULL)
     return true;
   const struct memo_dir *m = walk_memo_lookup(run->memo_old, r, path, len);
-  return m && !m->racy && m->has == *has && stamp_equal(&m->ignore[0], &ignore[0]) &&
-         stamp_equal(&m->ignore[1], &ignore[1]);
+  return m && dir_check_rules(&m->was, *has, fd, "") == DIR_SAME;
 }
 
 /* The ignore rules for start directory D of root R, read from the root
@@ -2253,16 +2183,7 @@ walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error
     run.memo_out = w->memo_out;
   }
   if (run.memo_out) {
-    /* Stamps from one clock tick (two, to be safe) before now on are racy. */
-    struct timespec res = {0, 0};
-    clock_getres(CLOCK_REALTIME_COARSE, &res);
-    long granule = MAX(2 * res.tv_nsec, 1000000L);
-    clock_gettime(CLOCK_REALTIME, &run.racy_from);
-    run.racy_from.tv_nsec -= granule;
-    while (run.racy_from.tv_nsec < 0) {
-      run.racy_from.tv_nsec += 1000000000L;
-      run.racy_from.tv_sec--;
-    }
+    racy_from_now(&run.racy_from);
     g_hash_table_remove_all(run.memo_out->dirs);
     run.memo_out->racy = 0;
   }
