@@ -156,10 +156,12 @@ def main(argv):
             with open(full, "w") as f:
                 f.write(original)
         print("== %s: %d failed" % (name, len(failed)))
-        for f in failed[:12]:
-            print("   " + f)
-        if len(failed) > 12:
-            print("   ... and %d more" % (len(failed) - 12))
+        by_suite = {}
+        for f in failed:
+            by_suite.setdefault(f.split(" ", 1)[0], []).append(f.split(" ", 1)[-1])
+        for suite, names in by_suite.items():
+            more = " and %d more" % (len(names) - 4) if len(names) > 4 else ""
+            print("   %s %d: %s%s" % (suite, len(names), ", ".join(names[:4]), more))
         sys.stdout.flush()
         if not failed:
             survivors.append(name)

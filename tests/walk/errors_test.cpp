@@ -128,20 +128,27 @@ TEST_F(Unreadable, LiteralRoot)
 // the walk prints it: relative, without "./".
 TEST_F(Unreadable, DefaultRootMessage)
 {
-  AsNobody nobody;
-  if (!nobody.ok())
-    GTEST_SKIP() << "running as root and cannot become nobody: " << nobody.why();
-  if (!enforced())
-    GTEST_SKIP() << "permissions are not enforced for this process";
-  char *cwd = g_get_current_dir();
-  ASSERT_EQ(chdir(tmp_.path().c_str()), 0);
-  Query q;
-  q.includes = {"**/*.c"};
-  q.opt.threads = 1;
-  q.compile_all();
-  Outcome o = walk_collect(q, {});
-  EXPECT_EQ(chdir(cwd), 0);
-  g_free(cwd);
+  // Back to the directory the test started in by its descriptor, once root
+  // again: nobody may not be allowed into it (a clone in a `mktemp -d`
+  // directory, mode 0700).
+  const int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(cwd, 0);
+  Outcome o;
+  {
+    AsNobody nobody;
+    if (!nobody.ok())
+      GTEST_SKIP() << "running as root and cannot become nobody: " << nobody.why();
+    if (!enforced())
+      GTEST_SKIP() << "permissions are not enforced for this process";
+    ASSERT_EQ(chdir(tmp_.path().c_str()), 0);
+    Query q;
+    q.includes = {"**/*.c"};
+    q.opt.threads = 1;
+    q.compile_all();
+    o = walk_collect(q, {});
+  }
+  EXPECT_EQ(fchdir(cwd), 0);
+  close(cwd);
   ASSERT_TRUE(o.ok);
   EXPECT_EQ(o.paths, (std::vector<std::string>{"a.c", "open/b.c", "open/deep/c.c", "z/f.c"}));
   std::vector<std::string> messages;
