@@ -22,7 +22,8 @@
 #include <time.h>
 
 #include "trawl/trawl.h"
-#include "walk-private.h"
+#include "walk-shared.h"
+#include "walk-testing.h"
 
 static double
 now_us(void)

@@ -7,7 +7,7 @@
 
 #include "trawl/plan.h"
 #include "memo.h"
-#include "walk-private.h"
+#include "walk-shared.h"
 
 G_BEGIN_DECLS
 

@@ -50,7 +50,8 @@
 
 // The private header is C without linkage markers of its own.
 extern "C" {
-#include "walk-private.h"
+#include "walk-shared.h"
+#include "walk-testing.h"
 }
 
 namespace walktest {

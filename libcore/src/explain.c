@@ -1,0 +1,201 @@
+/* trawl — `trawl explain`: why a path is, or is not, a result (trawl/walk.h).
+ *
+ * The path is followed from the root component by component, as a walk
+ * would reach it, asking at each step the questions the walk asks — hidden,
+ * `.git`, depth, a link, pruned by the includes, closed by an exclude,
+ * ignored by a rule (reading each directory's ignore files on the way) — and
+ * at the path itself whether its type is wanted and which include and
+ * exclude match. The first reason that fails stands.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "walk-run.h"
+
+void
+trawl_explanation_clear(trawl_explanation *e)
+{
+  g_free(e->directory);
+  g_free(e->ignore_source);
+  g_free(e->ignore_pattern);
+  g_free(e->ignore_match);
+  memset(e, 0, sizeof *e);
+}
+
+static void
+explain_fail(trawl_explanation *e, TrawlExplainReason reason, const char *dir)
+{
+  if (e->reason != TRAWL_EXPLAIN_INCLUDED)
+    return; /* the first failure stands */
+  e->reason = reason;
+  if (dir)
+    e->directory = g_strdup(dir);
+}
+
+static void
+explain_rule(trawl_explanation *e, const struct ignore_rule *r, const struct ignore_file *from,
+             const char *match)
+{
+  e->ignore_source = g_strdup(from->source);
+  e->ignore_line = r->line;
+  e->ignore_pattern = g_strdup(r->shown);
+  e->ignore_negated = r->negated;
+  e->ignore_match = g_strdup(match);
+}
+
+bool
+trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, GError **error)
+{
+  memset(out, 0, sizeof *out);
+  g_return_val_if_fail(!w->shared, false);
+  const struct query *q = w->queries->pdata[0];
+  if (w->roots->len == 0)
+    trawl_walker_add_root(w, ".");
+  const char *root = w->roots->pdata[0];
+  int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) {
+    g_set_error(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT, "%s: %s", root, g_strerror(errno));
+    return false;
+  }
+  const trawl_walk_options *o = &w->opt;
+  /* The path as the walk would spell it: no "./", no empty components. */
+  GString *norm = g_string_new(NULL);
+  char **parts = g_strsplit(path, "/", -1);
+  for (char **p = parts; *p; p++) {
+    if (**p == '\0' || strcmp(*p, ".") == 0)
+      continue;
+    if (norm->len)
+      g_string_append_c(norm, '/');
+    g_string_append(norm, *p);
+  }
+  g_strfreev(parts);
+
+  struct ignore_ctx igc;
+  const bool use_ig = o->ignore || w->ignore_files->len;
+  if (use_ig)
+    ignore_ctx_init(&igc, o->ignore, root_fd, root, w->ignore_files->len ? w->ignore_files : NULL,
+                    NULL, NULL);
+  struct ignore_frame *frame = use_ig ? ignore_frame_ref(igc.above) : NULL;
+  const bool vcs = use_ig && (o->ignore & TRAWL_IGNORE_VCS);
+  GString *m = g_string_new(use_ig ? igc.prefix : "");
+  const size_t plen = m->len;
+  bool ignored_above = false;
+  out->reason = TRAWL_EXPLAIN_INCLUDED;
+
+  int depth = 0;
+  size_t len = norm->len;
+  for (size_t i = 0; i <= len; i++) {
+    if (i > 0 && i < len && norm->str[i] != '/')
+      continue;
+    /* norm[0..i): the root (i == 0), a directory above the path, or the path. */
+    const bool last = i == len;
+    char *rel = g_strndup(norm->str, i);
+    const char *slash = strrchr(rel, '/');
+    const char *name = slash ? slash + 1 : rel;
+    struct stat st;
+    bool exists = i == 0 || fstatat(root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    bool is_dir = i == 0 || (exists && S_ISDIR(st.st_mode));
+    if (i > 0) {
+      depth++;
+      if (last && !exists) {
+        explain_fail(out, TRAWL_EXPLAIN_MISSING, NULL);
+      } else if (last) {
+        out->type = S_ISDIR(st.st_mode) ? TRAWL_ENTRY_DIR
+                    : S_ISLNK(st.st_mode) ? TRAWL_ENTRY_SYMLINK : TRAWL_ENTRY_FILE;
+      }
+      if (!query_shows(q, name, strlen(name)))
+        explain_fail(out, TRAWL_EXPLAIN_HIDDEN, last ? NULL : rel);
+      if (vcs && strcmp(name, ".git") == 0)
+        explain_fail(out, TRAWL_EXPLAIN_GIT_DIR, last ? NULL : rel);
+      if (o->max_depth >= 0 && depth > o->max_depth)
+        explain_fail(out, TRAWL_EXPLAIN_DEPTH, NULL);
+      if (!last && exists && S_ISLNK(st.st_mode)) {
+        struct stat target;
+        if (!o->follow || fstatat(root_fd, rel, &target, 0) != 0 || !S_ISDIR(target.st_mode))
+          explain_fail(out, TRAWL_EXPLAIN_LINK, rel);
+        else
+          is_dir = true;
+      }
+      if (!last) {
+        const trawl_pattern *x = closing_exclude(q, rel, i, true);
+        bool wanted = q->includes->len == 0;
+        for (guint k = 0; k < q->includes->len && !wanted; k++)
+          wanted = trawl_pattern_may_match_below(q->includes->pdata[k], rel, i);
+        if (!wanted)
+          explain_fail(out, TRAWL_EXPLAIN_PRUNED, rel);
+        if (x) {
+          if (out->reason == TRAWL_EXPLAIN_INCLUDED)
+            out->exclude = x;
+          explain_fail(out, TRAWL_EXPLAIN_EXCLUDED, rel);
+        }
+      }
+      /* The ignore verdict, from the rules of the directories above. */
+      if (use_ig && !ignored_above && exists) {
+        g_string_truncate(m, plen);
+        g_string_append(m, rel);
+        const struct ignore_file *from = NULL;
+        const struct ignore_rule *r = ignore_verdict(&igc, frame, m->str, m->len,
+                                                     S_ISDIR(st.st_mode), &from);
+        if (r && (!r->negated || last))
+          explain_rule(out, r, from, rel);
+        if (r && !r->negated) {
+          ignored_above = true;
+          explain_fail(out, TRAWL_EXPLAIN_IGNORED, last ? NULL : rel);
+        }
+      }
+    }
+    if (!last && use_ig && !ignored_above && is_dir) {
+      int fd = i == 0 ? dup(root_fd) : openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd >= 0) {
+        struct ignore_frame *next = ignore_frame_enter(&igc, frame, fd, rel,
+                                                       plen + (i ? i + 1 : 0), ignore_probe(fd));
+        ignore_frame_unref(frame);
+        frame = next;
+        close(fd);
+      }
+    }
+    if (last && exists) {
+      unsigned kind = out->type;
+      bool wanted = (o->types & kind) ||
+                    (kind == TRAWL_ENTRY_SYMLINK && (o->types & TRAWL_ENTRY_FILE));
+      if (o->follow && kind == TRAWL_ENTRY_SYMLINK) {
+        struct stat target;
+        if (fstatat(root_fd, rel, &target, 0) == 0)
+          wanted = o->types & (S_ISDIR(target.st_mode) ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE);
+      }
+      if (!wanted)
+        explain_fail(out, TRAWL_EXPLAIN_TYPE, NULL);
+      for (guint k = 0; k < q->includes->len && out->include == NULL; k++)
+        if (trawl_pattern_match(q->includes->pdata[k], rel, i))
+          out->include = q->includes->pdata[k];
+      if (q->includes->len > 0 && out->include == NULL)
+        explain_fail(out, TRAWL_EXPLAIN_NOT_INCLUDED, NULL);
+      const trawl_pattern *x = closing_exclude(q, rel, i, false);
+      if (x && out->exclude == NULL) {
+        if (out->reason == TRAWL_EXPLAIN_INCLUDED)
+          out->exclude = x;
+        explain_fail(out, TRAWL_EXPLAIN_EXCLUDED, NULL);
+      }
+    }
+    g_free(rel);
+  }
+  if (len == 0)
+    explain_fail(out, TRAWL_EXPLAIN_NOT_INCLUDED, NULL); /* the root itself is never a result */
+  out->selected = out->reason == TRAWL_EXPLAIN_INCLUDED;
+  ignore_frame_unref(frame);
+  if (use_ig)
+    ignore_ctx_clear(&igc);
+  g_string_free(m, TRUE);
+  g_string_free(norm, TRUE);
+  close(root_fd);
+  return true;
+}
