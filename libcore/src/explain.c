@@ -5,7 +5,10 @@
  * `.git`, depth, a link, pruned by the includes, closed by an exclude,
  * ignored by a rule (reading each directory's ignore files on the way) — and
  * at the path itself whether its type is wanted and which include and
- * exclude match. The first reason that fails stands.
+ * exclude match. The first reason that fails stands. The questions go to the
+ * query tables the walk itself uses (query.h: shown_mask, depth_masks,
+ * query_wants with its prune index, the type masks, select_mask); only
+ * which pattern decided is looked up here, for the answer to name it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,6 +70,10 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
     return false;
   }
   const trawl_walk_options *o = &w->opt;
+  struct qtab qt;
+  qtab_init(&qt, w->queries, w->patset_min);
+  GArray *hits = g_array_new(FALSE, FALSE, sizeof(guint));
+  const uint64_t self = QBIT(0);
   /* The path as the walk would spell it: no "./", no empty components. */
   GString *norm = g_string_new(NULL);
   char **parts = g_strsplit(path, "/", -1);
@@ -112,11 +119,13 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
         out->type = S_ISDIR(st.st_mode) ? TRAWL_ENTRY_DIR
                     : S_ISLNK(st.st_mode) ? TRAWL_ENTRY_SYMLINK : TRAWL_ENTRY_FILE;
       }
-      if (!query_shows(q, name, strlen(name)))
+      if (shown_mask(&qt, name, strlen(name), self) == 0)
         explain_fail(out, TRAWL_EXPLAIN_HIDDEN, last ? NULL : rel);
       if (vcs && strcmp(name, ".git") == 0)
         explain_fail(out, TRAWL_EXPLAIN_GIT_DIR, last ? NULL : rel);
-      if (o->max_depth >= 0 && depth > o->max_depth)
+      uint64_t report_at, descend_at;
+      depth_masks(&qt, depth, self, &report_at, &descend_at);
+      if (report_at == 0)
         explain_fail(out, TRAWL_EXPLAIN_DEPTH, NULL);
       if (!last && exists && S_ISLNK(st.st_mode)) {
         struct stat target;
@@ -127,10 +136,7 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
       }
       if (!last) {
         const trawl_pattern *x = closing_exclude(q, rel, i, true);
-        bool wanted = q->includes->len == 0;
-        for (guint k = 0; k < q->includes->len && !wanted; k++)
-          wanted = trawl_pattern_may_match_below(q->includes->pdata[k], rel, i);
-        if (!wanted)
+        if (!query_wants(q, rel, i))
           explain_fail(out, TRAWL_EXPLAIN_PRUNED, rel);
         if (x) {
           if (out->reason == TRAWL_EXPLAIN_INCLUDED)
@@ -165,21 +171,26 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
     }
     if (last && exists) {
       unsigned kind = out->type;
-      bool wanted = (o->types & kind) ||
-                    (kind == TRAWL_ENTRY_SYMLINK && (o->types & TRAWL_ENTRY_FILE));
+      const unsigned k = kind == TRAWL_ENTRY_DIR ? KIND_DIR
+                         : kind == TRAWL_ENTRY_SYMLINK ? KIND_SYMLINK : KIND_FILE;
+      bool wanted = (qt.types[k] & self) != 0;
       if (o->follow && kind == TRAWL_ENTRY_SYMLINK) {
         struct stat target;
         if (fstatat(root_fd, rel, &target, 0) == 0)
-          wanted = o->types & (S_ISDIR(target.st_mode) ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE);
+          wanted = (qt.types[S_ISDIR(target.st_mode) ? KIND_DIR : KIND_FILE] & self) != 0;
       }
       if (!wanted)
         explain_fail(out, TRAWL_EXPLAIN_TYPE, NULL);
-      for (guint k = 0; k < q->includes->len && out->include == NULL; k++)
-        if (trawl_pattern_match(q->includes->pdata[k], rel, i))
-          out->include = q->includes->pdata[k];
-      if (q->includes->len > 0 && out->include == NULL)
+      /* Selected as the walk selects (select_mask's two halves), then the
+       * pattern that decided, named. */
+      const bool included = ((self & ~qt.inc.all) | patlist_match(&qt.inc, rel, i, self, hits)) != 0;
+      for (guint p = 0; included && p < q->includes->len && out->include == NULL; p++)
+        if (trawl_pattern_match(q->includes->pdata[p], rel, i))
+          out->include = q->includes->pdata[p];
+      if (!included)
         explain_fail(out, TRAWL_EXPLAIN_NOT_INCLUDED, NULL);
-      const trawl_pattern *x = closing_exclude(q, rel, i, false);
+      const bool excluded = patlist_match(&qt.exc, rel, i, self, hits) != 0;
+      const trawl_pattern *x = excluded ? closing_exclude(q, rel, i, false) : NULL;
       if (x && out->exclude == NULL) {
         if (out->reason == TRAWL_EXPLAIN_INCLUDED)
           out->exclude = x;
@@ -191,6 +202,8 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
   if (len == 0)
     explain_fail(out, TRAWL_EXPLAIN_NOT_INCLUDED, NULL); /* the root itself is never a result */
   out->selected = out->reason == TRAWL_EXPLAIN_INCLUDED;
+  g_array_free(hits, TRUE);
+  qtab_clear(&qt);
   ignore_frame_unref(frame);
   if (use_ig)
     ignore_ctx_clear(&igc);

@@ -1109,6 +1109,13 @@ derive_roots(trawl_pattern *p)
           g_string_append_c(r, '/');
         g_string_append_len(r, p->lits + c->lit_off, c->lit_len);
       }
+      /* A walk started in a directory never sees the directory itself: one
+       * the pattern matches (bazel's "src/ **" matches "src") starts from
+       * its parent. */
+      if (k > 0 && trawl_pattern_match(p, r->str, r->len)) {
+        const char *slash = strrchr(r->str, '/');
+        g_string_truncate(r, slash ? (gsize)(slash - r->str) : 0);
+      }
       g_ptr_array_add(roots, g_string_free(r, FALSE));
     }
     if (p->icase)

@@ -145,14 +145,6 @@ query_opens(const struct query *q, const char *path, size_t len)
   return query_wants(q, path, len) && closing_exclude(q, path, len, true) == NULL;
 }
 
-/* A hidden name is visited only with options.hidden or when an include
- * names it. */
-bool
-query_shows(const struct query *q, const char *name, size_t len)
-{
-  return q->hidden || name[0] != '.' || names_hidden(q->includes, name, len);
-}
-
 static void
 patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigned set_min)
 {

@@ -116,14 +116,14 @@ void starts_plan(struct qtab *t, GPtrArray *tops, GArray *masks);
 uint64_t open_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits,
                    struct buf *scratch);
 
-/* One query's questions, for `trawl explain`: does include or exclude list
- * PATS name hidden entry NAME; which exclude of Q matches PATH (or, for a
- * directory, covers everything below it), or NULL; may Q's includes match
- * below directory PATH; does Q see entry NAME (hidden or not). */
+/* One query's questions (the walk's masks ask them; `trawl explain` asks
+ * them of its one query): does include or exclude list PATS name hidden
+ * entry NAME; which exclude of Q matches PATH (or, for a directory, covers
+ * everything below it), or NULL; may Q's includes match below directory
+ * PATH (through its prune index while a run has made one). */
 bool names_hidden(const GPtrArray *pats, const char *name, size_t len);
 const trawl_pattern *closing_exclude(const struct query *q, const char *path, size_t len, bool dir);
 bool query_wants(const struct query *q, const char *path, size_t len);
-bool query_shows(const struct query *q, const char *name, size_t len);
 
 /* Does PATH (LEN bytes) end with X (always, when X is empty)? Inline: the
  * suffixes are short and a call to memcmp cost as much as the compare. */
