@@ -50,6 +50,8 @@ def _trawl_tool_impl(rctx):
     top = str(rctx.path(rctx.attr._checkout).dirname)
     cc = rctx.attr.cc
     if rctx.attr.trawl:
+        if not rctx.attr.trawl.startswith("/") or not rctx.path(rctx.attr.trawl).exists:
+            fail("trawl_repositories(trawl = %r): not an absolute path of an existing file" % rctx.attr.trawl)
         rctx.symlink(rctx.attr.trawl, "trawl")
     else:
         srcs = _sources(rctx, top, "libcore/src") + _sources(rctx, top, "plugins/cli")
@@ -91,6 +93,7 @@ def _trawl_index_impl(rctx):
     workspace = rctx.read(marker).strip()
     state = "%s/%s" % (workspace, _STATE)
     _fail_on(rctx.execute(["mkdir", "-p", state]), "mkdir " + state)
+    was_package = rctx.path(state + "/BUILD.bazel").exists
     for name, text in [("BUILD.bazel", _STATE_BUILD), (".gitignore", "*\n"), ("stamp", "")]:
         # A repository rule writes only below its own directory: copied.
         if not rctx.path("%s/%s" % (state, name)).exists:
@@ -98,7 +101,12 @@ def _trawl_index_impl(rctx):
             _fail_on(rctx.execute(["cp", "state." + name, "%s/%s" % (state, name)]), "writing " + state)
 
     # Read by label: Bazel runs this rule again when the wrapper rewrites it.
-    rctx.read(Label("@//%s:stamp" % _STATE))
+    # A label needs the package to exist when Bazel first looks for it, which
+    # a command may have done already (`//...`) if .trawl/ is new: then this
+    # run goes without, and the next start of Bazel reads it (the wrapper
+    # makes .trawl/ before Bazel starts, so with it this never happens).
+    if was_package:
+        rctx.read(Label("@//%s:stamp" % _STATE))
 
     # .bazelignore too, when a label can name it (the top must be a package).
     ignore = rctx.path(workspace + "/.bazelignore")
