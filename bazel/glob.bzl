@@ -314,7 +314,7 @@ def _remove_excludes(paths, excludes):
             out.append(p)
     return out
 
-def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty = True, gitignore = False):
+def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty = True, *, gitignore = False):
     """native.glob()'s answer, from the workspace index; with gitignore = True,
     less what git ignores."""
     _check_strings(include, "include")

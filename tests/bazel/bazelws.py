@@ -112,22 +112,28 @@ def debug_lines(stderr, tag):
 
 def error_blocks(stderr, root):
     """The errors of a --keep_going run, by package: {package: text}. A
-    block starts at 'ERROR: ROOT/PKG/BUILD:' and runs to the next line that
-    starts with 'ERROR:', 'DEBUG:', 'INFO:' or 'WARNING:'."""
+    block starts at a line 'ERROR: ...' and runs to the next line that starts
+    with 'ERROR:', 'DEBUG:', 'INFO:' or 'WARNING:'; its package is the first
+    ROOT/PKG/BUILD it names (a traceback's 'File "..."' line)."""
     blocks = {}
-    cur = None
-    prefix = b"ERROR: " + os.fsencode(root) + b"/"
+    pkg_re = re.compile(re.escape(os.fsencode(root)) + rb"/(.*?)/?BUILD(?:\.bazel)?[\":]")
+    cur = []
+    def flush():
+        if cur and cur[0].startswith(b"ERROR:"):
+            for line in cur:
+                m = pkg_re.search(line)
+                if m:
+                    pkg = m.group(1).decode("latin-1")
+                    blocks[pkg] = blocks.get(pkg, "") + b"\n".join(cur).decode("latin-1") + "\n"
+                    break
     for line in stderr.split(b"\n"):
-        if line.startswith(prefix) and b"/BUILD:" in line:
-            pkg = line[len(prefix):line.index(b"/BUILD:")].decode("latin-1")
-            cur = pkg
-            blocks.setdefault(cur, [])
-            blocks[cur].append(line.decode("latin-1"))
-        elif line.startswith((b"ERROR:", b"DEBUG:", b"INFO:", b"WARNING:", b"Loading")):
-            cur = None
-        elif cur is not None:
-            blocks[cur].append(line.decode("latin-1"))
-    return {k: "\n".join(v) for k, v in blocks.items()}
+        if line.startswith((b"ERROR:", b"DEBUG:", b"INFO:", b"WARNING:", b"Loading")):
+            flush()
+            cur = [line]
+        else:
+            cur.append(line)
+    flush()
+    return blocks
 
 
 # A .bzl every test package loads: native glob() against trawl_glob() on the
