@@ -9,10 +9,11 @@ grouped by the key of their base name (bazel/index.c). Here a pattern is
 matched against that index the way Bazel 4.2.3's glob() matches the tree:
 
 - An include's literal leading segments and its last segment choose the
-  candidates: `src/**/*.ts` takes the paths under `src/` from the "ts" group
-  by binary search. When the pattern is only that (a literal directory, `**`,
-  then `*`, `*.EXT` or `**`), the candidates are the answer and no Starlark
-  loop runs; otherwise each candidate is matched segment by segment.
+  candidates: `src/**/*.ts` takes the names of the "ts" group in directories
+  under `src/` (each directory is tested once, not each path). When the
+  pattern is only that (a literal directory, then `*.EXT`, `*` or `**`, or
+  `**` and one of those), the candidates are the answer; otherwise each
+  candidate is matched segment by segment.
 - A segment matches a name as UnixGlob.matches() does: `*` and `**` match
   any name; otherwise a name starting with '.' needs a segment starting with
   '.'; `*S` compares the end, `S*` the start, and other wildcard segments
@@ -198,7 +199,28 @@ def _prefix_range(items, prefix):
     return items[lo:a]
 
 def _split(joined):
-    return joined.split(_SEP) if joined else []
+    return joined.split("//") if joined else []
+
+def _expand(joined, prefix, direct):
+    """The paths of one key's group ("DIR//NAME/NAME//DIR//NAME", see
+    bazel/index.c) below prefix ("" or a directory ending in '/'); with
+    direct, only those in the prefix directory itself. A directory outside
+    the prefix is skipped whole. In no particular order."""
+    parts = joined.split("//")
+    here = prefix[:-1]
+    out = []
+    for i in range(0, len(parts) - 1, 2):
+        d = parts[i]
+        if direct:
+            if d != here:
+                continue
+        elif prefix and not (d + "/").startswith(prefix):
+            continue
+        if d:
+            out += [d + "/" + n for n in parts[i + 1].split("/")]
+        else:
+            out += parts[i + 1].split("/")
+    return out
 
 def _keys_for(seg, kind, groups):
     """The keys of the groups whose names the last segment can match, and
@@ -220,6 +242,7 @@ def _keys_for(seg, kind, groups):
     return visible, False
 
 def _match_files(pattern, pat, groups):
+    """The files the include matches, sorted, and the keys they came from."""
     segs = pat.segs
     kinds = pat.kinds
     n = len(segs)
@@ -233,9 +256,11 @@ def _match_files(pattern, pat, groups):
     if lead == n:
         # No wildcard at all: that one path, if it is a file.
         k = _keys_for(segs[-1], _LITERAL, groups)[0][0]
-        items = _split(groups.get(k, ""))
-        i = _lower_bound(items, pattern)
-        return [pattern] if i < len(items) and items[i] == pattern else []
+        joined = groups.get(k)
+        if not joined:
+            return [], [k]
+        found = _expand(joined, pattern[:pattern.rfind("/") + 1], True)
+        return ([pattern] if pattern in found else []), [k]
 
     prefix = "/".join(segs[:lead]) + "/" if lead else ""
     last = n - 1
@@ -247,23 +272,20 @@ def _match_files(pattern, pat, groups):
         pat = struct(segs = segs, kinds = kinds)
         last += 1
     keys, whole = _keys_for(segs[last], kinds[last], groups)
-    lists = []
+
+    # Exact without a per-path test: PREFIX/**/LAST or PREFIX/LAST where LAST
+    # chose its names exactly by their key.
+    direct = whole and last == lead
+    exact = direct or (whole and last == lead + 1 and kinds[lead] == _GLOBSTAR)
+    found = []
     for k in keys:
         joined = groups.get(k)
         if joined:
-            part = _prefix_range(_split(joined), prefix)
-            if part:
-                lists.append(part)
-    if not lists:
-        return []
-    found = lists[0] if len(lists) == 1 else sorted([p for part in lists for p in part])
-
-    # Exact without a loop: PREFIX/**/LAST where LAST chose its names exactly.
-    if whole and last == lead + 1 and kinds[lead] == _GLOBSTAR:
-        return found
-    if whole and last == lead and kinds[last] == _STAR:
-        return [p for p in found if "/" not in p[len(prefix):]]
-    return [p for p in found if _path_matches(pat, p)]
+            found += _expand(joined, prefix, direct)
+    found = sorted(found)
+    if exact:
+        return found, keys
+    return [p for p in found if _path_matches(pat, p)], keys
 
 def _match_dirs(pat, dirs):
     lead = 0
@@ -351,10 +373,18 @@ def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty 
         dirs_joined = entry[3] if entry[3] != None else dirs_joined
     dirs = _split(dirs_joined) if exclude_directories == 0 else []
 
-    found = {}
-    one = None
+    # A file has one key: when the includes took their files from keys no
+    # other include took, their answers are disjoint, and one sort unites
+    # them (no per-path Starlark loop).
+    results = []
+    seen_keys = {}
+    disjoint = not dirs
     for i, p in enumerate(include):
-        got = _match_files(p, compiled[i], groups)
+        got, keys = _match_files(p, compiled[i], groups)
+        for k in keys:
+            if k in seen_keys:
+                disjoint = False
+            seen_keys[k] = True
         if dirs:
             more = _match_dirs(compiled[i], dirs)
             if more:
@@ -362,12 +392,17 @@ def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty 
         if not got and not allow_empty:
             _error(("glob pattern '%s' didn't match anything, but allow_empty is set to " +
                     "False") % p)
-        if len(include) == 1:
-            one = got
-        else:
+        results.append(got)
+    if len(results) == 1:
+        result = results[0]
+    elif disjoint:
+        result = sorted([q for got in results for q in got])
+    else:
+        found = {}
+        for got in results:
             for q in got:
                 found[q] = True
-    result = one if one != None else sorted(found.keys())
+        result = sorted(found.keys())
     result = _remove_excludes(result, exclude)
     if not result and not allow_empty:
         _error("all files in the glob have been excluded, but allow_empty is set to False")

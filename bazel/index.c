@@ -12,10 +12,14 @@
  *
  * FILES is a dict from a key of the file's base name (the text after its
  * last '.'; "/." for a name starting with '.'; "/" for a name without '.')
- * to the paths relative to the package, sorted bytewise and joined by NUL;
- * DIRS the directories, joined the same way. A pattern's last segment picks
- * the keys it can match (`*.ts` needs only "ts"), so trawl_glob() touches only
- * the paths it may return and most patterns cost no Starlark loop at all.
+ * to the names, grouped by their directory relative to the package:
+ * "DIR//NAME/NAME//DIR//NAME" (no path holds "//", no name "/"). DIRS is
+ * the directories, sorted bytewise and joined by "//". A pattern's last
+ * segment picks the keys it can match (`*.ts` needs only "ts") and its
+ * literal leading directories the directories, so trawl_glob() touches only
+ * the paths it may return. Each directory is written once per key: the
+ * index of the `repo` fixture is a quarter of the size of one path per file,
+ * and Bazel's cost to read it grows with its size (docs/bazel.md).
  * GI_* are the same for the gitignore view, or None when equal to the full
  * view. Every byte outside printable ASCII, and '"' and '\', is written as an
  * octal escape: the file is ASCII, and no file name can change its meaning.
@@ -23,8 +27,8 @@
  * tree alone (packages, keys and paths in bytewise order).
  *
  * The paths trawl prints are already in bytewise order, and taking off a
- * package's prefix, or sorting them into keys, keeps that order: nothing is
- * sorted here.
+ * package's prefix keeps that order; only the grouping by key and directory
+ * sorts.
  *
  * Usage: trawl-bazel-index --trawl EXE --root DIR --out FILE [--cache FILE]
  *                          [--state DIR]
@@ -706,8 +710,16 @@ cmp_path(const void *x, const void *y)
   return cmp_bytes(a->p, a->n, b->p, b->n);
 }
 
-/* Entries of one package, ordered by (key, path) — a stable sort by key
- * keeps the path order the walk gave. */
+/* The length of the directory part of a path relative to its package
+ * (0 for a name in the package's own directory). */
+static size_t
+dir_len(const entry *e)
+{
+  const char *slash = last_byte(e->rel, '/', e->rel_len);
+  return slash ? (size_t)(slash - e->rel) : 0;
+}
+
+/* Entries of one package, ordered by (key, directory, name). */
 static int
 cmp_key_entry(const void *x, const void *y)
 {
@@ -715,10 +727,17 @@ cmp_key_entry(const void *x, const void *y)
   int c = cmp_bytes(a->key, a->key_len, b->key, b->key_len);
   if (c)
     return c;
+  size_t ad = dir_len(a), bd = dir_len(b);
+  c = cmp_bytes(a->rel, ad, b->rel, bd);
+  if (c)
+    return c;
   return cmp_bytes(a->rel, a->rel_len, b->rel, b->rel_len);
 }
 
-/* Writes FILES as {"key": "p1\000p2", ...} for the entries es[0..n). */
+/* Writes FILES for the entries es[0..n): {"key": "DIR//NAME/NAME//DIR//NAME"},
+ * each key's names grouped under their directory ("" for the package's
+ * own). No path holds "//" and no name "/", so glob.bzl splits them back
+ * apart; a directory is written once however many names it holds. */
 static void
 write_files(buf *b, entry *es, size_t n)
 {
@@ -736,11 +755,22 @@ write_files(buf *b, entry *es, size_t n)
     buf_byte(b, '"');
     starlark_bytes(b, order[i]->key, order[i]->key_len);
     buf_str(b, "\": \"");
+    const entry *dir = NULL;
     for (; j < n && order[j]->key_len == order[i]->key_len &&
            memcmp(order[j]->key, order[i]->key, order[i]->key_len) == 0; j++) {
-      if (j > i)
-        buf_str(b, "\\000");
-      starlark_bytes(b, order[j]->rel, order[j]->rel_len);
+      const entry *e = order[j];
+      size_t dl = dir_len(e);
+      size_t skip = dl ? dl + 1 : 0;
+      if (!dir || dir_len(dir) != dl || memcmp(dir->rel, e->rel, dl) != 0) {
+        if (dir)
+          buf_str(b, "//");
+        starlark_bytes(b, e->rel, dl);
+        buf_str(b, "//");
+        dir = e;
+      } else {
+        buf_byte(b, '/');
+      }
+      starlark_bytes(b, e->rel + skip, e->rel_len - skip);
     }
     buf_byte(b, '"');
     i = j;
@@ -755,7 +785,7 @@ write_dirs(buf *b, entry *es, size_t n)
   buf_byte(b, '"');
   for (size_t i = 0; i < n; i++) {
     if (i)
-      buf_str(b, "\\000");
+      buf_str(b, "//");
     starlark_bytes(b, es[i].rel, es[i].rel_len);
   }
   buf_byte(b, '"');
