@@ -31,7 +31,6 @@ tests/bazel/ proves the answers equal native glob()'s with real Bazel.
 
 load("@trawl_index//:index.bzl", "PACKAGES")
 
-_SEP = "\000"
 _HIDDEN = "/."  # key of a base name starting with '.'
 _NOEXT = "/"  # key of a base name without '.'
 _TERMINATORS = ("\n", "\r", "\205")
@@ -204,11 +203,14 @@ def _split(joined):
 def _expand(joined, prefix, direct):
     """The paths of one key's group ("DIR//NAME/NAME//DIR//NAME", see
     bazel/index.c) below prefix ("" or a directory ending in '/'); with
-    direct, only those in the prefix directory itself. A directory outside
-    the prefix is skipped whole. In no particular order."""
+    direct, only those in the prefix directory itself. In no particular
+    order. The work in Starlark is per directory, not per path: a
+    directory outside the prefix is skipped whole, and one replace() puts
+    its path before each of its names ("//DIR/NAME//DIR/NAME"), so that one
+    split() at the end makes the list."""
     parts = joined.split("//")
     here = prefix[:-1]
-    out = []
+    chunks = []
     for i in range(0, len(parts) - 1, 2):
         d = parts[i]
         if direct:
@@ -216,11 +218,9 @@ def _expand(joined, prefix, direct):
                 continue
         elif prefix and not (d + "/").startswith(prefix):
             continue
-        if d:
-            out += [d + "/" + n for n in parts[i + 1].split("/")]
-        else:
-            out += parts[i + 1].split("/")
-    return out
+        lead = "//" + d + "/" if d else "//"
+        chunks.append(lead + parts[i + 1].replace("/", lead))
+    return "".join(chunks).split("//")[1:] if chunks else []
 
 def _keys_for(seg, kind, groups):
     """The keys of the groups whose names the last segment can match, and
