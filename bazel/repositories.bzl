@@ -37,12 +37,13 @@ def _fail_on(result, what):
         fail("trawl: %s failed (exit %d):\n%s%s" % (what, result.return_code, result.stdout, result.stderr))
 
 def _sources(rctx, top, rel):
-    """The .c files of a directory of the checkout, each read by label, so
-    that editing one builds trawl again."""
+    """The .c files of a directory of the checkout. Each file of it (.h too)
+    is read by label, so that editing one builds trawl again."""
     out = []
     for p in rctx.path("%s/%s" % (top, rel)).readdir():
-        if p.basename.endswith(".c"):
+        if p.basename.endswith((".c", ".h")):
             rctx.path(rctx.attr._checkout.relative(":%s/%s" % (rel, p.basename)))
+        if p.basename.endswith(".c"):
             out.append("%s/%s" % (rel, p.basename))
     return sorted(out)
 
