@@ -255,6 +255,38 @@ TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
             (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c"}));
 }
 
+// A literal start directory that was not there is recorded as missing; when
+// it appears, the re-check sees it and the cached run walks it (its parent,
+// on the way, is not read: the start directory's own record decides).
+TEST(Cache, AStartDirectoryThatAppearsIsWalked)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"gen/**/*.c"}});
+    run(f, cache);
+    EXPECT_TRUE(f.results(0).empty());
+  }
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"gen/**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_FALSE(r.changed);
+    EXPECT_EQ(r.read, 0u);
+  }
+  add_file(tmp / "tree", "gen/x/made.c");
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"gen/**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed) << "the re-check missed the start directory that appeared";
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"gen/x/made.c"}));
+  }
+}
+
 TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
 {
   TempDir tmp;

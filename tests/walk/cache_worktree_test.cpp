@@ -159,6 +159,15 @@ const Row kRows[] = {
    [](const std::string &top, const std::string &) {
      append(top + "/.gitignore", "*.o\n");
    }},
+  // A nested repository's rules come from inside its .git, which no stamp
+  // covers: such a directory is never trusted (always read).
+  {"NestedRepositoryInfoExcludeEditedInPlace",
+   {{"sub/a.c", ""}, {"sub/b.o", ""}, {"sub/.git/HEAD", "ref: refs/heads/main\n"},
+    {"sub/.git/objects/.keep", ""}, {"sub/.git/refs/.keep", ""},
+    {"sub/.git/info/exclude", "*.zzz\n"}},
+   [](const std::string &, const std::string &root) {
+     append(root + "/sub/.git/info/exclude", "*.o\n");
+   }},
   {"LiteralStartGitignoreEditedInPlace",
    {{"src/lib/a.c", ""}, {"src/lib/b.o", ""}, {"src/lib/.gitignore", "*.zzz\n"}},
    [](const std::string &, const std::string &root) {

@@ -238,6 +238,32 @@ TEST(Memo, RacyDirectoryIsReadAgain)
   EXPECT_EQ(m5->racy, 0u);
 }
 
+// Following links, what a link leads to can change with nothing in its
+// directory changing: a link to a file whose target becomes a directory.
+// A directory with links to follow is therefore never trusted.
+TEST(Memo, LinksFollowedAreReadEveryTime)
+{
+  TempDir tmp;
+  add_file(tmp.path(), "p/a.c");
+  add_file(tmp.path(), "q/t");
+  make_link("../q/t", tmp / "p/l");
+  Query q = plain({"p/**"});
+  q.opt.follow = true;
+  q.opt.types = TRAWL_ENTRY_FILE | TRAWL_ENTRY_DIR;
+  q.compile_all();
+  settle();
+  Memo m1(walk_memo_new()), m2(walk_memo_new());
+  walk(q, tmp.path(), nullptr, m1.get());
+  // q/t, a file, becomes a directory with a file in it: p is not touched.
+  unlink((tmp / "q/t").c_str());
+  add_file(tmp.path(), "q/t/x.c");
+  settle();
+  Result cached = walk(q, tmp.path(), m1.get(), m2.get());
+  Result fresh = walk(q, tmp.path(), nullptr, nullptr);
+  EXPECT_EQ(cached.paths, fresh.paths);
+  EXPECT_EQ(fresh.paths, (std::vector<std::string>{"p/a.c", "p/l", "p/l/x.c"}));
+}
+
 TEST(Memo, IgnoreFileEditedInPlace)
 {
   TempDir tmp;
