@@ -8,6 +8,10 @@
 #include <fstream>
 #include <sstream>
 
+// XXH3 compiled in from the header, as cache.c has it.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "tree_changes.hpp"
 #include "walk_gen.hpp"
 #include "walk_util.hpp"
@@ -17,6 +21,7 @@
 // The private header is C without linkage markers of its own.
 extern "C" {
 #include "plan-private.h"
+#include "trawl/version.h"
 }
 
 using namespace walktest;
@@ -324,6 +329,62 @@ TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
     Fixture g(tmp / "tree", {{"**/*.c"}});
     EXPECT_TRUE(run(g, cache).trusted) << "not replaced after: " << why;
   }
+}
+
+// A cache another trawl wrote is not trusted, even when every checksum
+// holds: a new trawl may decide differently. The version string in the
+// index is changed and the index's checksum made right again.
+TEST(Cache, AnotherTrawlVersionIsNotTrusted)
+{
+  TempDir tmp;
+  const std::string cache = prime(tmp);
+  std::string data = slurp(cache);
+  const std::string version = TRAWL_VERSION_STRING;
+  auto le = [&](size_t at, int n) {
+    uint64_t v = 0;
+    for (int i = n; i-- > 0;)
+      v = v << 8 | (uint8_t)data[at + i];
+    return v;
+  };
+  ASSERT_EQ(le(HEADER_SIZE, 4), version.size());
+  ASSERT_EQ(data.substr(HEADER_SIZE + 4, version.size()), version);
+  data[HEADER_SIZE + 4 + version.size() - 1] ^= 0x01; // "0.1.0" -> "0.1.1"
+  const uint64_t index_len = le(40, 8);
+  uint64_t sum = XXH3_64bits(data.data() + HEADER_SIZE, (size_t)index_len);
+  for (int i = 0; i < 8; i++, sum >>= 8)
+    data[24 + i] = (char)(sum & 0xff);
+  spit(cache, data);
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_NE(r.warning.find("was written by trawl"), std::string::npos) << r.warning;
+  EXPECT_TRUE(r.changed) << "a cache not trusted says nothing of the tree";
+}
+
+// A start directory is opened component by component, no link on the way
+// (without --follow): "a" turned into a link to where "a" went leads to the
+// very same "a/b", stamp and all, but a walk does not go through it. The
+// re-check must not either.
+TEST(Cache, AStartDirectoryBehindALinkIsNotReached)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  add_file(tmp / "tree", "a/b/c.c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"a/b/**"}});
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a/b/c.c"}));
+  }
+  ASSERT_EQ(rename((tmp / "tree/a").c_str(), (tmp / "tree/x").c_str()), 0);
+  make_link("x", tmp / "tree/a");
+  settle();
+  Fixture f(tmp / "tree", {{"a/b/**"}});
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"a/b/**"}));
+  EXPECT_TRUE(f.results(0).empty());
 }
 
 TEST(Cache, OtherQueriesOrRootsAreNotTrusted)
