@@ -540,6 +540,42 @@ TEST(Cache, AGitDirectoryBecomingARepositoryIsSeen)
   }
 }
 
+// The environment chooses git's configuration and its excludes file
+// (XDG_CONFIG_HOME here): another environment is another set of outside
+// sources, whatever their stamps.
+TEST(Cache, AnotherEnvironmentIsSeen)
+{
+  TempDir tmp;
+  const std::string repo = tmp / "repo";
+  make_dir(repo);
+  ASSERT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
+  make_tree(repo);
+  GitEnv git(tmp);
+  for (const char *x : {"xdg1", "xdg2"}) {
+    make_dir(tmp / x);
+    make_dir(tmp / x + "/git");
+  }
+  spit(tmp / "xdg1/git/ignore", "nothing\n");
+  spit(tmp / "xdg2/git/ignore", "*.c\n");
+  const std::string cache = tmp / "c.cache";
+  const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  setenv("XDG_CONFIG_HOME", (tmp / "xdg1").c_str(), 1);
+  settle();
+  {
+    Fixture f(repo, {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 4u);
+  }
+  setenv("XDG_CONFIG_HOME", (tmp / "xdg2").c_str(), 1);
+  {
+    Fixture f(repo, {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed) << "another excludes file, chosen by the environment, was missed";
+    EXPECT_TRUE(f.results(0).empty());
+  }
+  unsetenv("XDG_CONFIG_HOME");
+}
+
 TEST(Cache, FailedWriteKeepsTheOldFile)
 {
   TempDir tmp;
