@@ -576,6 +576,38 @@ TEST(Cache, AnotherEnvironmentIsSeen)
   unsetenv("XDG_CONFIG_HOME");
 }
 
+// An outside source stamped in the tick of the run that records it may
+// change again unseen (git's racy timestamps): it is recorded as racy, and
+// the next run does not trust the walk by its stamps (it reads it again).
+// The collision is forced by stamping info/exclude a second ahead.
+TEST(Cache, ARacyOutsideSourceIsNotTrusted)
+{
+  TempDir tmp;
+  const std::string repo = tmp / "repo";
+  make_dir(repo);
+  ASSERT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
+  make_tree(repo);
+  GitEnv git(tmp);
+  const std::string cache = tmp / "c.cache";
+  const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  spit(repo + "/.git/info/exclude", "*.md\n");
+  settle();
+  struct timespec times[2];
+  clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec += 1;
+  times[1] = times[0];
+  ASSERT_EQ(utimensat(AT_FDCWD, (repo + "/.git/info/exclude").c_str(), times, 0), 0);
+  {
+    Fixture f(repo, {{"**/*.c"}}, ig);
+    run(f, cache);
+  }
+  Fixture f(repo, {{"**/*.c"}}, ig);
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_TRUE(r.trusted);
+  EXPECT_GT(r.read, 0u) << "a racy outside source was trusted";
+  EXPECT_FALSE(f.plan->quick);
+}
+
 TEST(Cache, FailedWriteKeepsTheOldFile)
 {
   TempDir tmp;
