@@ -3,6 +3,7 @@
  *
  *   trawl meson [--cache FILE] [-j N] LIST [--list LIST]...
  *   trawl meson --postconf [--floor]          (meson-postconf.c)
+ *   trawl meson --check CHECK-OPTIONS...      (the check edge's command)
  *
  * Meson runs discovery with run_command() while it configures, in the
  * calling meson.build's directory. Each LIST is one query — patterns,
@@ -49,6 +50,7 @@
 static const char meson_usage[] =
   "Usage: trawl meson [--cache FILE] [-j N] LIST [--list LIST]...\n"
   "       trawl meson --postconf [--floor]\n"
+  "       trawl meson --check [TRAWL CHECK OPTIONS]\n"
   "\n"
   "Source discovery for Meson, run from a meson.build with run_command():\n"
   "\n"
@@ -80,7 +82,8 @@ static const char meson_usage[] =
   "output could not be written.\n"
   "\n"
   "--postconf, from meson.add_postconf_script(trawl, 'meson', '--postconf'),\n"
-  "makes every ninja run re-check the lists first (docs/meson.md).\n";
+  "makes every ninja run re-check the lists first (docs/meson.md); that\n"
+  "check is --check, `trawl check` with exit 1 (a list changed) made 0.\n";
 
 /* One LIST of the command line. */
 struct list {
@@ -697,6 +700,13 @@ cli_meson(int argc, char **argv)
 {
   if (argc >= 2 && strcmp(argv[1], "--postconf") == 0)
     return meson_postconf(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "--check") == 0) {
+    /* The check edge's command (meson-postconf.c): `trawl check`, whose
+     * exit 1 (a list changed, the stamp touched) is a success for Ninja.
+     * One program, so that the edge's `sh -c` can exec it. */
+    int status = cli_check(argc - 1, argv + 1);
+    return status == EXIT_NONE ? EXIT_OK : status;
+  }
   if (argc < 2) {
     fputs(meson_usage, stderr);
     return EXIT_USAGE;

@@ -172,14 +172,15 @@ regen_line_end(const char *ninja, size_t len)
   return found == 1 ? end : 0;
 }
 
-/* The command of the check edge: TRAWL check over CACHES, touching
+/* The command of the check edge: TRAWL CHECK over CACHES, touching
  * TOUCHED when a list changed. */
 static GString *
-check_command(const char *trawl, const GPtrArray *caches, const char *touched)
+check_command(const char *trawl, const char *check, const GPtrArray *caches,
+              const char *touched)
 {
   GString *cmd = g_string_new(NULL);
   append_word(cmd, trawl);
-  g_string_append(cmd, " check --touch ");
+  g_string_append_printf(cmd, " %s --touch ", check);
   append_word(cmd, touched);
   for (guint i = 0; i < caches->len; i++) {
     g_string_append(cmd, " --cache ");
@@ -280,10 +281,12 @@ meson_postconf(int argc, char **argv)
                         "trawl meson found\n");
   g_string_append(text, "rule " CHECK_RULE "\n command = ");
   if (same_run) {
-    cmd = check_command(trawl, caches, MESON_TRAWL_STAMP);
-    g_string_append_printf(text, "%s || test $$? -eq 1\n", cmd->str);
+    /* exec: Ninja runs every command through `sh -c`, and dash would
+     * otherwise start the check as a second process. */
+    cmd = check_command(trawl, "meson --check", caches, MESON_TRAWL_STAMP);
+    g_string_append_printf(text, "exec %s\n", cmd->str);
   } else {
-    cmd = check_command(trawl, caches, "meson-private/coredata.dat");
+    cmd = check_command(trawl, "check", caches, "meson-private/coredata.dat");
     g_string_append_printf(text,
                            "if test -e " FLOOR_MARKER "; then echo '%s'; exit 1; fi; "
                            "%s || { test $$? -eq 1 && : > " FLOOR_MARKER " && echo '%s'; "

@@ -17,6 +17,7 @@
   reads no directory), several lists in one walk, the build directory
   below the calling directory left out, and the registry of this
   configure run (one line per cache, started afresh by another run);
+- --check is `trawl check` with "a list changed" made exit 0;
 - --postconf outside Meson is a usage error.
 """
 import os
@@ -179,6 +180,20 @@ def under_meson(trawl, tmp, env):
     check("registry: another configure run starts it afresh",
           (p.returncode, len(registry), registry[0].endswith("run %d-" % os.getpid())),
           (0, 2, False))
+    # --check: `trawl check`, with "changed" a success for Ninja.
+    cache = os.path.join(tdir, caches[0])
+    stamp = os.path.join(tmp, "stamp")
+    rc, out, err = run([trawl, "meson", "--check", "--touch", stamp, "--cache", cache], env=env)
+    check("--check, nothing changed: exit 0, silent, no stamp",
+          (rc, out, os.path.exists(stamp)), (0, "", False))
+    write(src, "src/new.c")
+    rc, out, err = run([trawl, "meson", "--check", "--touch", stamp, "--cache", cache], env=env)
+    check("--check, a list changed: exit 0 (trawl check: 1), the change, the stamp",
+          (rc, out.splitlines()[1:], os.path.exists(stamp)), (0, ["+ src/new.c"], True))
+    rc, out, err = run([trawl, "check", "--cache", cache], env=env)
+    check("--check rewrote the cache as trawl check does", (rc, out), (0, ""))
+    rc, out, err = run([trawl, "meson", "--check", "--touch", stamp], env=env)
+    check("--check, a usage error: exit 2", rc, 2)
     rc, out, err = run([trawl, "meson", "--cache", os.path.join(tmp, "mine.cache"), "a.c"],
                        cwd=src, env=menv)
     check("--cache FILE: used and registered",
