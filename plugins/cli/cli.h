@@ -37,6 +37,9 @@ void cli_report_cache(const char *path, const trawl_cache_report *report);
 /* `trawl check --cache FILE...`; ARGV[0] is "check" (cmd-check.c). */
 int cli_check(int argc, char **argv);
 
+/* `trawl meson …`, the Meson plugin; ARGV[0] is "meson" (cmd-meson.c). */
+int cli_meson(int argc, char **argv);
+
 /* `trawl match …`; ARGV[0] is "match". Returns the exit code. */
 int cli_match(int argc, char **argv);
 

@@ -24,6 +24,8 @@ static const char usage[] =
   "  check [--touch STAMP | --bump STAMP] --cache FILE...\n"
   "        re-validate result caches (trawl --cache, trawl batch --cache);\n"
   "        exit 1 and print what changed if an answer did, else 0\n"
+  "  meson [OPTIONS] PATTERN... [--list PATTERN...]...\n"
+  "        source lists for Meson's run_command(); see docs/meson.md\n"
   "  explain [OPTIONS] PATTERN... -- PATH...\n"
   "        say whether the walk would print each PATH, and why (which include,\n"
   "        exclude or ignore rule decided); see trawl explain --help\n"
@@ -139,5 +141,7 @@ main(int argc, char **argv)
     return cli_explain(argc - 1, argv + 1);
   if (strcmp(cmd, "check") == 0)
     return cli_check(argc - 1, argv + 1);
+  if (strcmp(cmd, "meson") == 0)
+    return cli_meson(argc - 1, argv + 1);
   return cli_walk(argc, argv);
 }

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""A no-op ninja with trawl's Meson plugin, against a hand-written list.
+
+usage: bench/meson_noop.py [--fixtures DIR] [--rounds N] [--configure-rounds N] [SHAPE...]
+
+SHAPE: flat20k (default), big (bench/fixtures.py). Two Meson projects beside
+the fixture, each with one custom_target whose inputs are the fixture's
+files (flat20k: all 20,000, `**`; big: the 100,000 `.c` files, `**/*.c`), so
+that Ninja tracks every one as a build input, as it does sources — nothing
+is compiled, a no-op run is all there is:
+
+  hand    meson.build lists every file in files(), written out by this
+          script from os.walk (Meson's recommendation)
+  trawl   files(run_command(trawl, 'meson', '-C', FIXTURE, PATTERN).stdout()
+          .split('\\n')), with meson.add_postconf_script(trawl, 'meson',
+          '--postconf'): every ninja run first runs `trawl check` on the
+          cache (docs/meson.md)
+
+Both are configured and built once; both must list exactly os.walk's files
+(`meson introspect --targets`), or the script stops. Then, interleaved, the
+order rotated each round:
+
+  ninja, hand            `ninja -C BUILD`, nothing to do
+  ninja, trawl           the same, with the re-check
+  trawl check alone      `trawl check` with the check edge's arguments, on
+                         the same cache (what the goal compares with)
+  sh -c 'exec trawl ...' the check edge's command through /bin/sh, as Ninja
+                         runs it
+  ninja, trawl's edge running /bin/true
+                         the trawl build with `exec /bin/true` for the check:
+                         what Ninja itself pays to run a command before it
+                         checks build.ninja
+
+Every ninja run must say "no work to do" and must not regenerate, or the
+script stops. The overhead is median(ninja, trawl) - median(ninja, hand),
+and also the median over rounds of that round's difference; the goal is at
+most 1.2x the median of `trawl check` alone. Then configure time: `meson
+setup` of an empty build directory, and `meson setup --reconfigure` (trawl:
+its cache warm), alternating. Only ratios between arms run side by side
+mean anything on a shared machine.
+"""
+import argparse
+import itertools
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TRAWL = os.path.join(ROOT, "build", "plugins", "cli", "trawl")
+
+PATTERNS = {"flat20k": ("**", lambda name: True),
+            "big": ("**/*.c", lambda name: name.endswith(".c"))}
+
+TARGET = """custom_target('sources', input : srcs, output : 'sources.stamp',
+  command : ['touch', '@OUTPUT@'], build_by_default : true)
+"""
+
+
+def hand_project(files):
+    lines = ["project('hand')", "srcs = files("]
+    lines += ["  '%s'," % f for f in files]
+    lines += [")", TARGET]
+    return "\n".join(lines)
+
+
+def trawl_project(trawl, rel, pattern):
+    return """project('trawl')
+trawl = find_program('%s')
+meson.add_postconf_script(trawl, 'meson', '--postconf')
+r = run_command(trawl, 'meson', '-C', '%s', '%s', check : false)
+assert(r.returncode() == 0, r.stderr())
+srcs = files(r.stdout().split('\\n'))
+%s""" % (trawl, rel, pattern, TARGET)
+
+
+def timed(argv, cwd=None):
+    """(wall seconds, CPU seconds, exit status, output) of one run; the CPU
+    time (user + system, from wait4) includes the processes it waited for,
+    so ninja's counts its commands'."""
+    start = time.perf_counter()
+    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - start
+    p.stdout.close()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, p.returncode, out.decode(errors="replace")
+
+
+def must(argv, cwd=None):
+    seconds, _, code, out = timed(argv, cwd)
+    if code != 0:
+        sys.exit("meson_noop: %s failed:\n%s" % (" ".join(argv), out[-3000:]))
+    return seconds, out
+
+
+def listed(build):
+    """The inputs of the custom target, as meson introspect names them."""
+    _, out = must(["meson", "introspect", "--targets", build])
+    for t in json.loads(out):
+        if t["name"] == "sources":
+            return sorted(os.path.normpath(s) for ts in t["target_sources"] for s in ts["sources"])
+    sys.exit("meson_noop: no target 'sources' in %s" % build)
+
+
+def check_command(build):
+    """The check edge's command from build.ninja (`exec TRAWL meson --check
+    ARGS`), and `TRAWL check ARGS` as argv: the same check, alone."""
+    text = open(os.path.join(build, "build.ninja")).read()
+    rule = text.split("\nrule TRAWL_MESON_CHECK\n", 1)[1]
+    command = rule.split("\n", 1)[0].split("command = ", 1)[1].replace("$$", "$")
+    words = shlex.split(command)
+    if words[0] != "exec" or words[2:4] != ["meson", "--check"]:
+        sys.exit("meson_noop: an unexpected check command: %s" % command)
+    return [words[1], "check"] + words[4:], command
+
+
+def ms(seconds):
+    return "%.2f" % (seconds * 1e3)
+
+
+def quartiles(xs):
+    q = statistics.quantiles(xs, n=4)
+    return q[0], statistics.median(xs), q[2]
+
+
+def bench_shape(shape, fixtures, work, rounds, configure_rounds):
+    tree = os.path.join(fixtures, shape)
+    if not os.path.isdir(tree):
+        sys.exit("meson_noop: no %s; run bench/fixtures.py%s first" % (
+            tree, " --big" if shape == "big" else ""))
+    pattern, wanted = PATTERNS[shape]
+    base = os.path.join(work, shape)
+    rel = os.path.relpath(tree, os.path.join(base, "hand"))
+    files = sorted(os.path.join(rel, os.path.relpath(os.path.join(d, f), tree))
+                   for d, _, fs in os.walk(tree) for f in fs if wanted(f))
+    projects = {"hand": hand_project(files), "trawl": trawl_project(TRAWL, rel, pattern)}
+    builds = {}
+    print("\n### %s: %d files (%s), %d directories" % (
+        shape, len(files), pattern, sum(1 for _ in os.walk(tree))))
+    for arm, text in projects.items():
+        src = os.path.join(base, arm)
+        os.makedirs(src, exist_ok=True)
+        with open(os.path.join(src, "meson.build"), "w") as f:
+            f.write(text)
+        builds[arm] = os.path.join(src, "build")
+        shutil.rmtree(builds[arm], ignore_errors=True)
+        must(["meson", "setup", builds[arm]], cwd=src)
+        must(["ninja", "-C", builds[arm]])
+    want = sorted(os.path.normpath(os.path.join(base, "hand", f)) for f in files)
+    for arm, build in builds.items():
+        if listed(build) != want:
+            sys.exit("meson_noop: the %s project does not list os.walk's files" % arm)
+    print("both projects list the same %d files as os.walk" % len(want))
+
+    argv, command = check_command(builds["trawl"])
+    code = subprocess.run(argv, cwd=builds["trawl"]).returncode
+    if code != 0:
+        sys.exit("meson_noop: the check says the tree changed (%d)" % code)
+    stats = subprocess.run(argv + ["--stats"], cwd=builds["trawl"], stderr=subprocess.PIPE)
+    print("check: %s" % stats.stderr.decode().strip())
+    # The trawl build with the check replaced by `exec /bin/true`: what Ninja
+    # pays to run any command before it checks build.ninja.
+    true_build = builds["trawl"] + "-true"
+    shutil.rmtree(true_build, ignore_errors=True)
+    shutil.copytree(builds["trawl"], true_build, symlinks=True)
+    ninja_path = os.path.join(true_build, "build.ninja")
+    text = open(ninja_path).read()
+    text = text.replace(" command = " + command.replace("$", "$$"), " command = exec /bin/true", 1)
+    if "command = exec /bin/true" not in text:
+        sys.exit("meson_noop: could not replace the check command")
+    open(ninja_path, "w").write(text)
+    os.utime(ninja_path, ns=(os.stat(ninja_path).st_atime_ns,
+                             os.stat(os.path.join(builds["trawl"], "build.ninja")).st_mtime_ns))
+    arms = {
+        "ninja, hand": (["ninja", "-C", builds["hand"]], None),
+        "ninja, trawl": (["ninja", "-C", builds["trawl"]], None),
+        "ninja, trawl's edge running /bin/true": (["ninja", "-C", true_build], None),
+        "trawl check alone": (argv, builds["trawl"]),
+        "sh -c 'exec trawl ...'": (["/bin/sh", "-c", command], builds["trawl"]),
+    }
+    times = {a: [] for a in arms}
+    cpu = {a: [] for a in arms}
+    names = list(arms)
+    for r in range(rounds + 2):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for a in order:
+            argv_a, cwd = arms[a]
+            seconds, cpu_seconds, code, out = timed(argv_a, cwd)
+            if code != 0 or (a.startswith("ninja") and
+                             ("no work to do" not in out or "Regenerating" in out)):
+                sys.exit("meson_noop: %s was not a no-op (exit %d):\n%s" % (a, code, out))
+            if r >= 2:  # two warm-up rounds
+                times[a].append(seconds)
+                cpu[a].append(cpu_seconds)
+    print("\n%d rounds; milliseconds, each a process started from Python; wall (CPU: user +"
+          " system, with the processes it waited for):\n" % rounds)
+    print("| arm | wall q1 | wall median | wall q3 | CPU median |")
+    print("|---|---:|---:|---:|---:|")
+    for a in names:
+        q1, med, q3 = quartiles(times[a])
+        print("| %s | %s | %s | %s | %s |" % (a, ms(q1), ms(med), ms(q3),
+                                             ms(statistics.median(cpu[a]))))
+    for label, data in (("wall", times), ("CPU", cpu)):
+        check_med = statistics.median(data["trawl check alone"])
+        overhead = statistics.median(data["ninja, trawl"]) - statistics.median(data["ninja, hand"])
+        paired = statistics.median(t - h for t, h in zip(data["ninja, trawl"], data["ninja, hand"]))
+        print("\n%s: trawl over the hand-written list %s ms (medians), %s ms (median of the"
+              " rounds' differences) = %.2fx and %.2fx trawl check alone (goal: at most 1.2x)" % (
+                  label, ms(overhead), ms(paired), overhead / check_med, paired / check_med))
+
+    setup = {"hand": [], "trawl": []}
+    again = {"hand": [], "trawl": []}
+    for r in range(configure_rounds):
+        for arm in (["hand", "trawl"] if r % 2 == 0 else ["trawl", "hand"]):
+            src = os.path.dirname(builds[arm])
+            shutil.rmtree(builds[arm])
+            seconds, _ = must(["meson", "setup", builds[arm]], cwd=src)
+            setup[arm].append(seconds)
+            seconds, _ = must(["meson", "setup", "--reconfigure", builds[arm]], cwd=src)
+            again[arm].append(seconds)
+    print("\nconfigure, %d rounds, seconds (median, min-max):\n" % configure_rounds)
+    print("| | hand | trawl | trawl / hand |")
+    print("|---|---:|---:|---:|")
+    for label, data in (("meson setup, empty build directory", setup),
+                        ("meson setup --reconfigure", again)):
+        h, t = statistics.median(data["hand"]), statistics.median(data["trawl"])
+        print("| %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f |" % (
+            label, h, min(data["hand"]), max(data["hand"]), t, min(data["trawl"]),
+            max(data["trawl"]), t / h))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fixtures", default=os.path.join(HERE, "fixtures"))
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--configure-rounds", type=int, default=4)
+    ap.add_argument("shapes", nargs="*", default=["flat20k"])
+    args = ap.parse_args(argv[1:])
+    for shape in args.shapes:
+        if shape not in PATTERNS:
+            sys.exit("meson_noop: unknown shape %s (flat20k or big)" % shape)
+    if not os.access(TRAWL, os.X_OK):
+        sys.exit("meson_noop: build trawl first (%s)" % TRAWL)
+    fixtures = os.path.abspath(args.fixtures)
+    print("meson_noop: %s, trawl %s, %s" % (
+        time.strftime("%Y-%m-%d %H:%M"), subprocess.run([TRAWL, "--version"], stdout=subprocess.PIPE)
+        .stdout.decode().split()[-1], subprocess.run(["git", "-C", ROOT, "rev-parse", "--short",
+                                                      "HEAD"], stdout=subprocess.PIPE)
+        .stdout.decode().strip()))
+    with tempfile.TemporaryDirectory(prefix="meson-noop-", dir=fixtures) as work:
+        for shape in args.shapes:
+            bench_shape(shape, fixtures, work, args.rounds, args.configure_rounds)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
