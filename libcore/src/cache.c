@@ -1541,8 +1541,17 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
         report->changed = strcmp(is[k], was[k]) != 0;
     }
   }
+  /* A re-check rewrites an unchanged answer only when that spares the next
+   * one reading: some directory it read again (a racy one, since settled)
+   * can now be trusted. One that is read every time (a nested repository,
+   * links followed, still racy) is not worth a write per build. */
+  uint64_t racy_now = 0;
+  for (guint g = 0; !quick && g < plan->groups->len; g++) {
+    const struct group *grp = plan->groups->pdata[g];
+    racy_now += grp->memo ? grp->memo->racy : 0;
+  }
   const bool write = (flags & TRAWL_CACHE_WRITE_ON_CHANGE)
-                         ? report->changed
+                         ? report->changed || report->dirs_read > racy_now
                          : report->changed || report->dirs_read > 0;
   /* A run that could not answer every query records nothing. */
   if (write && grouped && walked && !quick) {

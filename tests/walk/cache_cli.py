@@ -156,6 +156,24 @@ def main(argv):
         code, out, _ = run(trawl, ["check", "--cache", cache, "--touch", stamp], env)
         check("check again: nothing changed since", (code, out), (0, ""))
 
+        # A directory racy when cached (changed in the tick of the write) is
+        # read again by the next check; once it has settled, that check
+        # rewrites the cache, and the one after reads nothing.
+        # (Forced: its mtime 0.3 s ahead when cached, settled 0.35 s later.)
+        write(os.path.join(tree, "src/d/racy.c"))
+        ahead = time.time_ns() + 300000000
+        os.utime(os.path.join(tree, "src/d"), ns=(ahead, ahead))
+        run(trawl, ["-C", tree, "--cache", cache, "**/*.c"], env)
+        time.sleep(0.35)
+        code, out, err = run(trawl, ["check", "--cache", cache, "--stats"], env)
+        check("racy when cached: the check reads it again", "directories opened 1," in err, True)
+        check("racy when cached: unchanged, exit 0", (code, out), (0, ""))
+        code, out, err = run(trawl, ["check", "--cache", cache, "--stats"], env)
+        check("racy when cached: the next check reads nothing", "directories opened 0," in err, True)
+        os.unlink(os.path.join(tree, "src/d/racy.c"))
+        run(trawl, ["-C", tree, "--cache", cache, "**/*.c"], env)
+        settle()
+
         # --bump writes a digest of the results, so content-hashing builds see
         # a change only when there is one; several caches in one call.
         cache2 = os.path.join(tmp, "c2.cache")

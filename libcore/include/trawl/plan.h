@@ -120,9 +120,10 @@ typedef struct {
 } trawl_cache_report;
 
 typedef enum {
-  /* Rewrite the cache file only when some query's results changed (trawl
-   * check: a re-check that finds nothing changes nothing). Otherwise it is
-   * rewritten whenever a directory was read. */
+  /* Rewrite the cache file when some query's results changed, or when a
+   * directory read again can now be trusted (one racy when recorded, since
+   * settled), so that the next re-check reads nothing (trawl check).
+   * Otherwise it is rewritten whenever a directory was read. */
   TRAWL_CACHE_WRITE_ON_CHANGE = 1 << 0,
 } TrawlCacheFlags;
 
