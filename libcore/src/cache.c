@@ -1,37 +1,116 @@
-/* trawl — result caches: a plan's walks recorded in a file, re-validated by
- * stamps (trawl/plan.h, docs/cache.md).
+/* trawl — result caches: a plan run through a cache file, re-validated by
+ * stamps (trawl/cache.h, docs/cache.md).
  *
- * The file: a 56-byte header (magic, format version, lengths, a checksum of
- * the index and one of the records), then the index — the trawl version,
- * the queries (pattern texts, dialects, flags, options, roots) and per walk
- * its root, its ignore sources outside the walked directories with their
- * stamps, and its directories' stamps — then the records of the memos
- * (memo.h). The layout is written out below, before the reader. Anything
- * that does not check out is not trusted: the run walks in full and writes
- * a new file. The index is read (and checked) alone; the records only when
- * a run needs them, which a re-check of an unchanged tree does not.
+ * A cached run groups the plan's queries, reads the cache file (cachefile.h)
+ * and finds whether it is this plan's (same trawl version, same queries, same
+ * roots). Each walk's ignore sources outside the walked directories are
+ * stamped and compared with the record; then, if every directory recorded
+ * is as recorded (one stat each, walk_unchanged), nothing is walked at all
+ * and the answer is the records' (the quick path of `trawl check`);
+ * otherwise the plan walks with the record as its memo, re-reading only what
+ * changed (replay.c), and the new record is written when it differs. The
+ * cache's state for a plan lives beside it (plan_attach), so the plan knows
+ * nothing of files; a plan made from a cache file compiles its patterns only
+ * when it walks.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-/* XXH3, compiled in from the header: no library to load at start-up. */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
+#include "arena.h"
+#include "cache-testing.h"
+#include "cachefile.h"
 #include "ignore.h"
-#include "plan-private.h"
+#include "memo.h"
+#include "plan-shared.h"
+#include "trawl/cache.h"
 #include "trawl/version.h"
 
-#define FIRST_READ 8192 /* the first read of a cache file: the header, and the index if it fits */
+/* ---- the cache's state beside a plan ---- */
 
-/* ---- ignore sources outside the walk ------------------------------------------ */
+/* Per group of the run that read the cache. */
+struct cgroup {
+  const struct cached_walk *cached; /* its walk in the cache file (NULL: none trusted) */
+  struct walk_memo *memo_prev;      /* the cache's record, trusted or not: the previous results */
+  struct walk_memo *memo;           /* this run's record */
+  bool trusted;                     /* memo_prev may be replayed: the sources held */
+};
+
+struct cache_state {
+  unsigned run;            /* plan_runs() of the run that read a cache file of this plan */
+  bool trusted;            /* that run read one */
+  bool quick;              /* it found nothing changed without walking: the results are the cache's */
+  struct cache_file *file; /* that file, while its walks are needed */
+  char *path;              /* a plan made from a cache file: where (its first run loads it no more) */
+  struct cgroup *groups;
+  guint n_groups;
+  GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, made on demand */
+  struct arena prev_arena; /* their paths */
+  GByteArray *pending;     /* a plan made from a cache file: its queries as the file has them,
+                            * their patterns not compiled until a walk needs them */
+  GError *pending_error;   /* they did not compile */
+};
+
+static void
+groups_clear(struct cache_state *st)
+{
+  for (guint g = 0; g < st->n_groups; g++) {
+    walk_memo_free(st->groups[g].memo_prev);
+    walk_memo_free(st->groups[g].memo);
+  }
+  g_free(st->groups);
+  st->groups = NULL;
+  st->n_groups = 0;
+}
+
+static void
+previous_clear(struct cache_state *st)
+{
+  if (st->previous)
+    g_ptr_array_unref(st->previous);
+  st->previous = NULL;
+  arena_clear(&st->prev_arena);
+}
+
+static void
+state_free(gpointer data)
+{
+  struct cache_state *st = data;
+  groups_clear(st);
+  previous_clear(st);
+  cache_file_free(st->file);
+  g_free(st->path);
+  if (st->pending)
+    g_byte_array_unref(st->pending);
+  g_clear_error(&st->pending_error);
+  g_free(st);
+}
+
+/* PLAN's cache state, made if it has none. */
+static struct cache_state *
+state_of(trawl_plan *plan)
+{
+  struct cache_state *st = plan_attached(plan);
+  if (st == NULL) {
+    st = g_new0(struct cache_state, 1);
+    plan_attach(plan, st, state_free);
+  }
+  return st;
+}
+
+/* The state of PLAN's last run, if that run was a cached one. */
+static const struct cache_state *
+last_run(const trawl_plan *plan)
+{
+  const struct cache_state *st = plan_attached(plan);
+  return st && st->run == plan_runs(plan) && st->trusted ? st : NULL;
+}
+
+/* ---- ignore sources outside the walk ---- */
 
 /* A source's stamp now. A directory (a `.git`) counts only as being one:
  * git writes in it all the time. */
@@ -67,10 +146,10 @@ struct sources {
 static bool sources_recheck(struct sources *s, const struct cached_walk *was, const char *abs,
                             unsigned flags);
 
-/* The sources of group G's walk with options O. WAS, the cached walk (or
+/* The sources of the walk of ROOT with options O. WAS, the cached walk (or
  * NULL): when its sources' stamps all hold, they are its sources still. */
 static void
-sources_init(struct sources *s, const struct group *g, const trawl_walk_options *o,
+sources_init(struct sources *s, const char *root, const trawl_walk_options *o,
              const struct cached_walk *was)
 {
   s->stamps = g_array_new(FALSE, FALSE, sizeof(struct stamp));
@@ -78,7 +157,7 @@ sources_init(struct sources *s, const struct group *g, const trawl_walk_options 
   s->held = false;
   G_STATIC_ASSERT((int)TRAWL_IGNORE_VCS == (int)IGNORE_VCS &&
                   (int)TRAWL_IGNORE_DOT == (int)IGNORE_DOT);
-  char *abs = realpath(g->root, NULL);
+  char *abs = realpath(root, NULL);
   if (abs && was && sources_recheck(s, was, abs, o->ignore)) {
     free(abs);
     return;
@@ -104,1226 +183,6 @@ sources_clear(struct sources *s)
   g_byte_array_unref(s->kinds);
   g_array_unref(s->stamps);
   g_string_free(s->env, TRUE);
-}
-
-/* ---- the file ----------------------------------------------------------------- */
-
-static void
-put_le(guint8 *p, guint64 v, int n)
-{
-  for (int i = 0; i < n; i++)
-    p[i] = (guint8)(v >> (8 * i));
-}
-
-static guint64
-get_le(const guint8 *p, int n)
-{
-  guint64 v = 0;
-  for (int i = n; i-- > 0;)
-    v = (v << 8) | p[i];
-  return v;
-}
-
-/* XXH3 (64 bits): corruption, not malice, is what it guards against. It
- * replaced zlib's CRC-32 (format 3), which took 60,000 instructions for the
- * repo fixture's 15 KB index, a sixth of a whole `trawl check`: table
- * lookups byte by byte, where XXH3 takes eight bytes at a time in vector
- * registers. */
-static guint64
-checksum(const guint8 *data, gsize len)
-{
-  return XXH3_64bits(data, len);
-}
-
-
-/* The header: magic (8 bytes), format version (u32), zero (u32), body
- * length (u64), checksum of the index (u64), checksum of the records
- * (u64), index length (u64), zero (u64). The body: the index, then the
- * records, little-endian throughout:
- *
- *   index   := str version, str queries, u32 n, walk[n]
- *   queries := u32 n, query[n] (in a str: compared as one span of bytes)
- *   query   := str root, u32 n, pattern[n] (included), u32 n, pattern[n]
- *              (excluded), u8 hidden, u8 follow, u32 types, i32 max_depth,
- *              u8 one_file_system, u32 ignore
- *   pattern := str text, u32 dialect, u32 flags
- *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS), u32 n,
- *              u64 members[n], str env,
- *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
- *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_RACY), stamp
- *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
- *              of the path before it (the first's: none) and then LEN
- *              more; var live, stamp, var has, stamp, stamp,
- *              u8 flags (DIR_RACY | DIR_WAY | DIR_START | DIR_RULES_RACY),
- *              var n, var offset:
- *              its N records at OFFSET in the records
- *   records := rec...
- *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type, var mask
- *   stamp   := u8 tag (STAMP_*; 0: nothing there), then var dev unless
- *              STAMP_DEV (the walk's), var ino, svar mtime_s, var mtime_ns,
- *              svar ctime_s and var ctime_ns unless STAMP_CTIME (the same
- *              as mtime), var size
- *   str     := u32 length, bytes
- *   var     := an unsigned number in N bytes, N from 1 to 9: the first
- *              byte's N-1 low bits are 0 and the next is 1 (N = 9: the
- *              first byte is 0), then the value, little-endian, in the
- *              rest of the N bytes' bits (7N of them for N < 9, 64 for 9);
- *              svar: zigzag (0, -1, 1, -2, ...), then var
- *
- * Plain records rather than one GVariant: reading a GVariant child by child
- * cost 500 instructions a record (a 130 KB cache of the repo fixture took
- * 78 M instructions to load, five times its walk); this is read at memcpy
- * speed, every length checked against the end. The queries too (format 2;
- * format 1 held them as a GVariant): comparing a GVariant the plan built
- * with one read from the file printed both (g_variant_equal() prints what
- * is not trusted, 180,000 instructions for one query), and the first use
- * of GVariant's code cost `trawl check` 0.1-0.2 ms of page faults. Written
- * by one function, they are compared as bytes. The index is read and
- * checked on every run, so it is kept small (format 3): a directory's path
- * shares its start with the one before it (they are in path order), a
- * stamp leaves out the walk's device and a ctime equal to the mtime, and
- * numbers take the bytes they need (and tell how many in their first).
- * That took the repo fixture's index from 15.7 KB (four pages, and a page
- * touched for the first time costs 10-20 us here) to 6.7 KB. The records
- * have their own checksum, verified only when they are read: `trawl check`
- * on an unchanged tree reads the index alone. */
-#define SOURCE_RACY 0xff
-#define DIR_INDEX_MIN 10
-#define REC_MIN 4
-#define DIR_RACY 1
-#define DIR_WAY 2
-#define DIR_START 4
-#define DIR_RULES_RACY 8
-#define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
-#define STAMP_PRESENT 1
-#define STAMP_DEV 2     /* on the walk's device: not written */
-#define STAMP_CTIME 4   /* ctime = mtime: not written */
-
-static void
-w_u8(GByteArray *b, guint8 v)
-{
-  g_byte_array_append(b, &v, 1);
-}
-
-static void
-w_le(GByteArray *b, guint64 v, int n)
-{
-  guint8 t[8];
-  put_le(t, v, n);
-  g_byte_array_append(b, t, (guint)n);
-}
-
-static void
-w_var(GByteArray *b, guint64 v)
-{
-  guint8 t[9];
-  unsigned n = 1;
-  while (n < 9 && v >> (7 * n))
-    n++;
-  if (n == 9) {
-    t[0] = 0;
-    put_le(t + 1, v, 8);
-  } else {
-    put_le(t, (v << n) | ((guint64)1 << (n - 1)), (int)n);
-  }
-  g_byte_array_append(b, t, n);
-}
-
-static void
-w_svar(GByteArray *b, gint64 v)
-{
-  w_var(b, ((guint64)v << 1) ^ (guint64)(v >> 63));
-}
-
-static void
-w_str(GByteArray *b, const char *s, size_t len)
-{
-  w_le(b, len, 4);
-  g_byte_array_append(b, (const guint8 *)s, (guint)len);
-}
-
-/* Stamp S of something in a walk on device DEV. */
-static void
-w_stamp(GByteArray *b, const struct stamp *s, guint64 dev)
-{
-  if (!s->present) {
-    w_u8(b, 0);
-    return;
-  }
-  const bool same_c = s->ctime_s == s->mtime_s && s->ctime_ns == s->mtime_ns;
-  w_u8(b, STAMP_PRESENT | (s->dev == dev ? STAMP_DEV : 0) | (same_c ? STAMP_CTIME : 0));
-  if (s->dev != dev)
-    w_var(b, s->dev);
-  w_var(b, s->ino);
-  w_svar(b, s->mtime_s);
-  w_var(b, s->mtime_ns);
-  if (!same_c) {
-    w_svar(b, s->ctime_s);
-    w_var(b, s->ctime_ns);
-  }
-  w_var(b, s->size);
-}
-
-/* The queries as the cache records them: everything that decides a result
- * (not threads or the reader). */
-static void
-w_queries(GByteArray *b, const trawl_plan *plan)
-{
-  if (plan->pending) {
-    /* A plan from a cache, its patterns not compiled: the file's bytes are
-     * what this would write. */
-    g_byte_array_append(b, plan->pending->data, plan->pending->len);
-    return;
-  }
-  w_le(b, plan->queries->len, 4);
-  for (guint i = 0; i < plan->queries->len; i++) {
-    const struct pquery *q = plan->queries->pdata[i];
-    const trawl_walk_options *o = &q->opt;
-    w_str(b, q->root, strlen(q->root));
-    for (int k = 0; k < 2; k++) {
-      const GPtrArray *pats = k ? q->excludes : q->includes;
-      w_le(b, pats->len, 4);
-      for (guint j = 0; j < pats->len; j++) {
-        size_t len;
-        const char *text = trawl_pattern_text(pats->pdata[j], &len);
-        w_str(b, text, len);
-        w_le(b, (guint32)trawl_pattern_dialect(pats->pdata[j]), 4);
-        w_le(b, trawl_pattern_flags(pats->pdata[j]), 4);
-      }
-    }
-    w_u8(b, o->hidden != 0);
-    w_u8(b, o->follow != 0);
-    w_le(b, o->types, 4);
-    w_le(b, (guint32)(gint32)o->max_depth, 4);
-    w_u8(b, o->one_file_system != 0);
-    w_le(b, o->ignore, 4);
-  }
-}
-
-struct rd {
-  const guint8 *p, *end;
-  bool bad;
-};
-
-static inline guint64
-r_le(struct rd *r, int n)
-{
-  if (G_UNLIKELY(r->bad || r->end - r->p < n)) {
-    r->bad = true;
-    return 0;
-  }
-  guint64 v = 0;
-  if (n == 8) {
-    memcpy(&v, r->p, 8);
-    v = GUINT64_FROM_LE(v);
-  } else if (n == 4) {
-    guint32 u;
-    memcpy(&u, r->p, 4);
-    v = GUINT32_FROM_LE(u);
-  } else {
-    v = get_le(r->p, n);
-  }
-  r->p += n;
-  return v;
-}
-
-/* A var (see the layout): its length is in its first byte, so it is one
- * load and a shift. LEB128, whose every byte says whether one follows, took
- * 8 instructions a byte here: 90,000 for the repo fixture's index. */
-static inline guint64
-r_var(struct rd *r)
-{
-  if (G_UNLIKELY(r->bad || r->p == r->end)) {
-    r->bad = true;
-    return 0;
-  }
-  const guint8 first = *r->p;
-  const unsigned n = first ? (unsigned)__builtin_ctz(first) + 1 : 9;
-  if (G_UNLIKELY((size_t)(r->end - r->p) < n)) {
-    r->bad = true;
-    return 0;
-  }
-  guint64 v;
-  if (n == 9) {
-    memcpy(&v, r->p + 1, 8);
-    v = GUINT64_FROM_LE(v);
-  } else if (G_LIKELY(r->end - r->p >= 8)) {
-    memcpy(&v, r->p, 8);
-    v = GUINT64_FROM_LE(v);
-    if (n < 8)
-      v &= ((guint64)1 << (8 * n)) - 1;
-    v >>= n;
-  } else {
-    v = get_le(r->p, (int)n) >> n;
-  }
-  r->p += n;
-  return v;
-}
-
-static inline gint64
-r_svar(struct rd *r)
-{
-  const guint64 v = r_var(r);
-  return (gint64)(v >> 1) ^ -(gint64)(v & 1);
-}
-
-static const char *
-r_str(struct rd *r, size_t *len)
-{
-  *len = (size_t)r_le(r, 4);
-  if (r->bad || (size_t)(r->end - r->p) < *len) {
-    r->bad = true;
-    *len = 0;
-    return "";
-  }
-  const char *s = (const char *)r->p;
-  r->p += *len;
-  return s;
-}
-
-/* LEN bytes at R (LEN read before), or "" with R bad. */
-static const char *
-r_bytes(struct rd *r, size_t len)
-{
-  if (r->bad || (size_t)(r->end - r->p) < len) {
-    r->bad = true;
-    return "";
-  }
-  const char *s = (const char *)r->p;
-  r->p += len;
-  return s;
-}
-
-/* A count of items each at least MIN bytes long: no more than fit. */
-static guint32
-r_count(struct rd *r, size_t min)
-{
-  guint32 n = (guint32)r_le(r, 4);
-  if (!r->bad && (size_t)(r->end - r->p) / min < n)
-    r->bad = true;
-  return r->bad ? 0 : n;
-}
-
-/* A stamp written by w_stamp() for a walk on device DEV. */
-static void
-r_stamp(struct rd *r, struct stamp *s, guint64 dev)
-{
-  memset(s, 0, sizeof *s);
-  const guint8 tag = (guint8)r_le(r, 1);
-  if (tag == 0)
-    return;
-  if (tag > (STAMP_PRESENT | STAMP_DEV | STAMP_CTIME) || !(tag & STAMP_PRESENT)) {
-    r->bad = true;
-    return;
-  }
-  s->present = true;
-  s->dev = tag & STAMP_DEV ? dev : r_var(r);
-  s->ino = r_var(r);
-  s->mtime_s = r_svar(r);
-  s->mtime_ns = (uint32_t)r_var(r);
-  if (tag & STAMP_CTIME) {
-    s->ctime_s = s->mtime_s;
-    s->ctime_ns = s->mtime_ns;
-  } else {
-    s->ctime_s = r_svar(r);
-    s->ctime_ns = (uint32_t)r_var(r);
-  }
-  s->size = r_var(r);
-}
-
-/* A directory's entry in the index. */
-struct dir_entry {
-  const char *path;     /* PATH's text, NUL-terminated */
-  size_t len;
-  guint64 live;
-  struct dir_stamp was;
-  guint8 flags;         /* DIR_* */
-  guint32 n;            /* its records */
-  guint64 off;
-};
-
-/* The next directory of a walk on device DEV, into E. PATH holds the path
- * of the entry before it (empty before the first) and gets this one's. */
-static void
-r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
-{
-  const guint64 shared = r_var(r), len = r_var(r);
-  if (shared > path->len || len > (guint64)(r->end - r->p))
-    r->bad = true;
-  const char *rest = r_bytes(r, r->bad ? 0 : (size_t)len);
-  if (!r->bad && memchr(rest, '\0', (size_t)len))
-    r->bad = true; /* no path a walk writes */
-  if (r->bad) {
-    g_string_truncate(path, 0);
-  } else if (shared + len < path->allocated_len) {
-    memcpy(path->str + shared, rest, (size_t)len);
-    path->len = (gsize)(shared + len);
-    path->str[path->len] = '\0';
-  } else {
-    g_string_truncate(path, (gsize)shared);
-    g_string_append_len(path, rest, (gssize)len);
-  }
-  e->path = path->str;
-  e->len = path->len;
-  e->live = r_var(r);
-  r_stamp(r, &e->was.st, dev);
-  e->was.has = (guint32)r_var(r);
-  r_stamp(r, &e->was.ignore[0], dev);
-  r_stamp(r, &e->was.ignore[1], dev);
-  e->flags = (guint8)r_le(r, 1);
-  e->was.racy = e->flags & DIR_RACY;
-  e->was.rules_racy = e->flags & DIR_RULES_RACY;
-  e->n = (guint32)r_var(r);
-  e->off = r_var(r);
-}
-
-/* A record (rec in the layout); NAME points into the records. */
-struct rec_entry {
-  const char *name;
-  size_t len;
-  guint8 kind, type;
-  guint64 mask;
-};
-
-/* A record at R; R bad if it is not one a walk writes (a name of no bytes,
- * or with a '/' or a NUL in it). */
-static inline void
-r_rec(struct rd *r, struct rec_entry *e)
-{
-  e->len = (size_t)r_var(r);
-  e->name = r_bytes(r, e->len);
-  e->kind = (guint8)r_le(r, 1);
-  e->type = (guint8)r_le(r, 1);
-  e->mask = r_var(r);
-  if (!r->bad && (e->len == 0 || memchr(e->name, '/', e->len) || memchr(e->name, '\0', e->len)))
-    r->bad = true;
-}
-
-/* One walk of a cache file. */
-struct cached_walk {
-  char *root;
-  guint64 dev, ino;
-  GArray *members;      /* guint64 */
-  GString *env;
-  GPtrArray *paths;     /* the sources */
-  GByteArray *kinds;
-  GArray *stamps;
-  const guint8 *dirs_at;  /* the directories' index entries, in the file's data */
-  const guint8 *dirs_end;
-  guint32 n_dirs;
-  struct cache_file *file;
-  bool problems;        /* the walk had problems (WALK_PROBLEMS) */
-};
-
-static void
-cached_walk_free(struct cached_walk *w)
-{
-  g_free(w->root);
-  g_array_unref(w->members);
-  g_string_free(w->env, TRUE);
-  g_ptr_array_unref(w->paths);
-  g_byte_array_unref(w->kinds);
-  g_array_unref(w->stamps);
-  g_free(w);
-}
-
-/* Up to this many bytes are read into the heap, more into a mapping of
- * their own (read_at). A mapping of the repo fixture's 15 KB index cost
- * 0.1 ms to make and 0.15 ms to unmap (strace), a fifth of `trawl check`;
- * four fresh heap pages cost 50 us. A 2 MB one costs 520 page faults in
- * the heap and one call mapped. */
-#define READ_INTO_HEAP_MAX (64 * 1024)
-
-static void
-release(gchar *data, gsize len)
-{
-  if (data == NULL)
-    return;
-  if (len <= READ_INTO_HEAP_MAX)
-    g_free(data);
-  else
-    munmap(data, len);
-}
-
-struct cache_file {
-  const gchar *index;   /* the index: the walks point into it */
-  gsize index_len;
-  gchar *index_data;    /* where it was read into (release()d) */
-  gsize index_data_len;
-  int fd;               /* the file, open until its records are read (-1 then) */
-  guint64 recs_at, recs_len; /* where the records are in it */
-  guint64 recs_sum;
-  gchar *recs_data;     /* the records, once read */
-  const guint8 *recs, *recs_end;
-  bool records_checked, records_ok;
-  char *version;
-  const guint8 *queries; /* w_queries()'s bytes, in the index */
-  size_t queries_len;
-  GPtrArray *walks;     /* struct cached_walk * */
-};
-
-void
-cache_file_free(struct cache_file *c)
-{
-  if (c == NULL)
-    return;
-  release(c->index_data, c->index_data_len);
-  release(c->recs_data, c->recs_len);
-  if (c->fd >= 0)
-    close(c->fd);
-  g_free(c->version);
-  if (c->walks)
-    g_ptr_array_unref(c->walks);
-  g_free(c);
-}
-
-/* The next directory of a walk on device DEV, its records read from
- * RECS; PATH as for r_dir(). */
-static struct memo_dir *
-read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, GString *path)
-{
-  struct dir_entry e;
-  r_dir(r, &e, dev, path);
-  const guint32 n = e.n;
-  const guint64 off = e.off;
-  if (r->bad || off > (guint64)(recs_end - recs))
-    return NULL;
-  struct rd rr = {recs + off, recs_end, false};
-  if ((size_t)(rr.end - rr.p) / REC_MIN < n)
-    return NULL;
-  /* First pass: the names' total length. */
-  size_t names = 0;
-  for (guint32 i = 0; i < n && !rr.bad; i++) {
-    struct rec_entry rec;
-    r_rec(&rr, &rec);
-    names += rec.len;
-  }
-  if (rr.bad)
-    return NULL;
-  rr.p = recs + off;
-  struct memo_dir *d = memo_dir_new(0, e.path, e.len, n, names);
-  char *at = memo_dir_names(d);
-  for (guint32 i = 0; i < n; i++) {
-    struct rec_entry rec;
-    r_rec(&rr, &rec);
-    memcpy(at, rec.name, rec.len);
-    struct memo_rec *m = &d->recs[i];
-    m->name = at;
-    m->len = (uint32_t)rec.len;
-    m->kind = rec.kind <= MEMO_SUBTREE_LINK ? rec.kind : MEMO_RESULT;
-    m->type = rec.type;
-    m->mask = rec.mask;
-    at += rec.len;
-  }
-  d->live = e.live;
-  d->was = e.was;
-  d->way = e.flags & DIR_WAY;
-  d->start = e.flags & DIR_START;
-  return d;
-}
-
-static struct cached_walk *
-read_walk(struct rd *r)
-{
-  struct cached_walk *w = g_new0(struct cached_walk, 1);
-  size_t len;
-  const char *root = r_str(r, &len);
-  w->root = g_strndup(root, len);
-  w->dev = r_le(r, 8);
-  w->ino = r_le(r, 8);
-  w->problems = (r_le(r, 1) & WALK_PROBLEMS) != 0;
-  w->members = g_array_new(FALSE, FALSE, sizeof(guint64));
-  guint32 n = r_count(r, 8);
-  for (guint32 i = 0; i < n; i++) {
-    guint64 m = r_le(r, 8);
-    g_array_append_val(w->members, m);
-  }
-  const char *env = r_str(r, &len);
-  w->env = g_string_new_len(env, (gssize)len);
-  w->paths = g_ptr_array_new_with_free_func(g_free);
-  w->kinds = g_byte_array_new();
-  w->stamps = g_array_new(FALSE, FALSE, sizeof(struct stamp));
-  n = r_count(r, 4 + 1 + 1);
-  for (guint32 i = 0; i < n && !r->bad; i++) {
-    const char *p = r_str(r, &len);
-    g_ptr_array_add(w->paths, g_strndup(p, len));
-    w_u8(w->kinds, (guint8)r_le(r, 1));
-    struct stamp st;
-    r_stamp(r, &st, w->dev);
-    g_array_append_val(w->stamps, st);
-  }
-  w->n_dirs = r_count(r, DIR_INDEX_MIN);
-  guint64 bytes = r_le(r, 8);
-  if (!r->bad && (guint64)(r->end - r->p) < bytes)
-    r->bad = true;
-  if (!r->bad) {
-    w->dirs_at = r->p;
-    w->dirs_end = r->p + bytes;
-    r->p += bytes;
-  }
-  return w;
-}
-
-/* LEN bytes (at least one) of file FD from offset AT, to free with
- * release(): in the heap when they are few, else in memory mapped with
- * MAP_POPULATE: one system call makes the pages rather than a page fault
- * each (in this VM a fault costs 15-30 us: reading a 2 MB cache into
- * malloc'd memory took 520 of them). Read, not mapped from the file: a file
- * truncated by someone else meanwhile is then short data, not SIGBUS. NULL
- * with errno set (0: the file is shorter than that). */
-static gchar *
-read_at(int fd, guint64 at, gsize len)
-{
-  void *buf;
-  if (len <= READ_INTO_HEAP_MAX) {
-    buf = g_malloc(len);
-  } else {
-    buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
-               0);
-    if (buf == MAP_FAILED)
-      return NULL;
-  }
-  size_t got = 0;
-  while (got < len) {
-    ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(at + got));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : 0;
-      release(buf, len);
-      errno = err;
-      return NULL;
-    }
-    got += (size_t)n;
-  }
-  return buf;
-}
-
-/* Read cache file C's records and check them against their checksum
- * (once; the file is closed then). */
-static void
-records_read(struct cache_file *c)
-{
-  static const guint8 none[1];
-  c->records_checked = true;
-  if (c->recs_len == 0) {
-    c->recs = c->recs_end = none;
-  } else {
-    c->recs_data = read_at(c->fd, c->recs_at, c->recs_len);
-    c->recs = (const guint8 *)c->recs_data;
-    c->recs_end = c->recs ? c->recs + c->recs_len : NULL;
-  }
-  c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_sum;
-  close(c->fd);
-  c->fd = -1;
-}
-
-/* The memo of cached walk W, parsed now; NULL if the records do not check
- * out (their checksum is verified the first time). */
-static struct walk_memo *
-cached_memo(const struct cached_walk *w)
-{
-  struct cache_file *c = w->file;
-  if (!c->records_checked)
-    records_read(c);
-  if (!c->records_ok)
-    return NULL;
-  struct rd r = {w->dirs_at, w->dirs_end, false};
-  struct walk_memo *m = walk_memo_new();
-  GString *path = g_string_new(NULL);
-  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
-    struct memo_dir *d = read_dir(&r, c->recs, c->recs_end, w->dev, path);
-    if (d == NULL)
-      r.bad = true;
-    else {
-      walk_memo_add(m, d);
-      memo_dir_unref(d);
-    }
-  }
-  g_string_free(path, TRUE);
-  if (r.bad || r.p != r.end) {
-    walk_memo_free(m);
-    return NULL;
-  }
-  return m;
-}
-
-/* Cache file PATH, checked: NULL with *WHY set (NULL too: no such file).
- * The header and the index are read, not the records: they stay in the
- * file, kept open, until a run needs them. (Reading all of the repo
- * fixture's 98 KB cache, 30 KB of it the index, took 0.15-0.3 ms of
- * `trawl check`'s 1.2 ms here, most of it copying the records into fresh
- * pages.) */
-static struct cache_file *
-cache_load(const char *path, char **why)
-{
-  *why = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    if (errno != ENOENT)
-      *why = g_strdup_printf("cannot be read (%s)", g_strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return NULL;
-  }
-  /* The header and, when they fit in FIRST_READ bytes, the index: one read
-   * (a system call costs 1 us here before it does anything). */
-  const guint64 size = st.st_size > 0 ? (guint64)st.st_size : 0;
-  const gsize first_len = (gsize)MIN(MAX(size, (guint64)HEADER_SIZE), (guint64)FIRST_READ);
-  gchar *first = g_malloc(first_len);
-  const guint8 *h = (const guint8 *)first;
-  ssize_t got;
-  do
-    got = pread(fd, first, first_len, 0);
-  while (got < 0 && errno == EINTR);
-  if (got < 0)
-    *why = g_strdup_printf("cannot be read (%s)", g_strerror(errno));
-  else if (got < HEADER_SIZE || size < HEADER_SIZE)
-    *why = g_strdup("is truncated");
-  else if (memcmp(h, CACHE_MAGIC, 8) != 0)
-    *why = g_strdup("is not a trawl cache");
-  else if (get_le(h + 8, 4) != CACHE_FORMAT)
-    *why = g_strdup_printf("has format version %u, not %u", (unsigned)get_le(h + 8, 4),
-                           CACHE_FORMAT);
-  else if (get_le(h + 16, 8) != size - HEADER_SIZE || get_le(h + 40, 8) > size - HEADER_SIZE)
-    *why = g_strdup("is truncated");
-  else if (get_le(h + 40, 8) == 0 || get_le(h + 40, 8) > ((guint64)1 << 36))
-    *why = g_strdup(get_le(h + 40, 8) ? "is too large" : "is truncated");
-  const guint64 index_len = *why ? 0 : get_le(h + 40, 8);
-  const guint64 recs_sum = *why ? 0 : get_le(h + 32, 8);
-  const guint64 index_sum = *why ? 0 : get_le(h + 24, 8);
-  gchar *index_data = NULL;
-  gsize index_data_len = 0;
-  const gchar *index = NULL;
-  if (*why == NULL && (guint64)got >= HEADER_SIZE + index_len) {
-    index_data = first, index_data_len = first_len;
-    index = first + HEADER_SIZE;
-    first = NULL;
-  } else if (*why == NULL) {
-    index = index_data = read_at(fd, HEADER_SIZE, index_len);
-    index_data_len = index_len;
-  }
-  g_free(first);
-  if (*why == NULL && index == NULL)
-    *why = errno ? g_strdup_printf("cannot be read (%s)", g_strerror(errno))
-                 : g_strdup("is truncated"); /* it shrank meanwhile */
-  else if (*why == NULL && checksum((const guint8 *)index, index_len) != index_sum)
-    *why = g_strdup("is corrupt (its checksum does not match)");
-  if (*why) {
-    release(index_data, index_data_len);
-    close(fd);
-    return NULL;
-  }
-  /* The index now; the records when they are first needed (a re-check that
-   * finds nothing changed never reads them). */
-  struct rd r = {(const guint8 *)index, (const guint8 *)index + index_len, false};
-  struct cache_file *c = g_new0(struct cache_file, 1);
-  c->index = index;
-  c->index_len = index_len;
-  c->index_data = index_data;
-  c->index_data_len = index_data_len;
-  c->fd = fd;
-  c->recs_at = HEADER_SIZE + index_len;
-  c->recs_len = size - HEADER_SIZE - index_len;
-  c->recs_sum = recs_sum;
-  size_t n;
-  const char *s = r_str(&r, &n);
-  c->version = g_strndup(s, n);
-  c->queries = (const guint8 *)r_str(&r, &c->queries_len);
-  c->walks = g_ptr_array_new_with_free_func((GDestroyNotify)cached_walk_free);
-  guint32 walks = r_count(&r, 36);
-  for (guint32 i = 0; i < walks && !r.bad; i++) {
-    struct cached_walk *w = read_walk(&r);
-    w->file = c;
-    g_ptr_array_add(c->walks, w);
-  }
-  if (!r.bad && r.p != r.end)
-    r.bad = true;
-  if (r.bad) {
-    /* The checksum held: a writer's bug, not a disk's. Still not trusted. */
-    *why = g_strdup("is corrupt (its records do not parse)");
-    cache_file_free(c);
-    return NULL;
-  }
-  return c;
-}
-
-/* Write BODY to PATH through a temporary file renamed into place: a reader
- * sees the old file or the new, never a part of either. */
-static bool
-cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **why)
-{
-  guint8 h[HEADER_SIZE] = {0};
-  memcpy(h, CACHE_MAGIC, 8);
-  put_le(h + 8, CACHE_FORMAT, 4);
-  put_le(h + 16, (guint64)index->len + recs->len, 8);
-  put_le(h + 24, checksum(index->data, index->len), 8);
-  put_le(h + 32, checksum(recs->data, recs->len), 8);
-  put_le(h + 40, index->len, 8);
-  g_byte_array_append(index, recs->data, recs->len);
-  const guint8 *data = index->data;
-  const gsize len = index->len;
-
-  char *tmp = g_strconcat(path, ".XXXXXX", NULL);
-  int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0644);
-  int err = errno;
-  bool ok = fd >= 0;
-  for (int part = 0; ok && part < 2; part++) {
-    const guint8 *p = part ? data : h;
-    size_t left = part ? len : HEADER_SIZE;
-    while (left > 0) {
-      ssize_t n = write(fd, p, left);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0) {
-        err = n < 0 ? errno : EIO;
-        ok = false;
-        break;
-      }
-      p += n;
-      left -= (size_t)n;
-    }
-  }
-  if (fd >= 0 && close(fd) != 0 && ok) {
-    err = errno;
-    ok = false;
-  }
-  if (ok && rename(tmp, path) != 0) {
-    err = errno;
-    ok = false;
-  }
-  if (!ok) {
-    *why = g_strdup_printf("%s: %s", path, g_strerror(err));
-    if (fd >= 0)
-      unlink(tmp);
-  }
-  g_free(tmp);
-  return ok;
-}
-
-static int
-compare_dirs(gconstpointer a, gconstpointer b)
-{
-  const struct memo_dir *x = *(const struct memo_dir *const *)a;
-  const struct memo_dir *y = *(const struct memo_dir *const *)b;
-  int c = memcmp(x->path, y->path, MIN(x->len, y->len));
-  return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-static void
-write_walk(GByteArray *b, GByteArray *recs, const struct group *g, const struct sources *src,
-           const struct timespec *racy_from)
-{
-  w_str(b, g->root, strlen(g->root));
-  w_le(b, (guint64)g->dev, 8);
-  w_le(b, (guint64)g->ino, 8);
-  w_u8(b, g->walker && trawl_walker_problems(g->walker)->len ? WALK_PROBLEMS : 0);
-  w_le(b, g->members->len, 4);
-  for (guint i = 0; i < g->members->len; i++)
-    w_le(b, g_array_index(g->members, size_t, i), 8);
-  w_str(b, src->env->str, src->env->len);
-  w_le(b, src->paths->len, 4);
-  for (guint i = 0; i < src->paths->len; i++) {
-    const struct stamp *st = &g_array_index(src->stamps, struct stamp, i);
-    const char *p = src->paths->pdata[i];
-    w_str(b, p, strlen(p));
-    w_u8(b, stamp_racy(st, racy_from) ? SOURCE_RACY : src->kinds->data[i]);
-    w_stamp(b, st, (guint64)g->dev);
-  }
-  /* In path order, so that the same walk writes the same file. */
-  GPtrArray *all = g_ptr_array_new();
-  GHashTableIter it;
-  gpointer key, value;
-  g_hash_table_iter_init(&it, g->memo->dirs);
-  while (g_hash_table_iter_next(&it, &key, &value))
-    g_ptr_array_add(all, value);
-  g_ptr_array_sort(all, compare_dirs);
-  w_le(b, all->len, 4);
-  const guint at = b->len;
-  w_le(b, 0, 8); /* the records' length, filled in below */
-  const char *before = "";
-  size_t before_len = 0;
-  for (guint i = 0; i < all->len; i++) {
-    const struct memo_dir *d = all->pdata[i];
-    size_t shared = 0;
-    while (shared < before_len && shared < d->len && before[shared] == d->path[shared])
-      shared++;
-    w_var(b, shared);
-    w_var(b, d->len - shared);
-    g_byte_array_append(b, (const guint8 *)d->path + shared, (guint)(d->len - shared));
-    before = d->path;
-    before_len = d->len;
-    w_var(b, d->live);
-    w_stamp(b, &d->was.st, (guint64)g->dev);
-    w_var(b, d->was.has);
-    w_stamp(b, &d->was.ignore[0], (guint64)g->dev);
-    w_stamp(b, &d->was.ignore[1], (guint64)g->dev);
-    w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
-                (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0));
-    w_var(b, d->n);
-    w_var(b, recs->len);
-    for (guint k = 0; k < d->n; k++) {
-      const struct memo_rec *r = &d->recs[k];
-      w_var(recs, r->len);
-      g_byte_array_append(recs, (const guint8 *)r->name, r->len);
-      w_u8(recs, r->kind);
-      w_u8(recs, r->type);
-      w_var(recs, r->mask);
-    }
-  }
-  put_le(b->data + at, b->len - at - 8, 8);
-  g_ptr_array_unref(all);
-}
-
-/* ---- runs ------------------------------------------------------------------------ */
-
-void
-trawl_cache_report_clear(trawl_cache_report *r)
-{
-  g_free(r->warning);
-  g_free(r->write_error);
-  memset(r, 0, sizeof *r);
-}
-
-/* ---- the cached results, straight from the records ------------------------------ */
-
-/* A directory of a cached walk, from the index: where its records are. */
-struct rec_dir {
-  struct span path;     /* in rec_tree.paths */
-  guint64 off;
-  guint32 n;
-  guint8 flags;         /* DIR_* */
-};
-
-/* Every directory of cached walk W, by path: what a pass over its records
- * in the walk's order needs, and nothing of the records copied (a memo of
- * them, cached_memo(), copies every name: for flat20k's 20,000, 4 M
- * instructions and some 250 KB of fresh pages). */
-struct rec_tree {
-  struct rec_dir *dirs;
-  guint n;
-  GHashTable *by_path;  /* struct span * (in dirs) -> struct rec_dir * */
-  struct arena paths;
-};
-
-static void
-rec_tree_clear(struct rec_tree *t)
-{
-  g_free(t->dirs);
-  if (t->by_path)
-    g_hash_table_unref(t->by_path);
-  arena_clear(&t->paths);
-  memset(t, 0, sizeof *t);
-}
-
-/* T from cached walk W's index, its records' offsets checked against
- * RECS_LEN; false (T cleared) if they do not parse. */
-static bool
-rec_tree_init(struct rec_tree *t, const struct cached_walk *w, guint64 recs_len)
-{
-  memset(t, 0, sizeof *t);
-  t->dirs = g_new0(struct rec_dir, w->n_dirs);
-  t->by_path = g_hash_table_new(span_hash, span_equal);
-  struct rd r = {w->dirs_at, w->dirs_end, false};
-  GString *path = g_string_new(NULL);
-  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
-    struct dir_entry e;
-    r_dir(&r, &e, w->dev, path);
-    if (r.bad || e.off > recs_len || (recs_len - e.off) / REC_MIN < e.n)
-      r.bad = true;
-    struct rec_dir *d = &t->dirs[t->n++];
-    d->path.s = arena_copy(&t->paths, e.path, e.len);
-    d->path.len = e.len;
-    d->off = e.off;
-    d->n = e.n;
-    d->flags = e.flags;
-    g_hash_table_insert(t->by_path, &d->path, d);
-  }
-  g_string_free(path, TRUE);
-  if (r.bad || r.p != r.end) {
-    rec_tree_clear(t);
-    return false;
-  }
-  return true;
-}
-
-/* Where a pass over a cached walk's records hands its results: query Q's
- * PATH (LEN bytes, NUL-terminated, valid during the call). */
-typedef void (*rec_emit_fn)(size_t q, const char *path, size_t len, void *data);
-
-struct rec_pass {
-  const struct rec_tree *t;
-  const struct group *grp;
-  const guint8 *recs, *recs_end;
-  GString *path;        /* the directory's path, then an entry's */
-  rec_emit_fn fn;
-  void *data;
-  bool bad;
-};
-
-/* Directory D's records and, at each subdirectory's place, its own: the
- * order a walk prints them in (its records are in that order, a
- * subdirectory's name sorting with a `/` after it), so bytewise without
- * comparing two paths (walking.md, "Sorted output"). A subdirectory's path
- * is longer than its parent's: no cycle, however the records read. */
-static void
-rec_pass_dir(struct rec_pass *p, const struct rec_dir *d)
-{
-  struct rd r = {p->recs + d->off, p->recs_end, false};
-  const gsize base = p->path->len;
-  for (guint32 i = 0; i < d->n && !r.bad && !p->bad; i++) {
-    struct rec_entry rec;
-    r_rec(&r, &rec);
-    if (r.bad)
-      break;
-    g_string_truncate(p->path, base);
-    if (base)
-      g_string_append_c(p->path, '/');
-    g_string_append_len(p->path, rec.name, (gssize)rec.len);
-    if (rec.kind != MEMO_RESULT) {
-      const struct span key = {p->path->str, p->path->len};
-      const struct rec_dir *sub = g_hash_table_lookup(p->t->by_path, &key);
-      if (sub && !(sub->flags & DIR_WAY))
-        rec_pass_dir(p, sub);
-      continue;
-    }
-    for (uint64_t bits = rec.mask; bits; bits &= bits - 1) {
-      const unsigned b = (unsigned)__builtin_ctzll(bits);
-      if (b < p->grp->members->len)
-        p->fn(g_array_index(p->grp->members, size_t, b), p->path->str, p->path->len, p->data);
-    }
-  }
-  if (r.bad)
-    p->bad = true;
-  g_string_truncate(p->path, base);
-}
-
-/* Start directories in the order the walk takes them: by path, a `/` after
- * each (`a.b` before `a`, whose entries sort as `a/...`). */
-static int
-compare_starts(gconstpointer a, gconstpointer b)
-{
-  const struct rec_dir *x = *(const struct rec_dir *const *)a;
-  const struct rec_dir *y = *(const struct rec_dir *const *)b;
-  const size_t n = MIN(x->path.len, y->path.len);
-  const int c = memcmp(x->path.s, y->path.s, n);
-  if (c)
-    return c;
-  const int cx = x->path.len > n ? (guchar)x->path.s[n] : '/';
-  const int cy = y->path.len > n ? (guchar)y->path.s[n] : '/';
-  return cx - cy;
-}
-
-/* Hand every result of cached walk W (group GRP's; its file's records read
- * and checked) to FN, each query's in the order a walk of the same tree
- * prints them: from the root, if it was read (every other directory is
- * below it), else from each start directory below no other, in path order.
- * False if the records do not parse (FN may have had some results). */
-static bool
-rec_pass(const struct cached_walk *w, const struct group *grp, rec_emit_fn fn, void *data)
-{
-  const struct cache_file *c = w->file;
-  struct rec_tree t;
-  if (!c->records_ok || !rec_tree_init(&t, w, c->recs_len))
-    return false;
-  GPtrArray *tops = g_ptr_array_new();
-  for (guint i = 0; i < t.n; i++) {
-    const struct rec_dir *d = &t.dirs[i];
-    if (!(d->flags & DIR_WAY) && (d->path.len == 0 || (d->flags & DIR_START)))
-      g_ptr_array_add(tops, (gpointer)d);
-  }
-  g_ptr_array_sort(tops, compare_starts);
-  struct rec_pass p = {&t, grp, c->recs, c->recs_end, g_string_new(NULL), fn, data, false};
-  const struct rec_dir *top = NULL;
-  for (guint i = 0; i < tops->len && !p.bad; i++) {
-    const struct rec_dir *d = tops->pdata[i];
-    /* One below the last one taken came in its pass (they sort after it). */
-    if (top && (top->path.len == 0 ||
-                (d->path.len > top->path.len && d->path.s[top->path.len] == '/' &&
-                 memcmp(d->path.s, top->path.s, top->path.len) == 0)))
-      continue;
-    top = d;
-    g_string_truncate(p.path, 0);
-    g_string_append_len(p.path, d->path.s, (gssize)d->path.len);
-    rec_pass_dir(&p, d);
-  }
-  g_string_free(p.path, TRUE);
-  g_ptr_array_unref(tops);
-  rec_tree_clear(&t);
-  return !p.bad;
-}
-
-static void
-keep_previous(size_t q, const char *path, size_t len, void *data)
-{
-  trawl_plan *plan = data;
-  g_ptr_array_add(plan->previous->pdata[q], (gpointer)arena_copy(&plan->prev_arena, path, len));
-}
-
-/* plan->previous from the cache's records: every result recorded, per
- * query, sorted bytewise (rec_pass()). */
-static void
-previous_build(trawl_plan *plan)
-{
-  plan->previous = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
-  for (guint i = 0; i < plan->queries->len; i++)
-    g_ptr_array_add(plan->previous, g_ptr_array_new());
-  for (guint g = 0; g < plan->groups->len; g++) {
-    const struct group *grp = plan->groups->pdata[g];
-    if (grp->cached == NULL)
-      continue;
-    struct cache_file *c = grp->cached->file;
-    if (!c->records_checked)
-      records_read(c);
-    if (!rec_pass(grp->cached, grp, keep_previous, plan)) {
-      /* Unreadable after all: nothing of this walk. */
-      for (guint m = 0; m < grp->members->len; m++)
-        g_ptr_array_set_size(plan->previous->pdata[g_array_index(grp->members, size_t, m)], 0);
-    }
-  }
-  for (guint i = 0; i < plan->previous->len; i++)
-    g_ptr_array_add(plan->previous->pdata[i], NULL);
-}
-
-const char *const *
-trawl_plan_previous_results(const trawl_plan *plan, size_t q, size_t *n)
-{
-  if (n)
-    *n = 0;
-  if (!plan->cache_trusted || q >= plan->queries->len)
-    return NULL;
-  if (plan->previous == NULL)
-    previous_build((trawl_plan *)plan);
-  GPtrArray *list = plan->previous->pdata[q];
-  if (n)
-    *n = list->len - 1;
-  return (const char *const *)list->pdata;
-}
-
-/* Is path PATH (LEN bytes) below ROOT_FD reachable through directories
- * only, no link on the way, as a walk opens a start directory? */
-static bool
-reachable(int root_fd, const char *path, size_t len)
-{
-  char *p = g_strndup(path, len);
-  bool ok = true;
-  for (size_t i = 1; i <= len && ok; i++) {
-    if (i < len && p[i] != '/')
-      continue;
-    char c = p[i];
-    p[i] = '\0';
-    struct stat st;
-    ok = fstatat(root_fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-    p[i] = c;
-  }
-  g_free(p);
-  return ok;
-}
-
-/* Is directory E (below ROOT_FD) as recorded (dir_check(), the walk's
- * rule)? Its stat is taken as the walk would open it: a start directory
- * component by component, no link on the way. */
-static bool
-entry_unchanged(const struct dir_entry *e, int root_fd)
-{
-  struct stat st;
-  bool there;
-  if (e->len == 0)
-    there = fstat(root_fd, &st) == 0;
-  else
-    there = (!(e->flags & DIR_START) || reachable(root_fd, e->path, e->len)) &&
-            fstatat(root_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0;
-  there = there && S_ISDIR(st.st_mode);
-  return dir_check(&e->was, there ? &st : NULL, root_fd, e->path) == DIR_SAME;
-}
-
-/* A share of the entries for one thread of walk_unchanged(): N entries of
- * the index from AT on, PATH the path of the entry before them (their
- * paths share its start), DEV the walk's device. */
-struct share {
-  const guint8 *at, *end;
-  guint32 n;
-  int root_fd;
-  guint64 dev;
-  GString *path;        /* the share's own */
-  gint *differs;        /* shared: set when any entry differs */
-};
-
-static gpointer
-check_share(gpointer data)
-{
-  struct share *sh = data;
-  struct rd r = {sh->at, sh->end, false};
-  for (guint32 i = 0; i < sh->n && !g_atomic_int_get(sh->differs); i++) {
-    struct dir_entry e;
-    r_dir(&r, &e, sh->dev, sh->path);
-    if (r.bad || !entry_unchanged(&e, sh->root_fd))
-      g_atomic_int_set(sh->differs, 1);
-  }
-  return NULL;
-}
-
-/* From this many directories on, the stats are shared among threads: a
- * stat costs 4-5 us here, mostly in the kernel's path lookup, and the
- * lookups of two threads run side by side. Not from fewer: starting a
- * thread (and joining it) cost 0.28 ms here (median of 30), the time of 70
- * of the first stats of a process; on the repo fixture's 149 directories
- * two threads took 0.84 ms against one's 0.54 (a microbenchmark of the
- * same fstatat calls, 30 rounds interleaved). */
-#define CHECK_THREADS_FROM 512
-
-/* Is every directory cached walk W recorded (below ROOT_FD, its root as
- * plan_group() opened it) stamped as then,
- * with its ignore files, and none of them racy? Then a walk would replay
- * every one and find what the cache holds: the check of a no-op build,
- * one stat per directory and nothing read. */
-static bool
-walk_unchanged(const struct cached_walk *w, int root_fd)
-{
-  gint differs = 0;
-  const unsigned threads =
-      w->n_dirs >= CHECK_THREADS_FROM ? MIN(g_get_num_processors(), 4u) : 1;
-  struct share shares[4];
-  GThread *helpers[4] = {NULL};
-  /* Where each share starts, and the path there: the entries are as long
-   * as their paths, and each path is told by the one before it. */
-  struct rd r = {w->dirs_at, w->dirs_end, false};
-  GString *path = g_string_new(NULL);
-  for (unsigned t = 0; t < threads; t++) {
-    const guint32 from = (guint32)((guint64)w->n_dirs * t / threads);
-    const guint32 to = (guint32)((guint64)w->n_dirs * (t + 1) / threads);
-    shares[t] = (struct share){r.p,     w->dirs_end, to - from, root_fd, w->dev,
-                               g_string_new_len(path->str, (gssize)path->len), &differs};
-    for (guint32 i = from; t + 1 < threads && i < to; i++) {
-      struct dir_entry e;
-      r_dir(&r, &e, w->dev, path);
-    }
-  }
-  g_string_free(path, TRUE);
-  differs = r.bad;
-  /* The helpers started set DIFFERS as they go: read it atomically. */
-  for (unsigned t = 1; t < threads && !g_atomic_int_get(&differs); t++)
-    helpers[t] = g_thread_new("trawl-check", check_share, &shares[t]);
-  if (!g_atomic_int_get(&differs))
-    check_share(&shares[0]);
-  for (unsigned t = 1; t < threads; t++)
-    if (helpers[t])
-      g_thread_join(helpers[t]);
-  for (unsigned t = 0; t < threads; t++)
-    g_string_free(shares[t].path, TRUE);
-  return !differs;
-}
-
-/* Does cached walk W have group G's root and queries? */
-static bool
-walk_matches(const struct group *g, const struct cached_walk *w)
-{
-  bool same = w->dev == (guint64)g->dev && w->ino == (guint64)g->ino &&
-              w->members->len == g->members->len;
-  for (guint i = 0; same && i < w->members->len; i++)
-    same = g_array_index(w->members, guint64, i) == g_array_index(g->members, size_t, i);
-  return same;
 }
 
 /* Were W's sources stamped as SRC's are now (and not racy then)? */
@@ -1378,6 +237,54 @@ sources_recheck(struct sources *s, const struct cached_walk *was, const char *ab
   return true;
 }
 
+/* What the cache file writes of SRC. */
+static struct source_list
+source_list_of(const struct sources *src)
+{
+  struct source_list l = {src->paths, src->kinds, src->stamps, src->env};
+  return l;
+}
+
+/* ---- runs ---- */
+
+void
+trawl_cache_report_clear(trawl_cache_report *r)
+{
+  g_free(r->warning);
+  g_free(r->write_error);
+  memset(r, 0, sizeof *r);
+}
+
+/* The queries as the cache records them (cachefile.h). */
+static void
+w_queries(GByteArray *b, trawl_plan *plan, const struct cache_state *st)
+{
+  if (st && st->pending) {
+    /* A plan from a cache, its patterns not compiled: the file's bytes are
+     * what this would write. */
+    g_byte_array_append(b, st->pending->data, st->pending->len);
+    return;
+  }
+  const size_t n = trawl_plan_size(plan);
+  cache_queries_begin(b, n);
+  for (size_t i = 0; i < n; i++) {
+    struct plan_query_view q;
+    plan_query_view(plan, i, &q);
+    cache_query_write(b, q.root, q.includes, q.excludes, q.opt);
+  }
+}
+
+/* Does cached walk W have group G's root and queries? */
+static bool
+walk_matches(const struct plan_group_view *g, const struct cached_walk *w)
+{
+  bool same = w->dev == (guint64)g->dev && w->ino == (guint64)g->ino &&
+              w->members->len == g->members->len;
+  for (guint i = 0; same && i < w->members->len; i++)
+    same = g_array_index(w->members, guint64, i) == g_array_index(g->members, size_t, i);
+  return same;
+}
+
 /* Is NOW the record OLD was, entry for entry? A replayed entry is the very
  * one of the old record; a directory on the way is made again each run. */
 static bool
@@ -1401,27 +308,103 @@ same_records(const struct walk_memo *now, const struct walk_memo *old)
   return true;
 }
 
+/* ---- the cache's results ---- */
+
+static void
+keep_previous(size_t q, const char *path, size_t len, void *data)
+{
+  struct cache_state *st = data;
+  g_ptr_array_add(st->previous->pdata[q], (gpointer)arena_copy(&st->prev_arena, path, len));
+}
+
+/* ST->previous from the cache's records: every result recorded, per query,
+ * sorted bytewise (rec_pass()). */
+static void
+previous_build(const trawl_plan *plan, struct cache_state *st)
+{
+  st->previous = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  for (size_t i = 0; i < trawl_plan_size(plan); i++)
+    g_ptr_array_add(st->previous, g_ptr_array_new());
+  for (guint g = 0; g < st->n_groups; g++) {
+    const struct cached_walk *w = st->groups[g].cached;
+    if (w == NULL)
+      continue;
+    struct plan_group_view gv;
+    plan_group_view(plan, g, &gv);
+    if (!w->file->records_checked)
+      records_read(w->file);
+    if (!rec_pass(w, gv.members, keep_previous, st)) {
+      /* Unreadable after all: nothing of this walk. */
+      for (guint m = 0; m < gv.members->len; m++)
+        g_ptr_array_set_size(st->previous->pdata[g_array_index(gv.members, size_t, m)], 0);
+    }
+  }
+  for (guint i = 0; i < st->previous->len; i++)
+    g_ptr_array_add(st->previous->pdata[i], NULL);
+}
+
+const char *const *
+trawl_plan_previous_results(const trawl_plan *plan, size_t q, size_t *n)
+{
+  if (n)
+    *n = 0;
+  struct cache_state *st = (struct cache_state *)last_run(plan);
+  if (st == NULL || q >= trawl_plan_size(plan))
+    return NULL;
+  if (st->previous == NULL)
+    previous_build(plan, st);
+  GPtrArray *list = st->previous->pdata[q];
+  if (n)
+    *n = list->len - 1;
+  return (const char *const *)list->pdata;
+}
+
+/* trawl_plan_results() of a run that took the quick path. */
+static const char *const *
+quick_results(const trawl_plan *plan, size_t q, size_t *n)
+{
+  return trawl_plan_previous_results(plan, q, n);
+}
+
+bool
+cache_run_was_quick(const trawl_plan *plan)
+{
+  const struct cache_state *st = last_run(plan);
+  return st && st->quick;
+}
+
+bool
+cache_patterns_pending(const trawl_plan *plan)
+{
+  const struct cache_state *st = plan_attached(plan);
+  return st && st->pending;
+}
+
 bool
 trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
                       trawl_cache_report *report, GError **error)
 {
   memset(report, 0, sizeof *report);
-  plan_previous_clear(plan);
-  plan->cache_trusted = false;
+  struct cache_state *st = state_of(plan);
+  previous_clear(st);
+  groups_clear(st);
+  st->trusted = st->quick = false;
 
   /* Is there a cache, and is it this plan's? (A plan made from it has it
-   * loaded already.) */
+   * loaded already, for its first run.) */
   char *why = NULL;
   struct cache_file *cache = NULL;
-  if (plan->cache_file && plan->cache_path && strcmp(plan->cache_path, path) == 0) {
-    cache = plan->cache_file;
-    plan->cache_file = NULL;
-    g_clear_pointer(&plan->cache_path, g_free); /* once: a later run reads the file again */
+  if (st->file && st->path && strcmp(st->path, path) == 0) {
+    cache = st->file;
+    st->file = NULL;
+    g_clear_pointer(&st->path, g_free);
   } else {
+    cache_file_free(st->file);
+    st->file = NULL;
     cache = cache_load(path, &why);
   }
   GByteArray *queries = g_byte_array_new();
-  w_queries(queries, plan);
+  w_queries(queries, plan, st);
   if (cache && strcmp(cache->version, TRAWL_VERSION_STRING) != 0)
     why = g_strdup_printf("was written by trawl %s", cache->version);
   else if (cache && (cache->queries_len != queries->len ||
@@ -1429,110 +412,113 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
     why = g_strdup("was written for other queries");
   GError *first = NULL;
   const bool grouped = plan_group(plan, &first);
+  st->run = plan_runs(plan);
+  const guint n_groups = (guint)trawl_plan_groups(plan);
+  st->groups = g_new0(struct cgroup, n_groups);
+  st->n_groups = n_groups;
+  struct plan_group_view *gv = g_new0(struct plan_group_view, MAX(n_groups, 1u));
+  for (guint g = 0; g < n_groups; g++)
+    plan_group_view(plan, g, &gv[g]);
   if (cache && why == NULL) {
-    bool same = cache->walks->len == plan->groups->len;
-    for (guint g = 0; same && g < plan->groups->len; g++)
-      same = walk_matches(plan->groups->pdata[g], cache->walks->pdata[g]);
+    bool same = cache->walks->len == n_groups;
+    for (guint g = 0; same && g < n_groups; g++)
+      same = walk_matches(&gv[g], cache->walks->pdata[g]);
     if (!same)
       why = g_strdup("was written for other roots");
   }
   bool usable = cache && why == NULL;
-  report->trusted = plan->cache_trusted = usable;
+  report->trusted = st->trusted = usable;
   report->warning = why;
 
   /* Each walk's sources, stamped before it reads them (a change after that
    * shows next time), and the record it may trust. */
   struct timespec racy_from;
   racy_from_now(&racy_from);
-  struct sources *src = g_new0(struct sources, plan->groups->len);
+  struct sources *src = g_new0(struct sources, MAX(n_groups, 1u));
   bool all_trusted = usable;
-  for (guint g = 0; g < plan->groups->len; g++) {
-    struct group *grp = plan->groups->pdata[g];
-    const struct pquery *q0 = plan->queries->pdata[g_array_index(grp->members, size_t, 0)];
-    sources_init(&src[g], grp, &q0->opt, usable ? cache->walks->pdata[g] : NULL);
+  for (guint g = 0; g < n_groups; g++) {
+    struct plan_query_view q0;
+    plan_query_view(plan, g_array_index(gv[g].members, size_t, 0), &q0);
+    sources_init(&src[g], gv[g].root, q0.opt, usable ? cache->walks->pdata[g] : NULL);
     if (usable) {
-      grp->cached = cache->walks->pdata[g];
-      grp->sources_held = src[g].held || sources_unchanged(grp->cached, &src[g]);
-      all_trusted = all_trusted && grp->sources_held;
+      struct cgroup *cg = &st->groups[g];
+      cg->cached = cache->walks->pdata[g];
+      cg->trusted = src[g].held || sources_unchanged(cg->cached, &src[g]);
+      all_trusted = all_trusted && cg->trusted;
     }
   }
   if (usable)
-    plan->cache_file = cache, cache = NULL;
+    st->file = cache, cache = NULL;
 
   /* When every directory recorded is stamped as recorded, nothing is
    * walked or replayed at all: the answer is the cache's (trawl check, and
    * a cached run of an unchanged tree, whose results come from the records
-   * in the walk's order, rec_pass()). */
-  bool quick = false;
-  if (all_trusted && grouped) {
-    quick = true;
-    for (guint g = 0; quick && g < plan->groups->len; g++) {
-      const struct group *grp = plan->groups->pdata[g];
-      /* A walk that could not read a directory is walked again (replayed
-       * where it can be): that directory has no stamp to prove it still
-       * cannot be read, and its problem is told again. */
-      quick = !grp->cached->problems && walk_unchanged(grp->cached, grp->root_fd);
-    }
-  }
+   * in the walk's order, rec_pass()). A walk that could not read a
+   * directory is walked again (replayed where it can be): that directory
+   * has no stamp to prove it still cannot be read, and its problem is told
+   * again. */
+  bool quick = all_trusted && grouped;
+  for (guint g = 0; quick && g < n_groups; g++)
+    quick = !st->groups[g].cached->problems && walk_unchanged(st->groups[g].cached, gv[g].root_fd);
   plan_close_roots(plan);
   /* A run whose results are wanted now takes them from the records: they
    * must check out first (else it walks, as when they do not for a replay). */
-  if (quick && (!(flags & TRAWL_CACHE_WRITE_ON_CHANGE) || plan->each)) {
-    struct cache_file *c = plan->cache_file;
-    if (!c->records_checked)
-      records_read(c);
-    quick = c->records_ok;
+  if (quick && (!(flags & TRAWL_CACHE_WRITE_ON_CHANGE) || plan_each_set(plan))) {
+    if (!st->file->records_checked)
+      records_read(st->file);
+    quick = st->file->records_ok;
   }
   bool walked = true;
   if (quick) {
-    plan->quick = true;
-    for (guint g = 0; g < plan->groups->len; g++)
-      report->dirs_reused += ((const struct group *)plan->groups->pdata[g])->cached->n_dirs;
+    st->quick = true;
+    plan_set_results(plan, quick_results);
+    for (guint g = 0; g < n_groups; g++)
+      report->dirs_reused += st->groups[g].cached->n_dirs;
   } else {
-    for (guint g = 0; g < plan->groups->len; g++)
-      ((struct group *)plan->groups->pdata[g])->memo = walk_memo_new();
     bool records = true;
-    for (guint g = 0; usable && g < plan->groups->len; g++) {
-      struct group *grp = plan->groups->pdata[g];
-      grp->memo_prev = cached_memo(grp->cached);
-      records = records && grp->memo_prev != NULL;
-      if (grp->sources_held && grp->memo_prev)
-        grp->memo_old = grp->memo_prev;
-      else
+    for (guint g = 0; usable && g < n_groups; g++) {
+      struct cgroup *cg = &st->groups[g];
+      cg->memo_prev = cached_memo(cg->cached);
+      records = records && cg->memo_prev != NULL;
+      if (!cg->trusted || cg->memo_prev == NULL)
         all_trusted = false;
     }
     if (usable && !records) {
       /* The index held, the records do not: nothing of it is trusted. */
       report->warning = g_strdup("is corrupt (its records' checksum does not match)");
-      report->trusted = plan->cache_trusted = usable = false;
-      for (guint g = 0; g < plan->groups->len; g++) {
-        struct group *grp = plan->groups->pdata[g];
-        walk_memo_free(grp->memo_prev);
-        grp->memo_prev = grp->memo_old = NULL;
-        grp->cached = NULL;
+      report->trusted = st->trusted = usable = false;
+      for (guint g = 0; g < n_groups; g++) {
+        struct cgroup *cg = &st->groups[g];
+        walk_memo_free(cg->memo_prev);
+        cg->memo_prev = NULL;
+        cg->cached = NULL;
+        cg->trusted = false;
       }
     }
+    for (guint g = 0; g < n_groups; g++) {
+      struct cgroup *cg = &st->groups[g];
+      cg->memo = walk_memo_new();
+      plan_group_set_memos(plan, g, cg->trusted ? cg->memo_prev : NULL, cg->memo);
+    }
     walked = plan_walk(plan, first ? NULL : &first);
-    for (guint g = 0; g < plan->groups->len; g++) {
-      trawl_walk_stats st;
-      trawl_plan_stats(plan, g, &st);
-      report->dirs_read += st.dirs_opened;
-      report->dirs_reused += st.dirs_reused;
+    for (guint g = 0; g < n_groups; g++) {
+      trawl_walk_stats ws;
+      trawl_plan_stats(plan, g, &ws);
+      report->dirs_read += ws.dirs_opened;
+      report->dirs_reused += ws.dirs_reused;
     }
   }
   /* Nothing read, and every record the cache held replayed (no start
    * directory newly ignored, say): the results are the records'. */
   bool replayed_all = !quick && all_trusted && report->dirs_read == 0 && walked;
-  for (guint g = 0; replayed_all && g < plan->groups->len; g++) {
-    const struct group *grp = plan->groups->pdata[g];
-    replayed_all = grp->memo_prev && same_records(grp->memo, grp->memo_prev);
-  }
+  for (guint g = 0; replayed_all && g < n_groups; g++)
+    replayed_all = st->groups[g].memo_prev && same_records(st->groups[g].memo, st->groups[g].memo_prev);
   report->changed = !usable;
-  if (usable && !quick && !replayed_all && plan->each) {
+  if (usable && !quick && !replayed_all && plan_each_set(plan)) {
     /* The results were handed over, not kept: they may differ. */
     report->changed = true;
   } else if (usable && !quick && !replayed_all) {
-    for (guint i = 0; i < plan->queries->len && !report->changed; i++) {
+    for (size_t i = 0; i < trawl_plan_size(plan) && !report->changed; i++) {
       size_t n = 0, m = 0;
       const char *const *is = trawl_plan_results(plan, i, &n);
       const char *const *was = trawl_plan_previous_results(plan, i, &m);
@@ -1546,28 +532,30 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
    * can now be trusted. One that is read every time (a nested repository,
    * links followed, still racy) is not worth a write per build. */
   uint64_t racy_now = 0;
-  for (guint g = 0; !quick && g < plan->groups->len; g++) {
-    const struct group *grp = plan->groups->pdata[g];
-    racy_now += grp->memo ? grp->memo->racy : 0;
-  }
+  for (guint g = 0; !quick && g < n_groups; g++)
+    racy_now += st->groups[g].memo ? st->groups[g].memo->racy : 0;
   const bool write = (flags & TRAWL_CACHE_WRITE_ON_CHANGE)
                          ? report->changed || report->dirs_read > racy_now
                          : report->changed || report->dirs_read > 0;
   /* A run that could not answer every query records nothing. */
   if (write && grouped && walked && !quick) {
     GByteArray *body = g_byte_array_new(), *recs = g_byte_array_new();
-    w_str(body, TRAWL_VERSION_STRING, strlen(TRAWL_VERSION_STRING));
-    w_str(body, (const char *)queries->data, queries->len);
-    w_le(body, plan->groups->len, 4);
-    for (guint g = 0; g < plan->groups->len; g++)
-      write_walk(body, recs, plan->groups->pdata[g], &src[g], &racy_from);
+    cache_index_begin(body, TRAWL_VERSION_STRING, queries, n_groups);
+    for (guint g = 0; g < n_groups; g++) {
+      struct walk_record w = {gv[g].root, (uint64_t)gv[g].dev, (uint64_t)gv[g].ino, false,
+                              gv[g].members, st->groups[g].memo};
+      w.problems = trawl_plan_problems(plan, g_array_index(gv[g].members, size_t, 0))->len > 0;
+      const struct source_list sl = source_list_of(&src[g]);
+      cache_write_walk(body, recs, &w, &sl, &racy_from);
+    }
     report->written = cache_store(path, body, recs, &report->write_error);
     g_byte_array_unref(body);
     g_byte_array_unref(recs);
   }
-  for (guint g = 0; g < plan->groups->len; g++)
+  for (guint g = 0; g < n_groups; g++)
     sources_clear(&src[g]);
   g_free(src);
+  g_free(gv);
   cache_file_free(cache);
   g_byte_array_unref(queries);
   if (first)
@@ -1581,14 +569,14 @@ trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
                            GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
-  plan->each = fn;
-  plan->each_data = data;
+  plan_set_each(plan, fn, data);
   bool ok = trawl_plan_run_cached(plan, path, flags, report, error);
-  plan->each = NULL;
-  plan->each_data = NULL;
-  for (guint g = 0; ok && plan->quick && g < plan->groups->len; g++) {
-    const struct group *grp = plan->groups->pdata[g];
-    if (!rec_pass(grp->cached, grp, fn, data)) {
+  plan_set_each(plan, NULL, NULL);
+  const struct cache_state *st = last_run(plan);
+  for (guint g = 0; ok && st && st->quick && g < st->n_groups; g++) {
+    struct plan_group_view gv;
+    plan_group_view(plan, g, &gv);
+    if (!rec_pass(st->groups[g].cached, gv.members, fn, data)) {
       /* The records' checksum held: a writer's bug. */
       g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: its records do not parse", path);
       ok = false;
@@ -1597,149 +585,107 @@ trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
   return ok;
 }
 
-static void
-count_result(size_t q, const char *path, size_t len, void *data)
-{
-  (void)q;
-  g_assert(strlen(path) == len);
-  ++*(long *)data;
-}
+/* ---- a plan from a cache file ---- */
 
-long
-cache_read_all(const char *path, char **why)
-{
-  struct cache_file *c = cache_load(path, why);
-  if (c == NULL)
-    return -1;
-  records_read(c);
-  long results = c->records_ok ? 0 : -2;
-  /* A group of 64 queries: every bit of a mask is a query. */
-  struct group grp = {.members = g_array_new(FALSE, FALSE, sizeof(size_t))};
-  for (size_t q = 0; q < 64; q++)
-    g_array_append_val(grp.members, q);
-  for (guint i = 0; i < c->walks->len && results >= 0; i++) {
-    const struct cached_walk *w = c->walks->pdata[i];
-    struct walk_memo *m = cached_memo(w);
-    walk_memo_free(m);
-    if (!rec_pass(w, &grp, count_result, &results) && results >= 0)
-      results = -2;
-  }
-  g_array_unref(grp.members);
-  cache_file_free(c);
-  return results;
-}
+struct reading {
+  trawl_plan *plan;
+  bool add;             /* add each query; else give each of PLAN's its patterns */
+  bool compile;         /* compile the patterns (else only the queries are added) */
+  GError *error;
+};
 
-/* ---- a plan from a cache file ----------------------------------------------------- */
-
-/* The patterns of one list of a query at R (w_queries()), compiled, added
- * to PLAN->owned and to LIST (if not NULL: skipped); false with ERROR set
- * if one does not compile. */
+/* Compile LIST's N patterns for PLAN (it owns them) into OUT; false with
+ * R->error set if one does not compile. */
 static bool
-read_patterns(struct rd *r, trawl_plan *plan, GPtrArray *list, GError **error)
+compile_list(struct reading *r, const struct cached_pattern *list, size_t n, GPtrArray *out)
 {
-  const guint32 n = r_count(r, 12);
-  for (guint32 j = 0; j < n && !r->bad; j++) {
-    size_t len;
-    const char *text = r_str(r, &len);
-    const guint32 dialect = (guint32)r_le(r, 4), pflags = (guint32)r_le(r, 4);
-    if (r->bad || list == NULL)
-      continue;
+  for (size_t j = 0; j < n; j++) {
     GError *perr = NULL;
-    trawl_pattern *p = trawl_pattern_compile(text, len, (TrawlDialect)dialect, pflags, &perr);
+    trawl_pattern *p = trawl_pattern_compile(list[j].text, list[j].len,
+                                             (TrawlDialect)list[j].dialect, list[j].flags, &perr);
     if (p == NULL) {
-      g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+      g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
                   "a cache holds a pattern that does not compile: %s", perr->message);
       g_error_free(perr);
       return false;
     }
-    g_ptr_array_add(plan->owned, p);
-    g_ptr_array_add(list, p);
+    plan_own_pattern(r->plan, p);
+    g_ptr_array_add(out, p);
   }
   return true;
 }
 
-/* The fixed part of a query after its patterns (w_queries()). */
-#define QUERY_MIN (4 + 4 + 4 + 1 + 1 + 4 + 4 + 1 + 4)
-
-/* Read the queries at R (w_queries()) into PLAN: when ADD, each one added
- * with its root and options, its patterns compiled when COMPILE (else
- * skipped); when not ADD, the patterns of PLAN's queries, in order. False
- * with ERROR set if a pattern does not compile or the bytes do not parse. */
 static bool
-read_queries(struct rd *r, trawl_plan *plan, bool add, bool compile, GError **error)
+read_query(size_t i, const struct cached_query *q, void *data)
 {
-  const guint32 n = r_count(r, QUERY_MIN);
-  bool ok = add || n == plan->queries->len;
-  for (guint32 i = 0; i < n && ok && !r->bad; i++) {
-    size_t len;
-    const char *root_s = r_str(r, &len);
-    GPtrArray *lists[2];
-    if (add) {
-      lists[0] = g_ptr_array_new();
-      lists[1] = g_ptr_array_new();
-    } else {
-      const struct pquery *q = plan->queries->pdata[i];
-      lists[0] = g_ptr_array_ref(q->includes);
-      lists[1] = g_ptr_array_ref(q->excludes);
-    }
-    for (int k = 0; k < 2 && ok; k++)
-      ok = read_patterns(r, plan, compile ? lists[k] : NULL, error);
-    trawl_walk_options o;
-    trawl_walk_options_init(&o);
-    o.hidden = r_le(r, 1);
-    o.follow = r_le(r, 1);
-    o.types = (unsigned)r_le(r, 4);
-    o.max_depth = (int)(gint32)(guint32)r_le(r, 4);
-    o.one_file_system = r_le(r, 1);
-    o.ignore = (unsigned)r_le(r, 4);
-    if (add && ok && !r->bad) {
-      char *root = g_strndup(root_s, len);
-      trawl_query q = {root, (const trawl_pattern *const *)lists[0]->pdata, lists[0]->len,
-                       (const trawl_pattern *const *)lists[1]->pdata, lists[1]->len, &o};
-      trawl_plan_add(plan, &q);
-      g_free(root);
-    }
-    g_ptr_array_unref(lists[0]);
-    g_ptr_array_unref(lists[1]);
+  struct reading *r = data;
+  if (!r->add && i >= trawl_plan_size(r->plan)) {
+    g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "a cache's queries do not parse");
+    return false;
   }
-  if (ok && (r->bad || r->p != r->end)) {
-    /* The index's checksum held: a writer's bug. */
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "a cache's queries do not parse");
-    ok = false;
+  GPtrArray *inc = g_ptr_array_new(), *exc = g_ptr_array_new();
+  bool ok = !r->compile || (compile_list(r, q->includes, q->n_includes, inc) &&
+                            compile_list(r, q->excludes, q->n_excludes, exc));
+  if (ok && r->add) {
+    char *root = g_strndup(q->root, q->root_len);
+    trawl_query tq = {root, (const trawl_pattern *const *)inc->pdata, inc->len,
+                      (const trawl_pattern *const *)exc->pdata, exc->len, &q->opt};
+    trawl_plan_add(r->plan, &tq);
+    g_free(root);
+  } else if (ok) {
+    plan_query_add_patterns(r->plan, i, (const trawl_pattern *const *)inc->pdata, inc->len,
+                            (const trawl_pattern *const *)exc->pdata, exc->len);
   }
+  g_ptr_array_unref(inc);
+  g_ptr_array_unref(exc);
   return ok;
 }
 
-bool
+/* Read the queries BYTES hold into PLAN (reading R's way). False with
+ * R->error set if a pattern does not compile or the bytes do not parse. */
+static bool
+read_queries(const guint8 *bytes, size_t len, struct reading *r)
+{
+  const bool ok = cache_queries_read(bytes, len, read_query, r);
+  if (!ok && r->error == NULL)
+    /* The index's checksum held: a writer's bug. */
+    g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "a cache's queries do not parse");
+  return ok;
+}
+
+/* plan_prepare_fn of a plan made from a cache file: its patterns compiled
+ * once a walk needs them. */
+static bool
 plan_patterns(trawl_plan *plan, GError **error)
 {
-  if (plan->pending_error) {
+  struct cache_state *st = plan_attached(plan);
+  if (st == NULL)
+    return true;
+  if (st->pending_error) {
     if (error)
-      *error = g_error_copy(plan->pending_error);
+      *error = g_error_copy(st->pending_error);
     return false;
   }
-  if (plan->pending == NULL)
+  if (st->pending == NULL)
     return true;
-  GByteArray *bytes = plan->pending;
-  plan->pending = NULL;
-  struct rd r = {bytes->data, bytes->data + bytes->len, false};
-  GError *err = NULL;
-  const bool ok = read_queries(&r, plan, false, true, &err);
+  GByteArray *bytes = st->pending;
+  st->pending = NULL;
+  struct reading r = {plan, false, true, NULL};
+  const bool ok = read_queries(bytes->data, bytes->len, &r);
   g_byte_array_unref(bytes);
   if (!ok) {
-    plan->pending_error = err;
+    st->pending_error = r.error;
     if (error)
-      *error = g_error_copy(err);
+      *error = g_error_copy(r.error);
   }
   return ok;
 }
 
 /* A plan from a cache file compiles its patterns only when it walks: a
- * re-check that finds nothing changed needs none, nor a walker (compiling
- * the repo fixture's one pattern and making its walker took 40-60 us of a
- * 0.6 ms `trawl check` here, in code and memory touched for the first
- * time). Not when another trawl version wrote the file: its patterns are
- * compiled at once, so one that no longer compiles is told now. */
+ * re-check that finds nothing changed needs none, nor a walker
+ * (docs/adr/0005-lazy-plan.md). Not when another trawl version wrote the
+ * file: its patterns are compiled at once, so one that no longer compiles
+ * is told now. */
 trawl_plan *
 trawl_plan_new_from_cache(const char *path, GError **error)
 {
@@ -1752,23 +698,23 @@ trawl_plan_new_from_cache(const char *path, GError **error)
     return NULL;
   }
   trawl_plan *plan = trawl_plan_new();
-  plan->owned = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
   const bool lazy = strcmp(cache->version, TRAWL_VERSION_STRING) == 0;
-  struct rd r = {cache->queries, cache->queries + cache->queries_len, false};
-  GError *err = NULL;
-  if (!read_queries(&r, plan, true, !lazy, &err)) {
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: %s", path, err->message);
-    g_error_free(err);
+  struct reading r = {plan, true, !lazy, NULL};
+  if (!read_queries(cache->queries, cache->queries_len, &r)) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: %s", path, r.error->message);
+    g_error_free(r.error);
     cache_file_free(cache);
     trawl_plan_free(plan);
     return NULL;
   }
+  struct cache_state *st = state_of(plan);
   if (lazy) {
-    plan->pending = g_byte_array_sized_new((guint)cache->queries_len);
-    g_byte_array_append(plan->pending, cache->queries, (guint)cache->queries_len);
+    st->pending = g_byte_array_sized_new((guint)cache->queries_len);
+    g_byte_array_append(st->pending, cache->queries, (guint)cache->queries_len);
+    plan_set_prepare(plan, plan_patterns);
   }
   /* Kept for trawl_plan_run_cached() on the same file: one load. */
-  plan->cache_file = cache;
-  plan->cache_path = g_strdup(path);
+  st->file = cache;
+  st->path = g_strdup(path);
   return plan;
 }

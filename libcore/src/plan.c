@@ -1,10 +1,11 @@
 /* trawl — shared walks: queries grouped by root and traversal policy, each
  * group answered by one walk of a walker holding all its queries.
  *
- * The walker does the sharing (walk.c, "Queries"): every directory item
- * carries the set of queries that would have opened it, and every entry is
- * matched once against all their patterns. This file only groups, runs and
- * files the results per query.
+ * The walker does the sharing (query.h): every directory item carries the
+ * set of queries that would have opened it, and every entry is matched once
+ * against all their patterns. This file only groups, runs and files the
+ * results per query. It knows nothing of caches: cache.c runs a plan in
+ * steps through plan-shared.h, and keeps its state beside it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,7 +14,52 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan-private.h"
+#include "arena.h"
+#include "plan-shared.h"
+#include "walk-shared.h"
+
+/* A query's result paths of the last run, NULL-terminated once it ended;
+ * they point into the plan's arena. */
+struct pathvec {
+  const char **v;
+  size_t n, cap;
+};
+
+struct pquery {
+  char *root;
+  GPtrArray *includes;     /* const trawl_pattern * (borrowed) */
+  GPtrArray *excludes;
+  trawl_walk_options opt;
+  struct pathvec paths;    /* results of the last run */
+  GError *error;
+  size_t group;
+};
+
+struct group {
+  trawl_walker *walker;    /* made by plan_walk(): a run that does not walk needs none */
+  GArray *members;         /* size_t: query indices, bit i of an entry's mask is members[i] */
+  dev_t dev;               /* its root */
+  ino_t ino;
+  char *root;              /* as the first member gave it */
+  int root_fd;             /* open from plan_group() to plan_close_roots() (-1 then) */
+  const struct walk_memo *memo_old; /* borrowed: plan_group_set_memos() */
+  struct walk_memo *memo_out;
+};
+
+struct trawl_plan {
+  GPtrArray *queries;      /* struct pquery * */
+  GPtrArray *groups;       /* struct group * of the last run */
+  struct arena arena;      /* result paths */
+  trawl_plan_result_fn each; /* set: results are handed to it, not kept */
+  void *each_data;
+  GPtrArray *no_problems;  /* empty, for queries whose root failed */
+  GPtrArray *owned;        /* trawl_pattern *: freed with the plan */
+  plan_prepare_fn prepare; /* before the patterns are needed */
+  plan_results_fn results; /* this run's results come from it */
+  unsigned runs;
+  void *attached;          /* another module's state, kept with the plan */
+  GDestroyNotify attached_free;
+};
 
 static inline void
 pathvec_push(struct pathvec *p, const char *path)
@@ -51,10 +97,6 @@ group_free(struct group *g)
   trawl_walker_free(g->walker);
   g_array_unref(g->members);
   g_free(g->root);
-  if (g->memo_old != g->memo_prev)
-    walk_memo_free(g->memo_old);
-  walk_memo_free(g->memo_prev);
-  walk_memo_free(g->memo);
   g_free(g);
 }
 
@@ -78,12 +120,8 @@ trawl_plan_free(trawl_plan *plan)
   g_ptr_array_unref(plan->no_problems);
   if (plan->owned)
     g_ptr_array_unref(plan->owned);
-  if (plan->pending)
-    g_byte_array_unref(plan->pending);
-  g_clear_error(&plan->pending_error);
-  cache_file_free(plan->cache_file);
-  g_free(plan->cache_path);
-  plan_previous_clear(plan);
+  if (plan->attached_free)
+    plan->attached_free(plan->attached);
   arena_clear(&plan->arena);
   g_free(plan);
 }
@@ -91,9 +129,10 @@ trawl_plan_free(trawl_plan *plan)
 size_t
 trawl_plan_add(trawl_plan *plan, const trawl_query *query)
 {
-  /* The queries of a plan from a cache first: the file's bytes are theirs
-   * alone. (A failure is kept for the next run to report.) */
-  plan_patterns(plan, NULL);
+  /* Patterns still to be made come first: the queries added before are
+   * theirs. (A failure is kept for the next run to report.) */
+  if (plan->prepare)
+    plan->prepare(plan, NULL);
   struct pquery *q = g_new0(struct pquery, 1);
   q->root = g_strdup(query->root ? query->root : ".");
   q->includes = g_ptr_array_sized_new((guint)query->n_includes);
@@ -172,9 +211,8 @@ bool
 plan_group(trawl_plan *plan, GError **error)
 {
   g_ptr_array_set_size(plan->groups, 0);
-  plan->quick = false;
-  cache_file_free(plan->cache_file);
-  plan->cache_file = NULL;
+  plan->results = NULL;
+  plan->runs++;
   arena_clear(&plan->arena);
 
   /* Group: in the order queries were added, each joins the first group
@@ -229,14 +267,6 @@ plan_group(trawl_plan *plan, GError **error)
   return ok;
 }
 
-void
-plan_previous_clear(trawl_plan *plan)
-{
-  if (plan->previous)
-    g_ptr_array_unref(plan->previous);
-  plan->previous = NULL;
-  arena_clear(&plan->prev_arena);
-}
 
 void
 plan_close_roots(trawl_plan *plan)
@@ -272,8 +302,9 @@ plan_walk(trawl_plan *plan, GError **error)
 {
   bool ok = true;
   GError *perr = NULL;
-  if (!plan_patterns(plan, &perr)) {
-    /* A cache's pattern that no longer compiles: no query is answered. */
+  if (plan->prepare && !plan->prepare(plan, &perr)) {
+    /* Patterns that could not be made (a cache's that no longer compiles):
+     * no query is answered. */
     for (guint i = 0; i < plan->queries->len; i++) {
       struct pquery *q = plan->queries->pdata[i];
       g_clear_error(&q->error);
@@ -286,7 +317,7 @@ plan_walk(trawl_plan *plan, GError **error)
     struct group *grp = plan->groups->pdata[g];
     group_walker(plan, grp);
     struct sink s = {plan, grp};
-    trawl_walker_set_memo(grp->walker, grp->memo_old, grp->memo);
+    trawl_walker_set_memo(grp->walker, grp->memo_old, grp->memo_out);
     GError *err = NULL;
     if (!trawl_walker_run_sorted(grp->walker, file_result, &s, &err)) {
       /* The root went away between the check and the walk. */
@@ -311,8 +342,6 @@ plan_walk(trawl_plan *plan, GError **error)
 bool
 trawl_plan_run(trawl_plan *plan, GError **error)
 {
-  plan->cache_trusted = false;
-  plan_previous_clear(plan);
   GError *first = NULL;
   bool grouped = plan_group(plan, &first);
   plan_close_roots(plan);
@@ -338,8 +367,8 @@ const char *const *
 trawl_plan_results(const trawl_plan *plan, size_t q, size_t *n)
 {
   g_return_val_if_fail(q < plan->queries->len, NULL);
-  if (plan->quick)
-    return trawl_plan_previous_results(plan, q, n);
+  if (plan->results)
+    return plan->results(plan, q, n);
   struct pquery *pq = plan->queries->pdata[q];
   static const char *const none[] = {NULL};
   if (pq->paths.n == 0) {
@@ -391,4 +420,106 @@ trawl_plan_stats(const trawl_plan *plan, size_t g, trawl_walk_stats *out)
   struct group *grp = plan->groups->pdata[g];
   if (grp->walker)
     trawl_walker_stats(grp->walker, out);
+}
+
+/* ---- plan-shared.h ---- */
+
+void
+plan_query_view(const trawl_plan *plan, size_t q, struct plan_query_view *out)
+{
+  g_return_if_fail(q < plan->queries->len);
+  const struct pquery *pq = plan->queries->pdata[q];
+  out->root = pq->root;
+  out->includes = pq->includes;
+  out->excludes = pq->excludes;
+  out->opt = &pq->opt;
+}
+
+void
+plan_query_add_patterns(trawl_plan *plan, size_t q, const trawl_pattern *const *includes,
+                        size_t n_includes, const trawl_pattern *const *excludes,
+                        size_t n_excludes)
+{
+  g_return_if_fail(q < plan->queries->len);
+  struct pquery *pq = plan->queries->pdata[q];
+  for (size_t i = 0; i < n_includes; i++)
+    g_ptr_array_add(pq->includes, (gpointer)includes[i]);
+  for (size_t i = 0; i < n_excludes; i++)
+    g_ptr_array_add(pq->excludes, (gpointer)excludes[i]);
+}
+
+void
+plan_own_pattern(trawl_plan *plan, trawl_pattern *p)
+{
+  if (plan->owned == NULL)
+    plan->owned = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
+  g_ptr_array_add(plan->owned, p);
+}
+
+void
+plan_set_prepare(trawl_plan *plan, plan_prepare_fn fn)
+{
+  plan->prepare = fn;
+}
+
+unsigned
+plan_runs(const trawl_plan *plan)
+{
+  return plan->runs;
+}
+
+void
+plan_group_view(const trawl_plan *plan, size_t g, struct plan_group_view *out)
+{
+  g_return_if_fail(g < plan->groups->len);
+  const struct group *grp = plan->groups->pdata[g];
+  out->root = grp->root;
+  out->root_fd = grp->root_fd;
+  out->dev = grp->dev;
+  out->ino = grp->ino;
+  out->members = grp->members;
+}
+
+void
+plan_group_set_memos(trawl_plan *plan, size_t g, const struct walk_memo *old,
+                     struct walk_memo *out)
+{
+  g_return_if_fail(g < plan->groups->len);
+  struct group *grp = plan->groups->pdata[g];
+  grp->memo_old = old;
+  grp->memo_out = out;
+}
+
+void
+plan_set_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data)
+{
+  plan->each = fn;
+  plan->each_data = data;
+}
+
+bool
+plan_each_set(const trawl_plan *plan)
+{
+  return plan->each != NULL;
+}
+
+void
+plan_set_results(trawl_plan *plan, plan_results_fn fn)
+{
+  plan->results = fn;
+}
+
+void
+plan_attach(trawl_plan *plan, void *data, GDestroyNotify free_fn)
+{
+  if (plan->attached_free)
+    plan->attached_free(plan->attached);
+  plan->attached = data;
+  plan->attached_free = free_fn;
+}
+
+void *
+plan_attached(const trawl_plan *plan)
+{
+  return plan->attached;
 }

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "json.h"
 #include "output.h"
+#include "trawl/cache.h"
 #include "trawl/plan.h"
 
 /* -j when not given. */

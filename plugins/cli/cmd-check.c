@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "trawl/cache.h"
 #include "trawl/plan.h"
 
 static const char check_description[] =

@@ -42,6 +42,7 @@
 
 #include "cli.h"
 #include "meson-plugin.h"
+#include "trawl/cache.h"
 #include "trawl/plan.h"
 
 /* Bad names reported one by one before the rest is only counted. */

@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "trawl/cache.h"
 #include "trawl/plan.h"
 #include "trawl/walk.h"
 

@@ -29,7 +29,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "plan-private.h"
+#include "cache-testing.h"
+#include "cachefile.h"
 #include "fuzz_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

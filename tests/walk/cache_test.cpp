@@ -16,11 +16,13 @@
 #include "walk_gen.hpp"
 #include "walk_util.hpp"
 
+#include "trawl/cache.h"
 #include "trawl/plan.h"
 
 // The private header is C without linkage markers of its own.
 extern "C" {
-#include "plan-private.h"
+#include "cache-testing.h"
+#include "cachefile.h"
 #include "trawl/version.h"
 }
 
@@ -203,7 +205,7 @@ TEST(Cache, LargeCacheReadThroughAMapping)
 // they share with the one before (format 3). A share that started from the
 // wrong path would stat paths never recorded and find "a change": the
 // answer would still be right (the walk that follows replays the records),
-// so what is asserted is that the re-check needed no walk (plan->quick).
+// so what is asserted is that the re-check needed no walk (cache_run_was_quick()).
 TEST(Cache, ManyDirectoriesAreReCheckedInShares)
 {
   TempDir tmp;
@@ -225,7 +227,7 @@ TEST(Cache, ManyDirectoriesAreReCheckedInShares)
     EXPECT_FALSE(r.changed);
     EXPECT_EQ(r.read, 0u);
     EXPECT_EQ(r.reused, 24u * 27u + 24u + 2u);
-    EXPECT_TRUE(f.plan->quick) << "a directory's stamp did not match: a share stat'ed another path";
+    EXPECT_TRUE(cache_run_was_quick(f.plan.get())) << "a directory's stamp did not match: a share stat'ed another path";
   }
   for (const char *p : {"p/q0/r0/new.c", "p/q12/r13/new.c", "p/q23/r26/new.c"}) {
     add_file(tmp / "tree", p);
@@ -234,7 +236,7 @@ TEST(Cache, ManyDirectoriesAreReCheckedInShares)
     CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
     EXPECT_TRUE(r.changed) << p;
     EXPECT_EQ(r.read, 1u) << p;
-    EXPECT_FALSE(f.plan->quick) << p;
+    EXPECT_FALSE(cache_run_was_quick(f.plan.get())) << p;
     EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"})) << p;
   }
 }
@@ -605,7 +607,7 @@ TEST(Cache, ARacyOutsideSourceIsNotTrusted)
   CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
   EXPECT_TRUE(r.trusted);
   EXPECT_GT(r.read, 0u) << "a racy outside source was trusted";
-  EXPECT_FALSE(f.plan->quick);
+  EXPECT_FALSE(cache_run_was_quick(f.plan.get()));
 }
 
 TEST(Cache, FailedWriteKeepsTheOldFile)
@@ -715,8 +717,8 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   const char *const *r = trawl_plan_results(p.get(), 0, &n);
   EXPECT_EQ(std::vector<std::string>(r, r + n),
             (std::vector<std::string>{"a.c", "lib/f.c", "lib/g.md", "src/c.c", "src/d/e.c"}));
-  EXPECT_TRUE(p->quick);
-  EXPECT_NE(p->pending, nullptr) << "the re-check compiled patterns it did not need";
+  EXPECT_TRUE(cache_run_was_quick(p.get()));
+  EXPECT_TRUE(cache_patterns_pending(p.get())) << "the re-check compiled patterns it did not need";
   EXPECT_EQ(trawl_plan_new_from_cache((tmp / "none").c_str(), nullptr), nullptr);
 
   // A change: the plan's patterns are compiled for the walk, and ask what
@@ -733,7 +735,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
     EXPECT_TRUE(rep.changed);
     EXPECT_EQ(rep.dirs_read, 2u);
     trawl_cache_report_clear(&rep);
-    EXPECT_EQ(q->pending, nullptr);
+    EXPECT_FALSE(cache_patterns_pending(q.get()));
     r = trawl_plan_results(q.get(), 0, &n);
     EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
     r = trawl_plan_results(q.get(), 1, &n);
@@ -799,7 +801,7 @@ TEST(Cache, AnUnreadableDirectoryIsTriedAgain)
     EXPECT_TRUE(r.trusted);
     EXPECT_FALSE(r.changed);
     EXPECT_EQ(r.read, 0u);
-    EXPECT_FALSE(f.plan->quick);
+    EXPECT_FALSE(cache_run_was_quick(f.plan.get()));
     EXPECT_EQ(trawl_plan_problems(f.plan.get(), 0)->len, 1u) << "the problem is told again";
   }
   chmod((tmp / "tree/locked").c_str(), 0755);
@@ -853,7 +855,7 @@ TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
     EXPECT_TRUE(rep.trusted);
     EXPECT_EQ(rep.dirs_read, 0u);
     trawl_cache_report_clear(&rep);
-    EXPECT_TRUE(f.plan->quick);
+    EXPECT_TRUE(cache_run_was_quick(f.plan.get()));
     for (size_t q = 0; q < queries.size(); q++) {
       EXPECT_EQ(got[q], fresh(tmp / "tree", queries[q])) << show(queries[q]);
       EXPECT_TRUE(std::is_sorted(got[q].begin(), got[q].end())) << show(queries[q]);
@@ -862,7 +864,7 @@ TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
     // And kept, as trawl_plan_results() lists them after such a run.
     Fixture g(tmp / "tree", queries);
     run(g, cache);
-    EXPECT_TRUE(g.plan->quick);
+    EXPECT_TRUE(cache_run_was_quick(g.plan.get()));
     for (size_t q = 0; q < queries.size(); q++)
       EXPECT_EQ(g.results(q), got[q]);
   }
@@ -961,7 +963,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     for (size_t q = 0; q < 2; q++) {
       EXPECT_EQ(got[q], now[q]) << "seed " << seed << ", " << setting_name(setting) << ", step "
                                 << steps << how << " read " << r.read << " reused " << r.reused
-                                << (f.plan->quick ? " (from the records)" : "") << " query "
+                                << (cache_run_was_quick(f.plan.get()) ? " (from the records)" : "") << " query "
                                 << show(incs[q]) << "\nsteps:" << history << "\n"
                                 << diff(got[q], now[q]);
       EXPECT_EQ(problems_of(f.plan.get(), q), problems[q])

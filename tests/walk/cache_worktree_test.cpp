@@ -14,6 +14,7 @@
 
 #include "walk_util.hpp"
 
+#include "trawl/cache.h"
 #include "trawl/plan.h"
 
 using namespace walktest;

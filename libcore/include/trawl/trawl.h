@@ -12,5 +12,6 @@
 #include "trawl/patset.h"
 #include "trawl/walk.h"
 #include "trawl/plan.h"
+#include "trawl/cache.h"
 
 #endif /* TRAWL_H */

@@ -1,0 +1,86 @@
+/* trawl — result caches: a plan's walks kept in a file and proved still true
+ * by stamps (docs/cache.md).
+ *
+ * A cached run answers exactly what trawl_plan_run() would, reading only
+ * the directories whose stamps changed since the cache file was written
+ * (nothing at all when none did), and writes the file back when its record
+ * changed. The file is written whole to a temporary name and renamed into
+ * place: readers see the old file or the new one. Nothing about the file is
+ * ever an error of the run: a file that is missing, corrupt or another's is
+ * walked past and replaced (REPORT says why).
+ *
+ * Ownership and threads: as trawl/plan.h; a plan remembers what its last
+ * cached run read until it runs again or is freed.
+ */
+#ifndef TRAWL_CACHE_H
+#define TRAWL_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <glib.h>
+
+#include "trawl/export.h"
+#include "trawl/plan.h"
+
+G_BEGIN_DECLS
+
+/* A cache file holds a plan's queries, every directory its walks read —
+ * with its stamp (device, inode, mtime and ctime in ns) and what the walk
+ * decided there — and the stamps of every ignore source outside the walked
+ * directories. A cached run stats instead of reading: a directory whose
+ * stamp is as recorded (and was not racy) is not read, its recorded
+ * decisions stand; the results are exactly a fresh walk's. */
+typedef struct {
+  bool trusted;          /* a cache file was read and its records used */
+  char *warning;         /* why an existing cache file was not used (one line), or NULL */
+  bool changed;          /* some query's results differ from the cache's (or there was none) */
+  bool written;          /* the cache file was written */
+  char *write_error;     /* why it could not be written (the results stand), or NULL */
+  uint64_t dirs_read;    /* directories read, every walk */
+  uint64_t dirs_reused;  /* directories not read: their record was trusted */
+} trawl_cache_report;
+
+typedef enum {
+  /* Rewrite the cache file when some query's results changed, or when a
+   * directory read again can now be trusted (one racy when recorded, since
+   * settled), so that the next re-check reads nothing (trawl check).
+   * Otherwise it is rewritten whenever a directory was read. */
+  TRAWL_CACHE_WRITE_ON_CHANGE = 1 << 0,
+} TrawlCacheFlags;
+
+/* Run PLAN as trawl_plan_run() does, trusting the cache file PATH where it
+ * holds, and write the cache back (to a temporary file renamed into place).
+ * A cache file that is missing is made; one that is truncated, corrupt, of
+ * another format version or trawl version, or written for other queries or
+ * roots is not trusted (REPORT->warning says why) and is replaced. Errors as
+ * trawl_plan_run(); trouble with the cache file itself is never an error,
+ * only REPORT->warning or REPORT->write_error. Clear REPORT with
+ * trawl_cache_report_clear(). */
+TRAWL_API bool trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
+                                     trawl_cache_report *report, GError **error);
+TRAWL_API void trawl_cache_report_clear(trawl_cache_report *report);
+
+/* trawl_plan_run_cached(), handing every result to FN as
+ * trawl_plan_run_each() does instead of keeping it (a tree unchanged since
+ * the cache was written: from the cache's records, in the same order; then
+ * trawl_plan_results() lists them too, from the records, when asked, else
+ * nothing). REPORT->changed says whether the results may differ from the
+ * cache's (a directory was read, or a record was not replayed), not that
+ * they do. */
+TRAWL_API bool trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
+                                          trawl_plan_result_fn fn, void *data,
+                                          trawl_cache_report *report, GError **error);
+
+/* A plan of the queries cache file PATH was written for (patterns compiled
+ * again, owned by the plan), or NULL with ERROR set when the file cannot be
+ * read or is not a valid cache. */
+TRAWL_API trawl_plan *trawl_plan_new_from_cache(const char *path, GError **error);
+
+/* After trawl_plan_run_cached(): the results the cache file held for query
+ * Q (sorted, NULL-terminated), or NULL when no cache file was trusted. */
+TRAWL_API const char *const *trawl_plan_previous_results(const trawl_plan *plan, size_t q,
+                                                        size_t *n);
+
+G_END_DECLS
+
+#endif /* TRAWL_CACHE_H */

@@ -1,0 +1,47 @@
+/* trawl — storage for many short strings, copied one after another into
+ * blocks and freed together (private; plan.c, cache.c). */
+#ifndef TRAWL_ARENA_H
+#define TRAWL_ARENA_H
+
+#include <string.h>
+#include <glib.h>
+
+struct arena {
+  GPtrArray *blocks;       /* char *, freed with the arena */
+  char *at;
+  size_t left;
+};
+
+enum { ARENA_BLOCK = 64 * 1024 };
+
+/* A copy of the LEN bytes at S, NUL-terminated, in A. Inline: a result is
+ * copied once per walk, where a call with checks was the most of what a
+ * result cost (docs/adr/0004-result-storage.md). */
+static inline const char *
+arena_copy(struct arena *a, const char *s, size_t len)
+{
+  if (G_UNLIKELY(len + 1 > a->left)) {
+    const size_t size = MAX((size_t)ARENA_BLOCK, len + 1);
+    if (a->blocks == NULL)
+      a->blocks = g_ptr_array_new_with_free_func(g_free);
+    a->at = (char *)g_malloc(size);
+    a->left = size;
+    g_ptr_array_add(a->blocks, a->at);
+  }
+  char *copy = a->at;
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  a->at += len + 1;
+  a->left -= len + 1;
+  return copy;
+}
+
+static inline void
+arena_clear(struct arena *a)
+{
+  if (a->blocks)
+    g_ptr_array_unref(a->blocks);
+  memset(a, 0, sizeof *a);
+}
+
+#endif /* TRAWL_ARENA_H */

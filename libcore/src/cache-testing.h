@@ -1,0 +1,25 @@
+/* trawl — test hooks of the result cache (private; the tests and the fuzz
+ * target include this, and the files that define the hooks). */
+#ifndef TRAWL_CACHE_TESTING_H
+#define TRAWL_CACHE_TESTING_H
+
+#include <stdbool.h>
+
+#include "trawl/plan.h"
+
+/* Load cache file PATH as a run does and read all of it as the runs would
+ * — every walk's directory entries, its records into a memo (a replay) and
+ * through the pass a run of an unchanged tree makes — touching no other
+ * file. Returns how many results the passes handed over, -1 if the file is
+ * not trusted (*WHY set, to free), or -2 if its records do not check out.
+ * (tests/fuzz/fuzz_cache.c) */
+long cache_read_all(const char *path, char **why);
+
+/* Did the last cached run of PLAN find nothing changed, and answer from the
+ * records without a walk? */
+bool cache_run_was_quick(const trawl_plan *plan);
+
+/* Are the patterns of PLAN, made from a cache file, still not compiled? */
+bool cache_patterns_pending(const trawl_plan *plan);
+
+#endif /* TRAWL_CACHE_TESTING_H */

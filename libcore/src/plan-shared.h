@@ -1,0 +1,101 @@
+/* trawl — the plan's API for the rest of libcore (private; cache.c).
+ *
+ * A plan groups queries and walks each group once (trawl/plan.h). The result
+ * cache (cache.c) runs a plan in steps of its own — group, check the stamps,
+ * walk with memos or not at all — and keeps state of its own beside it. This
+ * is what it may ask of a plan and hang on one; plan.c knows nothing of
+ * caches or files. The arrow runs one way: cache.c -> plan-shared.h.
+ */
+#ifndef TRAWL_PLAN_SHARED_H
+#define TRAWL_PLAN_SHARED_H
+
+#include <sys/types.h>
+
+#include "trawl/plan.h"
+
+G_BEGIN_DECLS
+
+struct walk_memo;
+
+/* ---- the queries ---- */
+
+/* What query Q was added with. */
+struct plan_query_view {
+  const char *root;
+  const GPtrArray *includes;     /* const trawl_pattern * */
+  const GPtrArray *excludes;
+  const trawl_walk_options *opt;
+};
+void plan_query_view(const trawl_plan *plan, size_t q, struct plan_query_view *out);
+
+/* Give query Q the patterns INCLUDES and EXCLUDES (added to what it has;
+ * borrowed, as trawl_plan_add() borrows). For a plan whose queries were
+ * added before their patterns were compiled. */
+void plan_query_add_patterns(trawl_plan *plan, size_t q, const trawl_pattern *const *includes,
+                             size_t n_includes, const trawl_pattern *const *excludes,
+                             size_t n_excludes);
+
+/* Free P with PLAN (patterns compiled for a plan of one's own making). */
+void plan_own_pattern(trawl_plan *plan, trawl_pattern *p);
+
+/* Called before the plan's patterns are needed (a query added, a walk):
+ * false with ERROR set if they cannot be made (then no query is answered).
+ * For a plan whose patterns are compiled only when a walk needs them. */
+typedef bool (*plan_prepare_fn)(trawl_plan *plan, GError **error);
+void plan_set_prepare(trawl_plan *plan, plan_prepare_fn fn);
+
+/* ---- a run, in steps ---- */
+
+/* Start a run: group the queries (trawl/plan.h, "Grouping") with each
+ * group's root opened; false with ERROR set for the first root that
+ * failed (its queries have trawl_plan_error()). Results and problems of
+ * the last run are forgotten. */
+bool plan_group(trawl_plan *plan, GError **error);
+
+/* How many runs plan_group() has started: a run's own state is its while
+ * this count stays. */
+unsigned plan_runs(const trawl_plan *plan);
+
+/* Group G of the current run: its root as the first member gave it, the
+ * root's descriptor (open from plan_group() to plan_close_roots(), -1
+ * then), device and inode, and its members (size_t query indices; bit i of
+ * a result's mask is members[i]). */
+struct plan_group_view {
+  const char *root;
+  int root_fd;
+  dev_t dev;
+  ino_t ino;
+  const GArray *members;
+};
+void plan_group_view(const trawl_plan *plan, size_t g, struct plan_group_view *out);
+
+/* Close the groups' roots. */
+void plan_close_roots(trawl_plan *plan);
+
+/* The memos group G's walk trusts (OLD, may be NULL) and records into
+ * (OUT, may be NULL); borrowed until the next run (walk-shared.h). */
+void plan_group_set_memos(trawl_plan *plan, size_t g, const struct walk_memo *old,
+                          struct walk_memo *out);
+
+/* Walk every group and file the results (or hand them over, as set). */
+bool plan_walk(trawl_plan *plan, GError **error);
+
+/* Hand every result to FN as trawl_plan_run_each() does (NULL: keep them). */
+void plan_set_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data);
+bool plan_each_set(const trawl_plan *plan);
+
+/* The current run's results come from FN instead of the walks (the cache's
+ * records, when nothing changed): trawl_plan_results() asks it. Until the
+ * next plan_group(). */
+typedef const char *const *(*plan_results_fn)(const trawl_plan *plan, size_t q, size_t *n);
+void plan_set_results(trawl_plan *plan, plan_results_fn fn);
+
+/* ---- state of another module's, kept with the plan ---- */
+
+/* DATA, freed with FREE when the plan is, or when another is attached. */
+void plan_attach(trawl_plan *plan, void *data, GDestroyNotify free);
+void *plan_attached(const trawl_plan *plan);
+
+G_END_DECLS
+
+#endif /* TRAWL_PLAN_SHARED_H */
