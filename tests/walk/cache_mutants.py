@@ -63,7 +63,7 @@ MUTANTS = {
         ("    d->head.racy = d->head.racy || nested_repo;", "")]),
     "links followed trusted": ("libcore/src/step.c", [
         ("  if (is_link && d->memo)\n    d->head.racy = true;\n", "")]),
-    "start directory reached through a link": ("libcore/src/cache.c", [
+    "start directory reached through a link": ("libcore/src/cachefile.c", [
         ("there = (!(e->flags & DIR_START) || reachable(root_fd, e->path, e->len)) &&",
          "there = (true || reachable(root_fd, e->path, e->len)) &&")]),
     "trawl version not compared": ("libcore/src/cache.c", [
@@ -74,7 +74,7 @@ MUTANTS = {
          "                     memcmp(cache->queries, queries->data, queries->len) != 0))",
          "  else if (cache && false)")]),
     "roots and grouping not compared": ("libcore/src/cache.c", [
-        ("      same = walk_matches(plan->groups->pdata[g], cache->walks->pdata[g]);", "")]),
+        ("      same = walk_matches(&gv[g], cache->walks->pdata[g]);", "")]),
     "outside sources' stamps not compared": ("libcore/src/cache.c", [
         ("           stamp_equal(&g_array_index(w->stamps, struct stamp, i),\n"
          "                       &g_array_index(src->stamps, struct stamp, i));", "true;"),
@@ -88,15 +88,15 @@ MUTANTS = {
          "  bool same ="),
         ("  if (s->env->len != was->env->len || memcmp(s->env->str, was->env->str, s->env->len) != 0)\n"
          "    return false;", "")]),
-    "racy outside source trusted": ("libcore/src/cache.c", [
+    "racy outside source trusted": ("libcore/src/cachefile.c", [
         ("    w_u8(b, stamp_racy(st, racy_from) ? SOURCE_RACY : src->kinds->data[i]);",
          "    (void)racy_from;\n    w_u8(b, src->kinds->data[i]);")]),
     "a walk with problems re-checked by stamps": ("libcore/src/cache.c", [
-        ("      quick = !grp->cached->problems && walk_unchanged(", "      quick = walk_unchanged(")]),
-    "index checksum not compared": ("libcore/src/cache.c", [
+        ("    quick = !st->groups[g].cached->problems && walk_unchanged(", "    quick = walk_unchanged(")]),
+    "index checksum not compared": ("libcore/src/cachefile.c", [
         ("  else if (*why == NULL && checksum((const guint8 *)index, index_len) != index_sum)",
          "  else if (false)")]),
-    "records checksum not compared": ("libcore/src/cache.c", [
+    "records checksum not compared": ("libcore/src/cachefile.c", [
         ("  c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_sum;",
          "  c->records_ok = c->recs != NULL;")]),
 }
