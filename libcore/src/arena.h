@@ -14,9 +14,8 @@ struct arena {
 
 enum { ARENA_BLOCK = 64 * 1024 };
 
-/* A copy of the LEN bytes at S, NUL-terminated, in A. Inline: a result is
- * copied once per walk, where a call with checks was the most of what a
- * result cost (docs/adr/0004-result-storage.md). */
+/* A copy of the LEN bytes at S, NUL-terminated, in A. Inline: it runs per
+ * result (docs/adr/0005-no-calls-per-entry.md). */
 static inline const char *
 arena_copy(struct arena *a, const char *s, size_t len)
 {

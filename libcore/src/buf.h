@@ -1,9 +1,8 @@
 /* trawl — a growable byte buffer for the walker's hot loops (private).
  *
  * GString's append checks for overlap and handles negative lengths on every
- * call; per directory entry that was a sixth of a walk's instructions
- * (callgrind, docs/benchmarks.md). This is the plain version: append bytes,
- * cut back, always NUL-terminated. */
+ * call, per directory entry; this is the plain version: append bytes, cut
+ * back, always NUL-terminated (docs/adr/0005-no-calls-per-entry.md). */
 #ifndef TRAWL_BUF_H
 #define TRAWL_BUF_H
 
@@ -13,8 +12,7 @@
 #include <glib.h>
 
 /* memcpy() for the short runs of names and paths, inline: two overlapping
- * moves for 4 to 16 bytes. A call to memcpy() cost about 20 instructions a
- * name, several times per entry (callgrind, flat20k). */
+ * moves for 4 to 16 bytes, where a call costs more than the copy. */
 static inline void
 copy_short(void *dst, const void *src, size_t n)
 {

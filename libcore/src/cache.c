@@ -203,8 +203,9 @@ sources_unchanged(const struct cached_walk *w, const struct sources *src)
  * source stamped as recorded and none racy? Then they are the sources now
  * (S gets them, with the new stamps), without asking ignore_sources()
  * again: the list follows from ABS, FLAGS, the environment and the stamps
- * of what is in it (ignore.h). That reading of git's config files and
- * `.git` cost 0.15 ms of a 0.8 ms `trawl check` here, for 11 stats. */
+ * of what is in it (ignore.h), and finding it again (git's config files,
+ * the `.git`s up to the top) costs more than the stats
+ * (docs/adr/0004-cache-file-read-cost.md). */
 static bool
 sources_recheck(struct sources *s, const struct cached_walk *was, const char *abs,
                 unsigned flags)
@@ -683,7 +684,7 @@ plan_patterns(trawl_plan *plan, GError **error)
 
 /* A plan from a cache file compiles its patterns only when it walks: a
  * re-check that finds nothing changed needs none, nor a walker
- * (docs/adr/0005-lazy-plan.md). Not when another trawl version wrote the
+ * (docs/adr/0004-cache-file-read-cost.md). Not when another trawl version wrote the
  * file: its patterns are compiled at once, so one that no longer compiles
  * is told now. */
 trawl_plan *

@@ -48,11 +48,9 @@ get_le(const guint8 *p, int n)
   return v;
 }
 
-/* XXH3 (64 bits): corruption, not malice, is what it guards against. It
- * replaced zlib's CRC-32 (format 3), which took 60,000 instructions for the
- * repo fixture's 15 KB index, a sixth of a whole `trawl check`: table
- * lookups byte by byte, where XXH3 takes eight bytes at a time in vector
- * registers. */
+/* XXH3 (64 bits): corruption, not malice, is what it guards against; it
+ * takes eight bytes at a time where CRC-32 looks a table up per byte
+ * (docs/adr/0004-cache-file-read-cost.md). */
 static guint64
 checksum(const guint8 *data, gsize len)
 {
@@ -93,23 +91,15 @@ checksum(const guint8 *data, gsize len)
  *              rest of the N bytes' bits (7N of them for N < 9, 64 for 9);
  *              svar: zigzag (0, -1, 1, -2, ...), then var
  *
- * Plain records rather than one GVariant: reading a GVariant child by child
- * cost 500 instructions a record (a 130 KB cache of the repo fixture took
- * 78 M instructions to load, five times its walk); this is read at memcpy
- * speed, every length checked against the end. The queries too (format 2;
- * format 1 held them as a GVariant): comparing a GVariant the plan built
- * with one read from the file printed both (g_variant_equal() prints what
- * is not trusted, 180,000 instructions for one query), and the first use
- * of GVariant's code cost `trawl check` 0.1-0.2 ms of page faults. Written
- * by one function, they are compared as bytes. The index is read and
- * checked on every run, so it is kept small (format 3): a directory's path
- * shares its start with the one before it (they are in path order), a
- * stamp leaves out the walk's device and a ctime equal to the mtime, and
- * numbers take the bytes they need (and tell how many in their first).
- * That took the repo fixture's index from 15.7 KB (four pages, and a page
- * touched for the first time costs 10-20 us here) to 6.7 KB. The records
- * have their own checksum, verified only when they are read: `trawl check`
- * on an unchanged tree reads the index alone. */
+ * Plain fields rather than a serialization library: they are read at
+ * memcpy speed, every length checked against the end; the queries, written
+ * by one function, are compared as bytes. The index is read and checked on
+ * every run, so it is kept small: a directory's path shares its start with
+ * the one before it (they are in path order), a stamp leaves out the walk's
+ * device and a ctime equal to the mtime, and numbers take the bytes they
+ * need. The records have their own checksum, verified only when they are
+ * read: `trawl check` on an unchanged tree reads the index alone. Why, with
+ * the numbers: docs/adr/0004-cache-file-read-cost.md. */
 #define DIR_INDEX_MIN 10
 #define REC_MIN 4
 #define DIR_RACY 1
@@ -214,8 +204,8 @@ r_le(struct rd *r, int n)
 }
 
 /* A var (see the layout): its length is in its first byte, so it is one
- * load and a shift. LEB128, whose every byte says whether one follows, took
- * 8 instructions a byte here: 90,000 for the repo fixture's index. */
+ * load and a shift, not a loop over bytes that each say whether one
+ * follows (LEB128). */
 static inline guint64
 r_var(struct rd *r)
 {
@@ -398,10 +388,9 @@ cached_walk_free(struct cached_walk *w)
 }
 
 /* Up to this many bytes are read into the heap, more into a mapping of
- * their own (read_at). A mapping of the repo fixture's 15 KB index cost
- * 0.1 ms to make and 0.15 ms to unmap (strace), a fifth of `trawl check`;
- * four fresh heap pages cost 50 us. A 2 MB one costs 520 page faults in
- * the heap and one call mapped. */
+ * their own (read_at): a small mapping costs more to make and unmap than
+ * the heap pages it saves, a large read into the heap a page fault a page
+ * (docs/adr/0004-cache-file-read-cost.md). */
 #define READ_INTO_HEAP_MAX (64 * 1024)
 
 static void
@@ -519,11 +508,10 @@ read_walk(struct rd *r)
 
 /* LEN bytes (at least one) of file FD from offset AT, to free with
  * release(): in the heap when they are few, else in memory mapped with
- * MAP_POPULATE: one system call makes the pages rather than a page fault
- * each (in this VM a fault costs 15-30 us: reading a 2 MB cache into
- * malloc'd memory took 520 of them). Read, not mapped from the file: a file
- * truncated by someone else meanwhile is then short data, not SIGBUS. NULL
- * with errno set (0: the file is shorter than that). */
+ * MAP_POPULATE, where one system call makes the pages rather than a page
+ * fault each. Read, not mapped from the file: a file truncated by someone
+ * else meanwhile is then short data, not SIGBUS. NULL with errno set (0:
+ * the file is shorter than that). */
 static gchar *
 read_at(int fd, guint64 at, gsize len)
 {
@@ -603,10 +591,7 @@ cached_memo(const struct cached_walk *w)
 
 /* Cache file PATH, checked: NULL with *WHY set (NULL too: no such file).
  * The header and the index are read, not the records: they stay in the
- * file, kept open, until a run needs them. (Reading all of the repo
- * fixture's 98 KB cache, 30 KB of it the index, took 0.15-0.3 ms of
- * `trawl check`'s 1.2 ms here, most of it copying the records into fresh
- * pages.) */
+ * file, kept open, until a run needs them. */
 struct cache_file *
 cache_load(const char *path, char **why)
 {
@@ -620,8 +605,8 @@ cache_load(const char *path, char **why)
       close(fd);
     return NULL;
   }
-  /* The header and, when they fit in FIRST_READ bytes, the index: one read
-   * (a system call costs 1 us here before it does anything). */
+  /* The header and, when they fit in FIRST_READ bytes, the index: one
+   * read. */
   const guint64 size = st.st_size > 0 ? (guint64)st.st_size : 0;
   const gsize first_len = (gsize)MIN(MAX(size, (guint64)HEADER_SIZE), (guint64)FIRST_READ);
   gchar *first = g_malloc(first_len);
@@ -930,8 +915,7 @@ struct rec_dir {
 
 /* Every directory of cached walk W, by path: what a pass over its records
  * in the walk's order needs, and nothing of the records copied (a memo of
- * them, cached_memo(), copies every name: for flat20k's 20,000, 4 M
- * instructions and some 250 KB of fresh pages). */
+ * them, cached_memo(), would copy every name). */
 struct rec_tree {
   struct rec_dir *dirs;
   guint n;
@@ -1148,12 +1132,9 @@ check_share(gpointer data)
 }
 
 /* From this many directories on, the stats are shared among threads: a
- * stat costs 4-5 us here, mostly in the kernel's path lookup, and the
- * lookups of two threads run side by side. Not from fewer: starting a
- * thread (and joining it) cost 0.28 ms here (median of 30), the time of 70
- * of the first stats of a process; on the repo fixture's 149 directories
- * two threads took 0.84 ms against one's 0.54 (a microbenchmark of the
- * same fstatat calls, 30 rounds interleaved). */
+ * stat is mostly the kernel's path lookup, and two threads' lookups run
+ * side by side. Not from fewer: starting and joining a thread costs as much
+ * as a few dozen stats (docs/adr/0004-cache-file-read-cost.md). */
 #define CHECK_THREADS_FROM 512
 
 /* Is every directory cached walk W recorded (below ROOT_FD, its root as

@@ -254,7 +254,7 @@ file_match(const struct ignore_file *f, const char *path, size_t len, const char
     if (r->pattern == NULL || (r->dir_only && !is_dir))
       continue;
     /* The literal suffix first, inline: "*.o" against "main.c" is refused
-     * without a call (a third of a plain walk's ignore cost on flat20k). */
+     * without a call. */
     const char *s = r->basename ? base : path;
     const size_t n = r->basename ? blen : len;
     if (r->suffix_len > n || !tail_equal(s + n - r->suffix_len, r->suffix, r->suffix_len))
@@ -577,8 +577,8 @@ ignore_sources_env(GString *env)
 {
   static const char *const vars[] = {"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_SYSTEM",
                                      "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME", "HOME"};
-  /* Appended, not printed: the first printf of a `trawl check` cost 60 us
-   * here, a fifth of what the sources cost it. */
+  /* Appended, not printed: a process's first printf costs more than the
+   * rest of this (docs/adr/0004-cache-file-read-cost.md). */
   for (size_t i = 0; i < G_N_ELEMENTS(vars); i++) {
     const char *v = g_getenv(vars[i]);
     g_string_append(env, vars[i]);

@@ -365,8 +365,8 @@ query(const trawl_patset *set, const char *path, size_t len, struct sink *k)
   if (run_entry(set, 0, set->n_always, path, len, k))
     return true;
   /* FOLD is a constant in each call: the byte loops are compiled twice. A
-   * pass with nothing to probe is not called: out of line, its entry and
-   * exit alone cost 20-40 instructions a path. */
+   * pass with nothing to probe is not called: its entry and exit alone
+   * would cost more than the probe. */
   const struct index *x = &set->index[0];
   if (x->used && ((x->forward && query_forward(set, x, path, len, k, false)) ||
                   (x->backward && query_backward(set, x, path, len, k, false)) ||

@@ -163,9 +163,8 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
   }
   l->owner = g_byte_array_free(owner, FALSE);
   /* Several queries' short lists are tried in turn; a pattern whose literal
-   * suffix the path lacks is not tried at all (four one-pattern queries on
-   * flat20k: trying the other three patterns was 9.6 M of 39 M instructions,
-   * and a pattern set cost more than that). */
+   * suffix the path lacks is not tried at all, which costs less than a
+   * pattern set for a few patterns (docs/adr/0005-no-calls-per-entry.md). */
   l->suffix = g_new0(struct span, MAX(l->pats->len, 1u));
   l->by_suffix = g_new0(bool, MAX(l->pats->len, 1u));
   l->tail = g_new0(struct tail, MAX(l->pats->len, 1u));

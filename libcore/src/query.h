@@ -195,8 +195,8 @@ patlist_match_shared(const struct patlist *l, const char *path, size_t len, uint
 }
 
 /* Of the queries in WANT, those with a pattern in L that matches PATH. A
- * list of one query's patterns (a plain walk) stops at the first match,
- * inline: per entry, the call alone was 40 instructions (callgrind). */
+ * list of one query's patterns (a plain walk) stops at the first match.
+ * Inline: it runs per entry. */
 static inline uint64_t
 patlist_match(const struct patlist *l, const char *path, size_t len, uint64_t want, GArray *hits)
 {

@@ -132,9 +132,8 @@ struct item {
   bool fresh;           /* read it whatever the memo says (an ignore file above changed) */
 };
 
-/* A worker's items: a ring of pointers, newest at the tail. (GQueue took a
- * list node per item from GSlice, whose slabs were 11 of the page faults of
- * a batch on flat20k, and a page touched first costs 10-20 us here.) */
+/* A worker's items: a ring of pointers, newest at the tail: no list node
+ * to allocate per item (docs/adr/0005-no-calls-per-entry.md). */
 struct deque {
   struct item **v;
   size_t head, length, cap;

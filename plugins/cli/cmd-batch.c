@@ -516,16 +516,15 @@ read_input(const char *path, const char *name, GString *out)
 /* One query's paths, handed over while the walk runs (trawl_plan_run_each)
  * and kept until every query is answered: each as the length of the part it
  * shares with the one before (they come sorted) and the rest, in blocks that
- * are never grown or copied. Here a page touched for the first time costs
- * 10-20 us: the plan's own copies and pointer arrays were 140 page faults
- * more than one walk printing the same 20,000 paths (flat20k, four globs),
- * the paths as JSON 70, shared prefixes left out about 30. */
+ * are never grown or copied — fewer fresh pages than the plan's own copies
+ * (docs/adr/0005-no-calls-per-entry.md). */
 struct block {
   guint8 *data;
   size_t len, size;
 };
 
-/* Bytes of our own: GString's calls were half the cost of a path here. */
+/* Bytes of our own: GString's checked calls cost as much as a path's other
+ * work. */
 struct text {
   char *s;
   size_t len, size;

@@ -548,8 +548,8 @@ print_cached(size_t q, const char *path, size_t len, void *data)
 }
 
 /* The walk through a plan of one query that keeps its results in the
- * cache file ARGS->cache: printed as they come, as a walk's are (kept in
- * the plan, flat20k's 20,000 cost 260 more page faults than the walk). */
+ * cache file ARGS->cache: printed as they come, as a walk's are, not kept
+ * in the plan. */
 static int
 walk_cached(struct walk_run *run, const struct walk_args *args, int n, const char *root,
             const trawl_walk_options *options)

@@ -88,7 +88,7 @@ void output_release(output *out);
 
 /* memcpy() for short paths and names, inline: two overlapping moves for 4
  * to 16 bytes (the library's buf.h has the same for the walker; the CLI
- * sees only the public headers). A call cost ~20 instructions a path. */
+ * sees only the public headers; docs/adr/0005-no-calls-per-entry.md). */
 static inline void
 output_copy(void *dst, const void *src, size_t n)
 {
