@@ -367,6 +367,55 @@ quick_results(const trawl_plan *plan, size_t q, size_t *n)
   return trawl_plan_previous_results(plan, q, n);
 }
 
+size_t
+trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
+{
+  size_t changes = 0;
+  for (size_t q = 0; q < trawl_plan_size(plan); q++) {
+    size_t n = 0, m = 0;
+    const char *const *now = trawl_plan_results(plan, q, &n);
+    const char *const *was = trawl_plan_previous_results(plan, q, &m);
+    if (was == NULL)
+      m = 0;
+    /* A merge of two sorted lists. */
+    size_t i = 0, j = 0;
+    while (i < n || j < m) {
+      const int c = i == n ? 1 : j == m ? -1 : strcmp(now[i], was[j]);
+      if (c == 0) {
+        i++, j++;
+        continue;
+      }
+      changes++;
+      if (fn)
+        fn(q, c < 0 ? now[i] : was[j], c < 0, data);
+      if (c < 0)
+        i++;
+      else
+        j++;
+    }
+  }
+  return changes;
+}
+
+char *
+trawl_plans_digest(trawl_plan *const *plans, size_t n)
+{
+  GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
+  for (size_t p = 0; p < n; p++) {
+    const trawl_plan *plan = plans[p];
+    for (size_t q = 0; plan && q < trawl_plan_size(plan); q++) {
+      size_t count;
+      const char *const *r = trawl_plan_results(plan, q, &count);
+      for (size_t i = 0; i < count; i++)
+        g_checksum_update(ck, (const guchar *)r[i], (gssize)strlen(r[i]) + 1);
+      g_checksum_update(ck, (const guchar *)"\n", 1);
+    }
+  }
+  char *hex = g_strdup(g_checksum_get_string(ck));
+  g_checksum_free(ck);
+  return hex;
+}
+
 bool
 cache_run_was_quick(const trawl_plan *plan)
 {

@@ -51,49 +51,25 @@ print_change(char sign, const char *path)
   g_string_free(line, TRUE);
 }
 
-/* The changes of query Q: a merge of two sorted lists. Returns how many. */
-static size_t
-print_changes(const char *cache, trawl_plan *plan, size_t q, const char *root)
-{
-  size_t n = 0, m = 0, changes = 0;
-  const char *const *now = trawl_plan_results(plan, q, &n);
-  const char *const *was = trawl_plan_previous_results(plan, q, &m);
-  size_t i = 0, j = 0;
-  while (i < n || j < m) {
-    int c = i == n ? 1 : j == m ? -1 : strcmp(now[i], was[j]);
-    if (c == 0) {
-      i++;
-      j++;
-      continue;
-    }
-    if (changes++ == 0)
-      printf("%s: query %zu (%s)\n", cache, q, root);
-    if (c < 0)
-      print_change('+', now[i++]);
-    else
-      print_change('-', was[j++]);
-  }
-  return changes;
-}
+/* Where print_change() prints: the cache, its plan, the query last
+ * headed. */
+struct changes {
+  const char *cache;
+  const trawl_plan *plan;
+  size_t headed;          /* the query whose header was printed, + 1 */
+};
 
-/* A digest of every query's results: what --bump writes. */
-static char *
-results_digest(GPtrArray *plans)
+/* trawl_change_fn: a header line before a query's first change, then the
+ * change. */
+static void
+on_change(size_t q, const char *path, bool added, void *data)
 {
-  GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
-  for (guint p = 0; p < plans->len; p++) {
-    trawl_plan *plan = plans->pdata[p];
-    for (size_t q = 0; plan && q < trawl_plan_size(plan); q++) {
-      size_t n;
-      const char *const *r = trawl_plan_results(plan, q, &n);
-      for (size_t i = 0; i < n; i++)
-        g_checksum_update(ck, (const guchar *)r[i], (gssize)strlen(r[i]) + 1);
-      g_checksum_update(ck, (const guchar *)"\n", 1);
-    }
+  struct changes *c = data;
+  if (c->headed != q + 1) {
+    printf("%s: query %zu (%s)\n", c->cache, q, trawl_plan_query_root(c->plan, q));
+    c->headed = q + 1;
   }
-  char *hex = g_strdup(g_checksum_get_string(ck));
-  g_checksum_free(ck);
-  return hex;
+  print_change(added ? '+' : '-', path);
 }
 
 static bool
@@ -203,9 +179,8 @@ cli_check(int argc, char **argv)
     }
     if (rep.changed) {
       changed = true;
-      for (size_t q = 0; q < trawl_plan_size(plan); q++) {
-        print_changes(*c, plan, q, trawl_plan_query_root(plan, q));
-      }
+      struct changes ch = {*c, plan, 0};
+      trawl_plan_changes(plan, on_change, &ch);
     }
     if (stats)
       fprintf(stderr, "trawl: %s: directories opened %" G_GUINT64_FORMAT ", reused %"
@@ -221,7 +196,7 @@ cli_check(int argc, char **argv)
   if (changed && touch_stamp && !touch(touch_stamp))
     status = EXIT_IO;
   if (changed && bump_stamp) {
-    char *digest = results_digest(plans);
+    char *digest = trawl_plans_digest((trawl_plan *const *)plans->pdata, plans->len);
     if (!bump(bump_stamp, digest))
       status = EXIT_IO;
     g_free(digest);

@@ -294,6 +294,53 @@ TEST(Cache, AStartDirectoryThatAppearsIsWalked)
   }
 }
 
+// trawl_plan_changes(): what was added to and removed from each query's
+// results, in bytewise order, query by query; and the digest of all the
+// results, which changes exactly when an answer does.
+TEST(Cache, ChangesAndDigest)
+{
+  TempDir tmp;
+  const std::string cache = prime(tmp); // **/*.c: a.c lib/f.c src/c.c src/d/e.c
+  auto digest = [&]() {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+    trawl_plan *plans[] = {f.plan.get(), nullptr};
+    char *d = trawl_plans_digest(plans, 2);
+    std::string out = d;
+    g_free(d);
+    return out;
+  };
+  const std::string before = digest();
+  EXPECT_EQ(before.size(), 64u);
+  EXPECT_EQ(digest(), before) << "the same answers, another digest";
+  add_file(tmp / "tree", "lib/b.c");
+  add_file(tmp / "tree", "src/d/z.c");
+  unlink((tmp / "tree/src/c.c").c_str());
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}, {"*.h"}});
+  unlink(cache.c_str()); // a cache of these two queries first
+  run(f, cache);
+  unlink((tmp / "tree/b.h").c_str());
+  add_file(tmp / "tree", "a.h");
+  add_file(tmp / "tree", "lib/a.c");
+  unlink((tmp / "tree/src/d/z.c").c_str());
+  settle();
+  Fixture g(tmp / "tree", {{"**/*.c"}, {"*.h"}});
+  EXPECT_TRUE(run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE).changed);
+  std::vector<std::string> got;
+  const size_t n = trawl_plan_changes(
+      g.plan.get(),
+      [](size_t q, const char *path, bool added, void *data) {
+        static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
+                                                                 (added ? " + " : " - ") + path);
+      },
+      &got);
+  EXPECT_EQ(got, (std::vector<std::string>{"0 + lib/a.c", "0 - src/d/z.c", "1 + a.h", "1 - b.h"}));
+  EXPECT_EQ(n, got.size());
+  EXPECT_EQ(trawl_plan_changes(g.plan.get(), nullptr, nullptr), n);
+  EXPECT_NE(digest(), before);
+}
+
 TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
 {
   TempDir tmp;

@@ -81,6 +81,23 @@ TRAWL_API trawl_plan *trawl_plan_new_from_cache(const char *path, GError **error
 TRAWL_API const char *const *trawl_plan_previous_results(const trawl_plan *plan, size_t q,
                                                         size_t *n);
 
+/* A change of query Q's results: PATH (NUL-terminated, valid during the
+ * call) is in them now and was not in the cache's (ADDED), or the reverse. */
+typedef void (*trawl_change_fn)(size_t q, const char *path, bool added, void *data);
+
+/* After trawl_plan_run_cached(): every path added to or removed from each
+ * query's results, compared with the cache's, handed to FN (may be NULL) —
+ * query by query, each query's in bytewise order, an added and a removed
+ * path in the order of their bytes. Returns how many. With no cache
+ * trusted, every result counts as added. */
+TRAWL_API size_t trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data);
+
+/* A digest of every result of the N plans (each query's results in order,
+ * the queries in order), as 64 hex digits (SHA-256; g_free() it): what
+ * changes exactly when some answer does. For builds that hash contents
+ * (`trawl check --bump`). A NULL plan counts as none. */
+TRAWL_API char *trawl_plans_digest(trawl_plan *const *plans, size_t n);
+
 G_END_DECLS
 
 #endif /* TRAWL_CACHE_H */
