@@ -297,10 +297,6 @@ decode_follow(struct decode *d, const json_value *v)
 static void
 decode_type(struct decode *d, const json_value *v)
 {
-  static const struct {
-    const char *name;
-    unsigned type;
-  } table[] = {{"f", TRAWL_ENTRY_FILE}, {"d", TRAWL_ENTRY_DIR}, {"l", TRAWL_ENTRY_SYMLINK}};
   if (v->kind != JSON_ARRAY) {
     wrong_type(d, "type", "an array of \"f\", \"d\", \"l\"", v);
     return;
@@ -314,20 +310,17 @@ decode_type(struct decode *d, const json_value *v)
   for (size_t i = 0; i < v->n; i++) {
     const json_value *item = v->items[i];
     char *field = g_strdup_printf("type[%zu]", i);
-    size_t k = 0;
-    while (item->kind == JSON_STRING && k < G_N_ELEMENTS(table) &&
-           strcmp(item->str, table[k].name) != 0)
-      k++;
+    const unsigned type = item->kind == JSON_STRING ? cli_entry_type(item->str, item->len) : 0;
     if (item->kind != JSON_STRING) {
       wrong_type(d, field, "a string", item);
       ok = false;
-    } else if (k == G_N_ELEMENTS(table) || item->len != 1) {
+    } else if (type == 0) {
       char *shown = shown_value(d->line, item);
       line_error(d->b, field, "unknown type %s (expected \"f\", \"d\" or \"l\")", shown);
       g_free(shown);
       ok = false;
     } else {
-      mask |= table[k].type;
+      mask |= type;
     }
     g_free(field);
   }
@@ -411,7 +404,7 @@ decode_query(struct batch *b, struct query *q, const char *line, const json_valu
   }
   /* As the walk command: hidden entries are a rule of the trawl dialect;
    * the others let their patterns decide. */
-  q->options.hidden = q->hidden || q->dialect != TRAWL_DIALECT_TRAWL;
+  q->options.hidden = cli_hidden(q->hidden, q->dialect);
 }
 
 /* Decode line number B->line, LEN bytes at LINE; a good query is kept. */
@@ -699,28 +692,6 @@ print_results(const struct batch *b, const struct spool *spools, int *err)
   return ok;
 }
 
-/* Print each walk's problems once (its queries share them); returns how
- * many. */
-static unsigned
-report_problems(const struct batch *b, const trawl_plan *plan)
-{
-  size_t groups = trawl_plan_groups(plan);
-  bool *seen = g_new0(bool, groups + 1);
-  unsigned count = 0;
-  for (guint i = 0; i < b->queries->len; i++) {
-    size_t g = trawl_plan_group(plan, i);
-    if (g >= groups || seen[g])
-      continue;
-    seen[g] = true;
-    const GPtrArray *problems = trawl_plan_problems(plan, i);
-    for (guint k = 0; k < problems->len; k++)
-      cli_print_message(((const GError *)problems->pdata[k])->message);
-    count += problems->len;
-  }
-  g_free(seen);
-  return count;
-}
-
 /* Each query whose root could not be walked, by its line. */
 static void
 report_root_errors(struct batch *b, const trawl_plan *plan)
@@ -732,30 +703,6 @@ report_root_errors(struct batch *b, const trawl_plan *plan)
     b->line = ((const struct query *)b->queries->pdata[i])->line;
     line_error(b, "root", "%s", error->message);
   }
-}
-
-static void
-report_stats(const struct batch *b, const trawl_plan *plan, gint64 start,
-             const trawl_cache_report *cache)
-{
-  size_t groups = trawl_plan_groups(plan);
-  /* With a cache, its counts: a run of an unchanged tree has no walk. */
-  guint64 dirs = cache ? cache->dirs_read : 0, reused = cache ? cache->dirs_reused : 0;
-  for (size_t g = 0; !cache && g < groups; g++) {
-    trawl_walk_stats stats;
-    trawl_plan_stats(plan, g, &stats);
-    dirs += stats.dirs_opened;
-  }
-  double ms = (double)(g_get_monotonic_time() - start) / 1e3;
-  GString *reuse = g_string_new(NULL);
-  if (cache)
-    g_string_printf(reuse, ", %" G_GUINT64_FORMAT " reused (cache %s%s)", reused,
-                    cache->trusted ? "trusted" : "not trusted", cache->written ? ", written" : "");
-  fprintf(stderr, "trawl: %u %s, %zu %s, %" G_GUINT64_FORMAT " %s read%s, %.1f ms\n",
-          b->queries->len, b->queries->len == 1 ? "query" : "queries", groups,
-          groups == 1 ? "walk" : "walks", dirs, dirs == 1 ? "directory" : "directories",
-          reuse->str, ms);
-  g_string_free(reuse, TRUE);
 }
 
 /* Answer the decoded queries; returns the exit code. */
@@ -791,7 +738,7 @@ run_queries(struct batch *b, bool strict, bool stats, gint64 start, const char *
   } else {
     int err = 0;
     bool written = print_results(b, spools, &err);
-    unsigned problems = report_problems(b, plan);
+    unsigned problems = cli_report_plan_problems(plan, NULL);
     if (!written) {
       fprintf(stderr, "trawl: writing output: %s\n", g_strerror(err));
       status = EXIT_IO;
@@ -800,7 +747,7 @@ run_queries(struct batch *b, bool strict, bool stats, gint64 start, const char *
     }
   }
   if (stats)
-    report_stats(b, plan, start, cache ? &rep : NULL);
+    cli_report_plan_stats(b->queries->len, "query", "queries", plan, cache ? &rep : NULL, start);
   trawl_cache_report_clear(&rep);
   spools_free(spools, b->queries->len);
   trawl_plan_free(plan);
@@ -809,29 +756,8 @@ run_queries(struct batch *b, bool strict, bool stats, gint64 start, const char *
 
 /* ---- The command line ---- */
 
-/* GOption reads "-j 4" but not "-j4": ARGV with "-jN" split into "-j" "N",
- * up to "--". A new vector (free with g_free); its new strings are added
- * to OWNED. */
-static char **
-split_args(int *argc, char **argv, GPtrArray *owned)
-{
-  GPtrArray *out = g_ptr_array_new();
-  bool options = true;
-  for (int i = 0; i < *argc; i++) {
-    options = options && strcmp(argv[i], "--") != 0;
-    if (i > 0 && options && strncmp(argv[i], "-j", 2) == 0 && argv[i][2] != '\0') {
-      char *value = g_strdup(argv[i] + 2);
-      g_ptr_array_add(owned, value);
-      g_ptr_array_add(out, (char *)"-j");
-      g_ptr_array_add(out, value);
-    } else {
-      g_ptr_array_add(out, argv[i]);
-    }
-  }
-  *argc = (int)out->len;
-  g_ptr_array_add(out, NULL);
-  return (char **)g_ptr_array_free(out, FALSE);
-}
+/* The options whose value may be attached ("-j4"). */
+static const char *const long_with_value[] = {"--threads", "--format", "--cache", NULL};
 
 static void
 free_gstring(gpointer s)
@@ -868,7 +794,7 @@ cli_batch(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
 
   GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
-  char **args = split_args(&argc, argv, owned);
+  char **args = cli_split_attached(&argc, argv, "j", long_with_value, owned);
   char **rest = args;
   GError *error = NULL;
   int status = EXIT_USAGE;

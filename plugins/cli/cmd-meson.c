@@ -387,7 +387,7 @@ compile_list(struct list *l)
   }
   /* As the walk command: hidden entries are a rule of the trawl dialect;
    * the others let their patterns decide. */
-  l->options.hidden = l->hidden || dialect != TRAWL_DIALECT_TRAWL;
+  l->options.hidden = cli_hidden(l->hidden, dialect);
   l->options.follow = l->follow;
   if (l->no_ignore)
     l->options.ignore = 0;
@@ -578,47 +578,6 @@ report_root_errors(const struct discovery *d, const trawl_plan *plan)
   return n;
 }
 
-/* Problems the walks survived (an unreadable directory), once per walk. */
-static void
-report_problems(const struct discovery *d, const trawl_plan *plan)
-{
-  size_t groups = trawl_plan_groups(plan);
-  bool *seen = g_new0(bool, groups + 1);
-  for (guint i = 0; i < d->lists->len; i++) {
-    size_t g = trawl_plan_group(plan, i);
-    if (g >= groups || seen[g])
-      continue;
-    seen[g] = true;
-    const GPtrArray *problems = trawl_plan_problems(plan, i);
-    for (guint k = 0; k < problems->len; k++)
-      meson_message(((const GError *)problems->pdata[k])->message);
-  }
-  g_free(seen);
-}
-
-/* --stats: "trawl: 3 lists, 1 walk, 12 directories read, 0 reused, 1.2 ms". */
-static void
-report_stats(const struct discovery *d, const trawl_plan *plan, const trawl_cache_report *rep)
-{
-  guint64 read = 0;
-  size_t groups = trawl_plan_groups(plan);
-  if (d->cache) {
-    read = rep->dirs_read;
-  } else {
-    for (size_t g = 0; g < groups; g++) {
-      trawl_walk_stats stats;
-      trawl_plan_stats(plan, g, &stats);
-      read += stats.dirs_opened;
-    }
-  }
-  fprintf(stderr, "trawl: %u %s, %zu %s, %" G_GUINT64_FORMAT " directories read, %"
-          G_GUINT64_FORMAT " reused%s, %.1f ms\n", d->lists->len,
-          d->lists->len == 1 ? "list" : "lists", groups, groups == 1 ? "walk" : "walks", read,
-          rep->dirs_reused, d->cache ? (rep->trusted ? " (cache trusted)" : " (cache not trusted)")
-                                     : "",
-          (double)(g_get_monotonic_time() - d->start) / 1e3);
-}
-
 /* Walk and print; returns the exit code. */
 static int
 discover(struct discovery *d, const char *build_root, const char *base)
@@ -651,9 +610,9 @@ discover(struct discovery *d, const char *build_root, const char *base)
     status = EXIT_USAGE;
     goto out;
   }
-  report_problems(d, plan);
+  cli_report_plan_problems(plan, meson_message);
   if (d->stats)
-    report_stats(d, plan, &rep);
+    cli_report_plan_stats(d->lists->len, "list", "lists", plan, d->cache ? &rep : NULL, d->start);
   if (d->n_bad > 0) {
     fputs(d->bad->str, stderr);
     if (d->n_bad > SHOWN_BAD_NAMES_MAX)

@@ -90,28 +90,18 @@ struct walk_run {
 static bool
 parse_types(char **values, unsigned *mask)
 {
-  static const struct {
-    const char *name;
-    unsigned type;
-  } table[] = {
-    {"f", TRAWL_ENTRY_FILE},    {"file", TRAWL_ENTRY_FILE},
-    {"d", TRAWL_ENTRY_DIR},     {"dir", TRAWL_ENTRY_DIR},
-    {"directory", TRAWL_ENTRY_DIR},
-    {"l", TRAWL_ENTRY_SYMLINK}, {"symlink", TRAWL_ENTRY_SYMLINK},
-  };
   *mask = 0;
   for (char **v = values; v && *v; v++) {
     char **names = g_strsplit(*v, ",", -1);
     for (char **name = names; *name; name++) {
-      size_t i = 0;
-      while (i < G_N_ELEMENTS(table) && strcmp(*name, table[i].name) != 0)
-        i++;
-      if (i == G_N_ELEMENTS(table)) {
-        fprintf(stderr, "trawl: unknown --type '%s' (expected f, d or l)\n", *name);
+      const unsigned type = cli_entry_type(*name, strlen(*name));
+      if (type == 0) {
+        fprintf(stderr, "trawl: unknown --type '%s' (expected " CLI_ENTRY_TYPES_SHOWN ")\n",
+                *name);
         g_strfreev(names);
         return false;
       }
-      *mask |= table[i].type;
+      *mask |= type;
     }
     g_strfreev(names);
   }
@@ -174,7 +164,7 @@ walk_options(const struct walk_args *args, TrawlDialect dialect,
   /* Hidden entries are a rule of the trawl dialect; the compatibility
    * dialects (git, cmake, bazel) decide about them in their patterns, as
    * the real tools do. */
-  options->hidden = args->hidden || dialect != TRAWL_DIALECT_TRAWL;
+  options->hidden = cli_hidden(args->hidden, dialect);
   options->follow = args->follow;
   options->ignore = args->no_ignore ? 0
                     : TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT |
@@ -285,18 +275,6 @@ print_sorted(const trawl_entry *entry, void *data)
   struct walk_run *run = data;
   output_path(&run->out, entry->path, entry->len);
   return run->out.error == 0;
-}
-
-/* Print the problems the walk survived; returns how many. */
-static unsigned
-report_problems(const trawl_walker *walker)
-{
-  const GPtrArray *problems = trawl_walker_problems(walker);
-  if (problems == NULL)
-    return 0;
-  for (unsigned i = 0; i < problems->len; i++)
-    cli_print_message(((const GError *)problems->pdata[i])->message);
-  return problems->len;
 }
 
 /* Microseconds as milliseconds. */
@@ -502,7 +480,7 @@ walk_and_print(struct walk_run *run, const struct walk_args *args)
     status = root ? EXIT_USAGE : EXIT_IO;
     g_error_free(error);
   }
-  unsigned problems = report_problems(run->walker);
+  unsigned problems = cli_report_walker_problems(run->walker);
   if (!written) {
     fprintf(stderr, "trawl: writing output: %s\n", strerror(run->out.error));
     status = EXIT_IO;
@@ -512,24 +490,6 @@ walk_and_print(struct walk_run *run, const struct walk_args *args)
   if (args->stats)
     report_stats(run->walker, start, printed);
   return status;
-}
-
-/* Report a cache run's warnings: one line each. */
-void
-cli_report_cache(const char *path, const trawl_cache_report *rep)
-{
-  if (rep->warning) {
-    char *m = g_strdup_printf("cache %s %s; walking in full and writing it again", path,
-                              rep->warning);
-    cli_print_message(m);
-    g_free(m);
-  }
-  if (rep->write_error) {
-    char *m = g_strdup_printf("cache not written: %s (the results are right)",
-                              rep->write_error);
-    cli_print_message(m);
-    g_free(m);
-  }
 }
 
 struct cached_print {
@@ -677,58 +637,12 @@ out:
   return status;
 }
 
-/* GOption reads "-j 4" but not "-j4": split an option letter that takes a
- * value from the value attached to it ("-j4" -> "-j" "4", "-Hx*.o" -> "-Hx"
- * "*.o"). Arguments that are themselves values, and all after "--", are
- * copied as they are. Returns a new NULL-terminated vector (free with
- * g_free) and its length in *ARGC; its strings are ARGV's or, for split
- * options, new ones added to OWNED. */
-static char **
-split_attached_values(int *argc, char **argv, GPtrArray *owned)
-{
-  static const char short_with_value[] = "Cxtdj";
-  static const char *const long_with_value[] = {
-    "--root", "--exclude", "--type", "--max-depth", "--threads", "--dialect", "--format",
-    "--ignore-file", "--cache",
-  };
-  GPtrArray *out = g_ptr_array_new();
-  int i = 0;
-  g_ptr_array_add(out, argv[i++]);
-  while (i < *argc) {
-    char *arg = argv[i++];
-    g_ptr_array_add(out, arg);
-    if (strcmp(arg, "--") == 0)
-      break;
-    if (arg[0] != '-' || arg[1] == '\0')
-      continue;
-    if (arg[1] == '-') {
-      for (size_t k = 0; k < G_N_ELEMENTS(long_with_value); k++)
-        if (strcmp(arg, long_with_value[k]) == 0 && i < *argc)
-          g_ptr_array_add(out, argv[i++]);
-      continue;
-    }
-    for (char *c = arg + 1; *c; c++) {
-      if (strchr(short_with_value, *c) == NULL)
-        continue;
-      if (c[1] == '\0') {
-        if (i < *argc)
-          g_ptr_array_add(out, argv[i++]);
-      } else {
-        /* "-jN": the option part, then the value. */
-        char *option = g_strndup(arg, (gsize)(c + 1 - arg));
-        g_ptr_array_add(owned, option);
-        g_ptr_array_index(out, out->len - 1) = option;
-        g_ptr_array_add(out, c + 1);
-      }
-      break;
-    }
-  }
-  while (i < *argc)
-    g_ptr_array_add(out, argv[i++]);
-  *argc = (int)out->len;
-  g_ptr_array_add(out, NULL);
-  return (char **)g_ptr_array_free(out, FALSE);
-}
+/* The options whose value may be attached ("-j4", "-x*.o"). */
+static const char short_with_value[] = "Cxtdj";
+static const char *const long_with_value[] = {
+  "--root", "--exclude", "--type", "--max-depth", "--threads", "--dialect", "--format",
+  "--ignore-file", "--cache", NULL,
+};
 
 /* GOption leaves "--" among the arguments when one after it starts with
  * '-'; the first "--" only ends the options and is never a pattern. */
@@ -806,7 +720,7 @@ walk_or_explain(int argc, char **argv, bool explain)
   g_option_context_add_main_entries(ctx, entries, NULL);
 
   GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
-  char **split = split_attached_values(&argc, argv, owned);
+  char **split = cli_split_attached(&argc, argv, short_with_value, long_with_value, owned);
   char **rest = split;
   if (explain) {
     /* The paths are everything after the first "--"; patterns come before. */

@@ -1,5 +1,4 @@
-/* trawl — entry point: dispatch to a subcommand; the helpers the
- * subcommands share (cli.h). */
+/* trawl — entry point: dispatch to a subcommand (cli.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,82 +36,6 @@ static const char usage[] =
   "\n"
   "Dialects: trawl (default), git, cmake, bazel; see docs/patterns.md.\n"
   "The command is docs/cli.md.\n";
-
-bool
-cli_dialect_from_name(const char *name, TrawlDialect *out)
-{
-  static const struct {
-    const char *name;
-    TrawlDialect dialect;
-  } table[] = {
-    {"trawl", TRAWL_DIALECT_TRAWL},
-    {"git", TRAWL_DIALECT_GIT},
-    {"cmake", TRAWL_DIALECT_CMAKE},
-    {"bazel", TRAWL_DIALECT_BAZEL},
-  };
-  for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
-    if (strcmp(name, table[i].name) == 0) {
-      *out = table[i].dialect;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool
-cli_parse_dialect(const char *name, TrawlDialect *out)
-{
-  if (cli_dialect_from_name(name, out))
-    return true;
-  fprintf(stderr, "trawl: unknown dialect '%s' (expected trawl, git, cmake or bazel)\n",
-          name);
-  return false;
-}
-
-void
-cli_print_message(const char *message)
-{
-  GString *line = g_string_new("trawl: ");
-  for (const unsigned char *c = (const unsigned char *)message; *c; c++) {
-    if (*c < 0x20 || *c == 0x7f)
-      g_string_append_printf(line, "\\%03o", *c);
-    else
-      g_string_append_c(line, (char)*c);
-  }
-  g_string_append_c(line, '\n');
-  fputs(line->str, stderr);
-  g_string_free(line, TRUE);
-}
-
-/* Under a pattern of LEN bytes, a caret at the byte ERROR points at. */
-static void
-print_caret(const char *pattern, size_t len, const GError *error)
-{
-  gssize off = trawl_pattern_error_offset(error);
-  /* A caret line only helps when the pattern prints as one plain line. */
-  bool plain = len <= 120 && off >= 0 && (size_t)off <= len;
-  for (size_t i = 0; plain && i < len; i++)
-    plain = (unsigned char)pattern[i] >= 0x20 && (unsigned char)pattern[i] < 0x7f;
-  if (plain)
-    fprintf(stderr, "  %.*s\n  %*s^\n", (int)len, pattern, (int)off, "");
-}
-
-void
-cli_report_pattern_error(const char *pattern, const GError *error)
-{
-  fprintf(stderr, "trawl: %s\n", error->message);
-  print_caret(pattern, strlen(pattern), error);
-}
-
-void
-cli_report_pattern_error_at(const char *where, const char *pattern, size_t len,
-                            const GError *error)
-{
-  char *message = g_strconcat(where, error->message, NULL);
-  cli_print_message(message);
-  g_free(message);
-  print_caret(pattern, len, error);
-}
 
 int
 main(int argc, char **argv)

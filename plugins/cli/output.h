@@ -92,8 +92,8 @@ void output_release(output *out);
 static inline void
 output_copy(void *dst, const void *src, size_t n)
 {
-  char *d = dst;
-  const char *s = src;
+  char *d = (char *)dst;
+  const char *s = (const char *)src;
   if (n >= 8 && n <= 16) {
     uint64_t a, b;
     memcpy(&a, s, 8);

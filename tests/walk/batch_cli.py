@@ -162,7 +162,7 @@ MALFORMED = [
     ("type string", '{"id": 1, "include": ["a"], "type": "f"}', ("field", "type")),
     ("type empty", '{"id": 1, "include": ["a"], "type": []}', ("field", "type")),
     ("type unknown", '{"id": 1, "include": ["a"], "type": ["f", "x"]}', ("field", "type[1]")),
-    ("type long name", '{"id": 1, "include": ["a"], "type": ["file"]}', ("field", "type[0]")),
+    ("type long name misspelt", '{"id": 1, "include": ["a"], "type": ["files"]}', ("field", "type[0]")),
     ("type number", '{"id": 1, "include": ["a"], "type": [1]}', ("field", "type[0]")),
     ("max_depth negative", '{"id": 1, "include": ["a"], "max_depth": -1}', ("field", "max_depth")),
     ("max_depth fraction", '{"id": 1, "include": ["a"], "max_depth": 1.5}', ("field", "max_depth")),
@@ -507,6 +507,15 @@ def output_checks(t):
     code, out, err = t.batch(['{"id": 1, "include": ["o/d/*"]}'])
     check("no root: the current directory", (code, out) == (0, b'{"id":1,"paths":["o/d/x.c"]}\n'),
           "%r %s" % (out, err))
+
+    # The entry types have one table with the walk's --type: the long names
+    # are the short ones.
+    code, out, err = t.batch(['{"id": 1, "include": ["o/**"], "type": ["file", "directory"]}',
+                              '{"id": 1, "include": ["o/**"], "type": ["f", "d"]}'.replace('"id": 1', '"id": 2')])
+    lines = out.split(b"\n")
+    check("type: \"file\" and \"directory\" are \"f\" and \"d\"",
+          code == 0 and len(lines) == 3 and lines[0][len(b'{"id":1'):] == lines[1][len(b'{"id":2'):]
+          and b'"o/d"' in lines[0], "%r %s" % (out, err))
 
     # A root that is not UTF-8, given as Python writes it (surrogateescape).
     odd = os.path.join(os.fsencode(t.cwd), b"r\xff")

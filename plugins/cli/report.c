@@ -1,0 +1,122 @@
+/* trawl — what the commands tell on stderr (report.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+void
+cli_print_message(const char *message)
+{
+  GString *line = g_string_new("trawl: ");
+  for (const unsigned char *c = (const unsigned char *)message; *c; c++) {
+    if (*c < 0x20 || *c == 0x7f)
+      g_string_append_printf(line, "\\%03o", *c);
+    else
+      g_string_append_c(line, (char)*c);
+  }
+  g_string_append_c(line, '\n');
+  fputs(line->str, stderr);
+  g_string_free(line, TRUE);
+}
+
+/* Under a pattern of LEN bytes, a caret at the byte ERROR points at. */
+static void
+print_caret(const char *pattern, size_t len, const GError *error)
+{
+  gssize off = trawl_pattern_error_offset(error);
+  /* A caret line only helps when the pattern prints as one plain line. */
+  bool plain = len <= 120 && off >= 0 && (size_t)off <= len;
+  for (size_t i = 0; plain && i < len; i++)
+    plain = (unsigned char)pattern[i] >= 0x20 && (unsigned char)pattern[i] < 0x7f;
+  if (plain)
+    fprintf(stderr, "  %.*s\n  %*s^\n", (int)len, pattern, (int)off, "");
+}
+
+void
+cli_report_pattern_error(const char *pattern, const GError *error)
+{
+  fprintf(stderr, "trawl: %s\n", error->message);
+  print_caret(pattern, strlen(pattern), error);
+}
+
+void
+cli_report_pattern_error_at(const char *where, const char *pattern, size_t len,
+                            const GError *error)
+{
+  char *message = g_strconcat(where, error->message, NULL);
+  cli_print_message(message);
+  g_free(message);
+  print_caret(pattern, len, error);
+}
+
+void
+cli_report_cache(const char *path, const trawl_cache_report *rep)
+{
+  if (rep->warning) {
+    char *m = g_strdup_printf("cache %s %s; walking in full and writing it again", path,
+                              rep->warning);
+    cli_print_message(m);
+    g_free(m);
+  }
+  if (rep->write_error) {
+    char *m = g_strdup_printf("cache not written: %s (the results are right)",
+                              rep->write_error);
+    cli_print_message(m);
+    g_free(m);
+  }
+}
+
+unsigned
+cli_report_plan_problems(const trawl_plan *plan, void (*print)(const char *message))
+{
+  if (print == NULL)
+    print = cli_print_message;
+  const size_t groups = trawl_plan_groups(plan);
+  bool *seen = g_new0(bool, groups + 1);
+  unsigned count = 0;
+  for (size_t q = 0; q < trawl_plan_size(plan); q++) {
+    const size_t g = trawl_plan_group(plan, q);
+    if (g >= groups || seen[g])
+      continue;
+    seen[g] = true;
+    const GPtrArray *problems = trawl_plan_problems(plan, q);
+    for (guint k = 0; k < problems->len; k++)
+      print(((const GError *)problems->pdata[k])->message);
+    count += problems->len;
+  }
+  g_free(seen);
+  return count;
+}
+
+unsigned
+cli_report_walker_problems(const trawl_walker *walker)
+{
+  const GPtrArray *problems = trawl_walker_problems(walker);
+  if (problems == NULL)
+    return 0;
+  for (unsigned i = 0; i < problems->len; i++)
+    cli_print_message(((const GError *)problems->pdata[i])->message);
+  return problems->len;
+}
+
+void
+cli_report_plan_stats(size_t n, const char *one, const char *many, const trawl_plan *plan,
+                      const trawl_cache_report *cache, gint64 start)
+{
+  const size_t groups = trawl_plan_groups(plan);
+  guint64 dirs = cache ? cache->dirs_read : 0;
+  for (size_t g = 0; !cache && g < groups; g++) {
+    trawl_walk_stats stats;
+    trawl_plan_stats(plan, g, &stats);
+    dirs += stats.dirs_opened;
+  }
+  GString *reuse = g_string_new(NULL);
+  if (cache)
+    g_string_printf(reuse, ", %" G_GUINT64_FORMAT " reused (cache %s%s)", cache->dirs_reused,
+                    cache->trusted ? "trusted" : "not trusted", cache->written ? ", written" : "");
+  fprintf(stderr, "trawl: %zu %s, %zu %s, %" G_GUINT64_FORMAT " %s read%s, %.1f ms\n", n,
+          n == 1 ? one : many, groups, groups == 1 ? "walk" : "walks", dirs,
+          dirs == 1 ? "directory" : "directories", reuse->str,
+          (double)(g_get_monotonic_time() - start) / 1e3);
+  g_string_free(reuse, TRUE);
+}

@@ -1,0 +1,53 @@
+/* trawl — what the commands tell on stderr (the command's I/O, shared by
+ * every cmd-*.c and the plugins built into the command).
+ *
+ * Every line starts "trawl: ". A message that holds a name (a path, a
+ * pattern) has its control bytes written as \ooo, so that a file name cannot
+ * forge a line of its own.
+ */
+#ifndef TRAWL_CLI_REPORT_H
+#define TRAWL_CLI_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <glib.h>
+
+#include "trawl/cache.h"
+#include "trawl/plan.h"
+#include "trawl/walk.h"
+
+/* Print "trawl: MESSAGE" and a newline on stderr, control bytes as \ooo. */
+void cli_print_message(const char *message);
+
+/* Print a pattern compile error, and a caret under the offending byte when
+ * the pattern prints as one plain line. */
+void cli_report_pattern_error(const char *pattern, const GError *error);
+
+/* The same for a pattern of LEN bytes, its message preceded by WHERE
+ * ("queries.jsonl:3: include[1]: ") and printed as cli_print_message()
+ * does. */
+void cli_report_pattern_error_at(const char *where, const char *pattern, size_t len,
+                                 const GError *error);
+
+/* A cached run's warning and write error on cache file PATH, one line
+ * each. */
+void cli_report_cache(const char *path, const trawl_cache_report *report);
+
+/* The problems (a directory that could not be read, a link loop) of every
+ * walk of PLAN's last run, once per walk however many queries shared it,
+ * each through PRINT (cli_print_message when NULL). Returns how many. */
+unsigned cli_report_plan_problems(const trawl_plan *plan, void (*print)(const char *message));
+
+/* The same for one walker's run. */
+unsigned cli_report_walker_problems(const trawl_walker *walker);
+
+/* One --stats line of a plan's run: "trawl: 3 queries, 1 walk, 12
+ * directories read[, 40 reused (cache trusted[, written])], 1.2 ms" —
+ * N of the things asked (ONE / MANY: "query" / "queries"), the walks, the
+ * directories read (the cache's count when CACHE is not NULL: a run of an
+ * unchanged tree has no walk), and the time since START (a monotonic
+ * clock, microseconds). */
+void cli_report_plan_stats(size_t n, const char *one, const char *many, const trawl_plan *plan,
+                           const trawl_cache_report *cache, gint64 start);
+
+#endif /* TRAWL_CLI_REPORT_H */

@@ -1,0 +1,255 @@
+// The command's I/O library (plugins/cli: output.c, json.c, options.c,
+// report.c), on its own: each format's quoting, the JSON reader's answers
+// and refusals with their offsets, the tables several commands share, the
+// option splitting, and the reports' lines. Rows of data; the same rules
+// are run end to end through the command by tests/walk/*_cli.py.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "json.h"
+#include "options.h"
+#include "output.h"
+#include "report.h"
+}
+
+namespace {
+
+std::string lines(const std::string &s)
+{
+  GString *g = g_string_new(nullptr);
+  output_lines_string(g, s.data(), s.size());
+  std::string out(g->str, g->len);
+  g_string_free(g, TRUE);
+  return out;
+}
+
+std::string json(const std::string &s)
+{
+  GString *g = g_string_new(nullptr);
+  output_json_string(g, s.data(), s.size());
+  std::string out(g->str, g->len);
+  g_string_free(g, TRUE);
+  return out;
+}
+
+struct QuoteRow {
+  std::string path, lines, json;
+};
+
+const QuoteRow kQuoteRows[] = {
+  {"src/a.c", "src/a.c", "\"src/a.c\""},
+  {"a b", "a b", "\"a b\""},
+  {"new\nline", "\"new\\nline\"", "\"new\\nline\""},
+  {"tab\there", "\"tab\\there\"", "\"tab\\there\""},
+  {"q\"uote", "\"q\\\"uote\"", "\"q\\\"uote\""},
+  {"back\\slash", "\"back\\\\slash\"", "\"back\\\\slash\""},
+  {std::string("\x01x", 2), "\"\\001x\"", "\"\\u0001x\""},
+  {"\x7f", "\"\\177\"", "\"\x7f\""},
+  {"caf\xc3\xa9", "caf\xc3\xa9", "\"caf\xc3\xa9\""},                 // UTF-8 as it is
+  {"\xff\xfe", "\xff\xfe", "\"\\udcff\\udcfe\""},                      // not UTF-8: surrogateescape
+  {"\xc3", "\xc3", "\"\\udcc3\""},                                    // a sequence cut short
+  {"it's", "it's", "\"it's\""},
+};
+
+TEST(CliIo, QuotingOfEveryFormat)
+{
+  for (const auto &r : kQuoteRows) {
+    EXPECT_EQ(lines(r.path), r.lines) << "lines of " << r.path;
+    EXPECT_EQ(json(r.path), r.json) << "json of " << r.path;
+    // Not needing escaping (nor a check: bytes >= 0x80 are checked) means
+    // the JSON form is the bytes between quotes.
+    if (!output_json_needs_escaping(r.path.data(), r.path.size())) {
+      EXPECT_EQ(json(r.path), "\"" + r.path + "\"") << r.path;
+    }
+  }
+}
+
+// The output buffer through a file: the nul format writes each path and a
+// NUL; the json format a document; a path longer than the buffer whole.
+std::string through(OutputFormat format, const std::vector<std::string> &paths)
+{
+  char name[] = "/tmp/trawl-cli-io-XXXXXX";
+  const int fd = mkstemp(name);
+  EXPECT_GE(fd, 0);
+  output out;
+  output_init(&out, fd, format, nullptr, 0);
+  output_begin(&out, "r", 1);
+  for (const auto &p : paths)
+    output_path(&out, p.data(), p.size());
+  EXPECT_TRUE(output_end(&out));
+  output_release(&out);
+  std::string got;
+  lseek(fd, 0, SEEK_SET);
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    got.append(buf, (size_t)n);
+  close(fd);
+  unlink(name);
+  return got;
+}
+
+TEST(CliIo, FormatsWriteWholeRecords)
+{
+  EXPECT_EQ(through(OUTPUT_NUL, {"a", "new\nline"}), std::string("a\0new\nline\0", 11));
+  EXPECT_EQ(through(OUTPUT_LINES, {"a", "new\nline"}), "a\n\"new\\nline\"\n");
+  const std::string json_doc = through(OUTPUT_JSON, {"a", "b"});
+  json_error e;
+  json_value *v = json_parse(json_doc.data(), json_doc.size(), &e);
+  ASSERT_NE(v, nullptr) << e.message << " at " << e.offset << " in " << json_doc;
+  json_value_free(v);
+  const std::string big(OUTPUT_BUFFER_SIZE + 100, 'x');
+  EXPECT_EQ(through(OUTPUT_LINES, {big}), big + "\n");
+}
+
+struct JsonRow {
+  std::string text;
+  bool ok;
+  size_t offset; // of the error
+};
+
+const JsonRow kJsonRows[] = {
+  {"{\"id\": 1, \"include\": [\"a\"]}", true, 0},
+  {"[1, 2.5, -0, \"x\", true, false, null]", true, 0},
+  {"\"\\udcff\"", true, 0},                 // a lone \udcXX: the byte
+  {"\"\\ud800\"", false, 1},                // any other lone surrogate
+  {"{\"a\": 1,}", false, 8},                // a trailing comma
+  {"{'a': 1}", false, 1},                   // single quotes
+  {"[1 2]", false, 3},
+  {"NaN", false, 0},
+  {"\"a\x01\"", false, 2},                  // a control byte in a string
+  {"{\"a\": 1", false, 7},                  // ended too early: the input's length
+  {std::string(65, '[') + std::string(65, ']'), false, 64}, // deeper than 64
+};
+
+TEST(CliIo, JsonReaderAnswersAndRefusals)
+{
+  for (const auto &r : kJsonRows) {
+    json_error e;
+    json_value *v = json_parse(r.text.data(), r.text.size(), &e);
+    EXPECT_EQ(v != nullptr, r.ok) << r.text << ": " << (v ? "" : e.message);
+    if (!r.ok && v == nullptr) {
+      EXPECT_EQ(e.offset, r.offset) << r.text << ": " << e.message;
+    }
+    json_value_free(v);
+  }
+  json_error e;
+  json_value *v = json_parse("\"\\udcff\"", 8, &e);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(std::string(v->str, v->len), "\xff");
+  json_value_free(v);
+}
+
+TEST(CliIo, OneTableOfEntryTypes)
+{
+  const std::pair<const char *, unsigned> rows[] = {
+    {"f", TRAWL_ENTRY_FILE}, {"file", TRAWL_ENTRY_FILE}, {"d", TRAWL_ENTRY_DIR},
+    {"dir", TRAWL_ENTRY_DIR}, {"directory", TRAWL_ENTRY_DIR}, {"l", TRAWL_ENTRY_SYMLINK},
+    {"symlink", TRAWL_ENTRY_SYMLINK}, {"files", 0}, {"", 0}, {"F", 0},
+  };
+  for (const auto &[name, type] : rows)
+    EXPECT_EQ(cli_entry_type(name, strlen(name)), type) << name;
+}
+
+TEST(CliIo, DialectsAndTheHiddenRule)
+{
+  TrawlDialect d;
+  for (const char *name : {"trawl", "git", "cmake", "bazel"})
+    EXPECT_TRUE(cli_dialect_from_name(name, &d)) << name;
+  EXPECT_FALSE(cli_dialect_from_name("Bazel", &d));
+  EXPECT_FALSE(cli_hidden(false, TRAWL_DIALECT_TRAWL));
+  EXPECT_TRUE(cli_hidden(true, TRAWL_DIALECT_TRAWL));
+  for (TrawlDialect other : {TRAWL_DIALECT_GIT, TRAWL_DIALECT_CMAKE, TRAWL_DIALECT_BAZEL})
+    EXPECT_TRUE(cli_hidden(false, other)) << "the compatibility dialects let the patterns decide";
+}
+
+std::vector<std::string> split(std::vector<std::string> args, const char *shorts,
+                               std::vector<const char *> longs)
+{
+  std::vector<char *> argv;
+  for (auto &a : args)
+    argv.push_back(a.data());
+  longs.push_back(nullptr);
+  int argc = (int)argv.size();
+  GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
+  char **out = cli_split_attached(&argc, argv.data(), shorts, longs.data(), owned);
+  std::vector<std::string> got(out, out + argc);
+  g_free(out);
+  g_ptr_array_unref(owned);
+  return got;
+}
+
+TEST(CliIo, AttachedValuesAreSplit)
+{
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split({"trawl", "-j4", "a"}, "j", {}), (V{"trawl", "-j", "4", "a"}));
+  EXPECT_EQ(split({"trawl", "-Hx*.o", "a"}, "Cxj", {}), (V{"trawl", "-Hx", "*.o", "a"}));
+  // A value is never split again, nor anything after "--".
+  EXPECT_EQ(split({"trawl", "-x", "-j4", "--", "-j2"}, "xj", {}),
+            (V{"trawl", "-x", "-j4", "--", "-j2"}));
+  EXPECT_EQ(split({"trawl", "--cache", "-j4", "-j1"}, "j", {"--cache"}),
+            (V{"trawl", "--cache", "-j4", "-j", "1"}));
+  EXPECT_EQ(split({"trawl", "-j", "3"}, "j", {}), (V{"trawl", "-j", "3"}));
+}
+
+// What report.c prints, read back from stderr.
+std::string stderr_of(const std::function<void()> &fn)
+{
+  fflush(stderr);
+  const int saved = dup(2);
+  char name[] = "/tmp/trawl-cli-io-XXXXXX";
+  const int fd = mkstemp(name);
+  dup2(fd, 2);
+  fn();
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::string got;
+  lseek(fd, 0, SEEK_SET);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    got.append(buf, (size_t)n);
+  close(fd);
+  unlink(name);
+  return got;
+}
+
+TEST(CliIo, MessagesCannotForgeALine)
+{
+  EXPECT_EQ(stderr_of([] { cli_print_message("a\nb\x7f" "c"); }), "trawl: a\\012b\\177c\n");
+}
+
+TEST(CliIo, APlanRunsStatsLine)
+{
+  trawl_plan *plan = trawl_plan_new();
+  trawl_query q = {"/nonexistent-trawl-root", nullptr, 0, nullptr, 0, nullptr};
+  trawl_plan_add(plan, &q);
+  trawl_plan_run(plan, nullptr);
+  const std::string line = stderr_of([&] {
+    cli_report_plan_stats(1, "query", "queries", plan, nullptr, g_get_monotonic_time());
+  });
+  EXPECT_EQ(line.rfind("trawl: 1 query, 0 walks, 0 directories read, ", 0), 0u) << line;
+  trawl_cache_report rep{};
+  rep.trusted = true;
+  rep.written = true;
+  rep.dirs_read = 1;
+  rep.dirs_reused = 3;
+  const std::string cached = stderr_of([&] {
+    cli_report_plan_stats(2, "list", "lists", plan, &rep, g_get_monotonic_time());
+  });
+  EXPECT_EQ(cached.rfind("trawl: 2 lists, 0 walks, 1 directory read, 3 reused (cache trusted, written), ",
+                         0),
+            0u)
+      << cached;
+  trawl_plan_free(plan);
+}
+
+} // namespace
