@@ -16,6 +16,7 @@ extern "C" {
 #include "json.h"
 #include "options.h"
 #include "output.h"
+#include "queries.h"
 #include "report.h"
 }
 
@@ -250,6 +251,89 @@ TEST(CliIo, APlanRunsStatsLine)
             0u)
       << cached;
   trawl_plan_free(plan);
+}
+
+// The query schema (queries.c): a good line becomes a query with its
+// options; each bad line is reported with its number and the key at fault,
+// every one of them, and none is kept.
+struct Decoded {
+  std::string text; // the queries' ids point into it
+  std::vector<struct query *> queries;
+  unsigned bad = 0;
+  std::string err;
+};
+
+Decoded decode(const std::string &text)
+{
+  Decoded d;
+  d.text = text;
+  GPtrArray *queries = g_ptr_array_new();
+  GHashTable *ids = g_hash_table_new_full((GHashFunc)g_string_hash, (GEqualFunc)g_string_equal,
+                                          [](gpointer p) { g_string_free((GString *)p, TRUE); },
+                                          nullptr);
+  struct query_reader r = {};
+  r.name = "q.jsonl";
+  r.threads = 2;
+  r.queries = queries;
+  r.ids = ids;
+  d.err = stderr_of([&] { query_reader_decode(&r, d.text.data(), d.text.size()); });
+  d.bad = r.bad_lines;
+  for (guint i = 0; i < queries->len; i++)
+    d.queries.push_back((struct query *)queries->pdata[i]);
+  g_ptr_array_unref(queries);
+  g_hash_table_unref(ids);
+  return d;
+}
+
+TEST(CliIo, QuerySchema)
+{
+  const Decoded d = decode("{\"id\": \"a\", \"root\": \"src\", \"include\": [\"**/*.c\"], \"exclude\": [\"x/**\"],"
+                     " \"type\": [\"f\", \"dir\"], \"max_depth\": 3, \"hidden\": true}\n"
+                     "\n"
+                     "{\"id\": 2, \"include\": [\"a*\"], \"dialect\": \"bazel\", \"ignore\": false,"
+                     " \"follow\": true}\n");
+  ASSERT_EQ(d.bad, 0u) << d.err;
+  ASSERT_EQ(d.queries.size(), 2u);
+  const struct query *a = d.queries[0], *b = d.queries[1];
+  EXPECT_STREQ(a->root, "src");
+  EXPECT_EQ(a->line, 1u);
+  EXPECT_EQ(std::string(a->id, a->id_len), "\"a\"");
+  EXPECT_EQ(a->includes->len, 1u);
+  EXPECT_EQ(a->excludes->len, 1u);
+  EXPECT_EQ(a->options.types, (unsigned)(TRAWL_ENTRY_FILE | TRAWL_ENTRY_DIR));
+  EXPECT_EQ(a->options.max_depth, 3);
+  EXPECT_TRUE(a->options.hidden);
+  EXPECT_EQ(a->options.threads, 2u);
+  EXPECT_EQ(b->line, 3u) << "a blank line still counts";
+  EXPECT_EQ(b->dialect, TRAWL_DIALECT_BAZEL);
+  EXPECT_TRUE(b->options.hidden) << "the compatibility dialects let the patterns decide";
+  EXPECT_EQ(b->options.ignore, 0u);
+  EXPECT_TRUE(b->options.follow);
+  for (auto *q : d.queries)
+    query_free(q);
+
+  const std::pair<std::string, std::string> bad[] = {
+    {"{\"include\": [\"a\"]}", "q.jsonl:1: id: missing"},
+    {"{\"id\": 1}", "q.jsonl:1: include: missing"},
+    {"{\"id\": 1, \"include\": [\"a[\"]}", "q.jsonl:1: include[0]: pattern"},
+    {"{\"id\": 1, \"include\": [\"a\"], \"colour\": 1}", "q.jsonl:1: colour: unknown key"},
+    {"{\"id\": 1, \"include\": [\"a\"], \"type\": [\"x\"]}", "q.jsonl:1: type[0]: unknown type"},
+    {"{\"id\": 1, \"include\": [\"a\"], \"max_depth\": -1}", "q.jsonl:1: max_depth:"},
+    {"{\"id\": 1, \"include\": [\"a\"]}\n{\"id\": 1, \"include\": [\"b\"]}",
+     "q.jsonl:2: id: duplicate id 1 (first on line 1)"},
+    {"[1]", "q.jsonl:1: a query is a JSON object"},
+    {"{\"id\": 1,}", "q.jsonl:1:10: invalid JSON"},
+  };
+  for (const auto &[text, want] : bad) {
+    Decoded e = decode(text);
+    EXPECT_EQ(e.bad, 1u) << text;
+    EXPECT_NE(e.err.find("trawl: " + want), std::string::npos) << text << "\n" << e.err;
+    for (auto *q : e.queries)
+      query_free(q);
+  }
+  Decoded two = decode("{\"id\": 1}\n{\"include\": 1}\n");
+  EXPECT_EQ(two.bad, 2u) << "every bad line, not only the first";
+  EXPECT_TRUE(two.queries.empty());
 }
 
 } // namespace
