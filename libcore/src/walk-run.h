@@ -44,7 +44,9 @@ G_BEGIN_DECLS
  * helpers slower than the serial route below 256 queued directories for
  * every file count tried, and about even above; rerun it on a machine with
  * more cores before lowering this. */
+#ifndef HELPER_FLOOR /* -DHELPER_FLOOR=N: bench/thread_policy.py builds variants */
 #define HELPER_FLOOR 256
+#endif
 /* Longest relative path handed to one openat(); longer ones are opened in
  * steps. */
 #define OPEN_PATH_MAX 3072
