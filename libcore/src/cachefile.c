@@ -1011,20 +1011,13 @@ rec_pass_dir(struct rec_pass *p, const struct rec_dir *d)
   g_string_truncate(p->path, base);
 }
 
-/* Start directories in the order the walk takes them: by path, a `/` after
- * each (`a.b` before `a`, whose entries sort as `a/...`). */
+/* Start directories in the order the walk takes them (subtree_order()). */
 static int
 compare_starts(gconstpointer a, gconstpointer b)
 {
   const struct rec_dir *x = *(const struct rec_dir *const *)a;
   const struct rec_dir *y = *(const struct rec_dir *const *)b;
-  const size_t n = MIN(x->path.len, y->path.len);
-  const int c = memcmp(x->path.s, y->path.s, n);
-  if (c)
-    return c;
-  const int cx = x->path.len > n ? (guchar)x->path.s[n] : '/';
-  const int cy = y->path.len > n ? (guchar)y->path.s[n] : '/';
-  return cx - cy;
+  return subtree_order(x->path.s, x->path.len, y->path.s, y->path.len);
 }
 
 /* Hand every result of cached walk W (group GRP's; its file's records read

@@ -210,6 +210,20 @@ dir_check(const struct dir_stamp *was, const struct stat *now, int at, const cha
   return dir_check_rules(was, was->has, at, dir);
 }
 
+int
+subtree_order(const char *a, size_t alen, const char *b, size_t blen)
+{
+  if (alen == 0 || blen == 0)
+    return (alen != 0) - (blen != 0);
+  const size_t n = MIN(alen, blen);
+  const int c = memcmp(a, b, n);
+  if (c)
+    return c;
+  const int ca = alen > n ? (unsigned char)a[n] : '/';
+  const int cb = blen > n ? (unsigned char)b[n] : '/';
+  return ca - cb;
+}
+
 void
 racy_from_now(struct timespec *from)
 {

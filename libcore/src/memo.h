@@ -79,6 +79,13 @@ enum dir_verdict dir_check_rules(const struct dir_stamp *was, unsigned has_now, 
  * (present false: not there, or not named). */
 void ignore_file_stamps(int at, const char *dir, unsigned has, struct stamp out[2]);
 
+/* The order in which a walk prints two directories' subtrees, A and B (LEN
+ * bytes each, relative to the root, "" the root itself): by their paths
+ * with a '/' after each — "a.b" before "a", whose entries sort as "a/..." —
+ * and the root first. The walk orders its start directories so (sched.c),
+ * and the cache's pass over the records follows it (cachefile.c). */
+int subtree_order(const char *a, size_t alen, const char *b, size_t blen);
+
 /* Racy stamps (git's racy-timestamp rule): a file changed again within the
  * clock tick of its last change keeps its stamp. FROM gets the instant
  * from which stamps read from now on are racy: two ticks of the kernel's

@@ -156,14 +156,16 @@ ignore_problem(void *data, const char *source, int err)
   }
 }
 
-/* Bytewise order of the start directories' subtrees. */
+/* Root by root, the start directories' subtrees in the order a walk prints
+ * them (subtree_order(); a top's key is its path and a '/'). */
 static int
 compare_tops(const void *pa, const void *pb)
 {
   const struct top *a = *(struct top *const *)pa, *b = *(struct top *const *)pb;
   if (a->root != b->root)
     return a->root < b->root ? -1 : 1;
-  return strcmp(a->key, b->key);
+  const size_t la = strlen(a->key), lb = strlen(b->key);
+  return subtree_order(a->key, la ? la - 1 : 0, b->key, lb ? lb - 1 : 0);
 }
 
 bool

@@ -242,6 +242,28 @@ TEST(Freshness, RacyRule)
   EXPECT_FALSE(stamp_racy(&s, &from)) << "nothing there";
 }
 
+// The order of subtrees, the one rule the walk's start directories and the
+// cache's pass over its records share.
+TEST(Freshness, SubtreeOrder)
+{
+  const std::pair<std::string, std::string> before[] = {
+    {"", "a"},          // the root first
+    {"", ".x"},
+    {"a.b", "a"},       // "a.b" < "a/..."
+    {"a-x", "a"},       // '-' < '/'
+    {"a", "ab"},        // "a/..." < "ab"
+    {"a", "a\xff"},
+    {"a/b", "a/c"},
+    {"x", "\xc3\xa9"}, // bytes, unsigned
+  };
+  for (const auto &[a, b] : before) {
+    EXPECT_LT(subtree_order(a.data(), a.size(), b.data(), b.size()), 0) << a << " < " << b;
+    EXPECT_GT(subtree_order(b.data(), b.size(), a.data(), a.size()), 0) << b << " > " << a;
+  }
+  EXPECT_EQ(subtree_order("a", 1, "a", 1), 0);
+  EXPECT_EQ(subtree_order("", 0, "", 0), 0);
+}
+
 // Every name an ignore file has, and its bit: one table.
 TEST(Freshness, IgnoreFileNames)
 {
