@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "format-cmake.h"
 #include "json.h"
 #include "output.h"
 #include "trawl/plan.h"
@@ -82,6 +83,7 @@ struct batch {
   bool line_bad;             /* a problem of it was reported */
   unsigned bad_lines;
   unsigned threads;
+  bool cmake;                /* --format cmake */
   GPtrArray *queries;        /* struct query *, in input order */
   GHashTable *ids;           /* GString key (id_key) -> first line */
 };
@@ -656,9 +658,19 @@ spools_free(struct spool *sp, size_t n)
   g_free(sp);
 }
 
-/* SP's paths, each as an item of a JSON array, onto OUT. */
+/* output_json_item() for print_spool(). */
 static void
-print_spool(output *out, const struct spool *sp)
+json_item(output *out, bool first, const char *s, size_t len, void *data)
+{
+  (void)data;
+  output_json_item(out, first, s, len);
+}
+
+/* SP's paths, each handed to ITEM (json_item: an item of a JSON array) with
+ * DATA, onto OUT. */
+static void
+print_spool(output *out, const struct spool *sp,
+            void (*item)(output *, bool, const char *, size_t, void *), void *data)
 {
   struct text path = {NULL, 0, 0};
   bool first = true;
@@ -671,7 +683,7 @@ print_spool(output *out, const struct spool *sp)
       at = get_varint(at, &rest);
       text_splice(&path, shared, (const char *)at, rest);
       at += rest;
-      output_json_item(out, first, path.s, path.len);
+      item(out, first, path.s, path.len, data);
       first = false;
     }
   }
@@ -687,12 +699,21 @@ print_results(const struct batch *b, const struct spool *spools, int *err)
   output_init(&out, STDOUT_FILENO, OUTPUT_LINES, "", 0);
   for (guint i = 0; i < b->queries->len && out.error == 0; i++) {
     const struct query *q = b->queries->pdata[i];
+    if (b->cmake) { /* --format cmake (format-cmake.h) */
+      cmake_writer w;
+      cmake_query_begin(&out, &w, i + 1, q->id, q->id_len);
+      print_spool(&out, &spools[i], cmake_query_path, &w);
+      cmake_query_end(&out, &w);
+      continue;
+    }
     output_raw(&out, "{\"id\":", 6);
     output_raw(&out, q->id, q->id_len);
     output_raw(&out, ",\"paths\":[", 10);
-    print_spool(&out, &spools[i]);
+    print_spool(&out, &spools[i], json_item, NULL);
     output_raw(&out, "]}\n", 3);
   }
+  if (b->cmake)
+    cmake_batch_end(&out, b->queries->len);
   bool ok = output_end(&out);
   *err = out.error;
   output_release(&out);
@@ -850,7 +871,8 @@ cli_batch(int argc, char **argv)
     {"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
      "Use at most N threads in each walk (default: online CPUs; 1: serial)", "N"},
     {"format", 0, 0, G_OPTION_ARG_STRING, &format,
-     "Output format: json (the default, one JSON line per query)", "F"},
+     "Output format: json (the default, one JSON line per query) or cmake (a CMake "
+     "script setting TRAWL_BATCH_<K>, docs/cli.md)", "F"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
      "Exit 3 if a problem was reported (unreadable directory, link loop)", NULL},
     {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
@@ -888,8 +910,8 @@ cli_batch(int argc, char **argv)
                     "for stdin (see trawl batch --help)\n");
     goto out;
   }
-  if (format != NULL && strcmp(format, "json") != 0) {
-    fprintf(stderr, "trawl: unknown --format '%s' (batch prints json)\n", format);
+  if (format != NULL && strcmp(format, "json") != 0 && strcmp(format, "cmake") != 0) {
+    fprintf(stderr, "trawl: unknown --format '%s' (batch prints json or cmake)\n", format);
     goto out;
   }
   if (threads != UNSET_NUMBER && threads < 0) {
@@ -901,6 +923,7 @@ cli_batch(int argc, char **argv)
   struct batch b = {
     .name = strcmp(path, "-") == 0 ? "<stdin>" : path,
     .threads = threads == UNSET_NUMBER ? 0 : (unsigned)threads,
+    .cmake = format != NULL && strcmp(format, "cmake") == 0,
     .queries = g_ptr_array_new_with_free_func((GDestroyNotify)query_free),
     .ids = g_hash_table_new_full((GHashFunc)g_string_hash, (GEqualFunc)g_string_equal,
                                  free_gstring, NULL),
