@@ -38,7 +38,8 @@ cmake_policy(VERSION 3.20...3.25)
 # must not rewrite it (CMP0116 NEW would, with a `cmake -E` run per check).
 cmake_policy(SET CMP0116 OLD)
 
-set(_TRAWL_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+# Where this file is, for the functions below whichever scope calls them.
+set_property(GLOBAL PROPERTY _TRAWL_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 # ---------------------------------------------------------------------------
 # Small helpers
@@ -273,12 +274,13 @@ endfunction()
 # into the build directory, again only when a source is newer or the
 # compiler changed.
 function(_trawl_build out)
-  set(top "${_TRAWL_MODULE_DIR}/..")
+  get_property(module_dir GLOBAL PROPERTY _TRAWL_MODULE_DIR)
+  set(top "${module_dir}/..")
   get_filename_component(top "${top}" ABSOLUTE)
   set(how "install trawl (meson install from a checkout; docs/cmake.md) and let "
           "find_package(Trawl CONFIG) or the PATH find it, or set TRAWL_EXECUTABLE")
   if(NOT EXISTS "${top}/libcore/src/pattern.c" OR NOT EXISTS "${top}/plugins/cli/main.c")
-    message(FATAL_ERROR "trawl_glob: no trawl executable found, and ${_TRAWL_MODULE_DIR} is not "
+    message(FATAL_ERROR "trawl_glob: no trawl executable found, and ${module_dir} is not "
       "in a trawl source checkout to build one from: " ${how} ".")
   endif()
   get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
@@ -617,6 +619,7 @@ function(trawl_glob var)
   set(skip FALSE)
   set(root "${CMAKE_CURRENT_SOURCE_DIR}")
   set(excludes "")
+  set(wexcludes "")   # excludes of the queries that find what to watch
   set(n_items 0)
   set(list_state "")
   while(i LESS ARGC)
@@ -676,6 +679,11 @@ function(trawl_glob var)
         endif()
         if("${a}" STREQUAL "EXCLUDE")
           _trawl_json_append(excludes "${p}")
+          _trawl_json_append(wexcludes "${p}")
+          # A directory such a pattern covers is never read: not watched.
+          if("${p}" MATCHES "^(.+)/\\*\\*$")
+            _trawl_json_append(wexcludes "${CMAKE_MATCH_1}")
+          endif()
         else()
           _trawl_json_append(item_${n_items}_pats "${p}")
           math(EXPR n "${n} + 1")
@@ -715,6 +723,12 @@ function(trawl_glob var)
   if(gitignore)
     set(ignore true)
   endif()
+  # Which directories to watch is for Ninja (and generators that re-configure
+  # on a watched change); Make re-checks on every build (_trawl_finish).
+  set(watchdirs FALSE)
+  if(cd AND NOT (CMAKE_GENERATOR MATCHES "Makefiles$" AND NOT CMAKE_HOST_WIN32))
+    set(watchdirs TRUE)
+  endif()
   set(keys1 "")     # queries asked first
   set(n_parts 0)    # the answers that make up the result
   set(n_split 0)    # GLOB_RECURSE prefixes to look at for links
@@ -747,7 +761,7 @@ function(trawl_glob var)
       set(part_${n_parts}_key ${key})
       set(part_${n_parts}_base "${root}")
       set(part_${n_parts}_item ${it})
-      if(cd)
+      if(watchdirs)
         # The directories the patterns may read: below each one's literal
         # directory, to the depth its wildcards reach.
         set(watch "")
@@ -800,7 +814,7 @@ function(trawl_glob var)
           endif()
         endforeach()
         if(NOT "${watch}" STREQUAL "")
-          _trawl_body(wkey "${root}" "${watch}" "${excludes}" ${h} ${ignore} ${ftrue} "\"d\"")
+          _trawl_body(wkey "${root}" "${watch}" "${wexcludes}" ${h} ${ignore} ${ftrue} "\"d\"")
           set_property(GLOBAL PROPERTY _TRAWL_WATCH_${wkey} TRUE)
           list(APPEND keys1 ${wkey})
         endif()
@@ -970,7 +984,7 @@ function(trawl_glob var)
         set(part_${n_parts}_base "${root}")
       endif()
       set(part_${n_parts}_item ${it})
-      if(cd)
+      if(watchdirs)
         set(watch "${lits}")
         set(sofar "${lp}${t_1}")
         math(EXPR nm1 "${n} - 1")
@@ -984,7 +998,7 @@ function(trawl_glob var)
           _trawl_json_append(watch "${sofar}")
         endforeach()
         if(NOT "${watch}" STREQUAL "")
-          _trawl_body(wkey "${qroot}" "${watch}" "${excludes}" true ${ignore} true "\"d\"")
+          _trawl_body(wkey "${qroot}" "${watch}" "${wexcludes}" true ${ignore} true "\"d\"")
           set_property(GLOBAL PROPERTY _TRAWL_WATCH_${wkey} TRUE)
           list(APPEND keys1 ${wkey})
         endif()
@@ -1031,14 +1045,15 @@ function(trawl_glob var)
       set(part_${n_parts}_base "${base}")
       set(part_${n_parts}_item ${it})
     endif()
-    if(cd)
-      set_property(GLOBAL PROPERTY _TRAWL_WATCH_${dkey} TRUE)
-      list(APPEND keys1 ${dkey})
+    if(watchdirs)
+      _trawl_body(wkey "${qroot}" "${dincs}" "${wexcludes}" true ${ignore} ${ftrue} "\"d\"")
+      set_property(GLOBAL PROPERTY _TRAWL_WATCH_${wkey} TRUE)
+      list(APPEND keys1 ${wkey})
     endif()
-    if(NOT "${prefixes}" STREQUAL "" AND (cd OR (k GREATER 0 AND NOT fl)))
-      _trawl_body(pkey "${qroot}" "${prefixes}" "${excludes}" true ${ignore} true "\"d\"")
+    if(NOT "${prefixes}" STREQUAL "" AND (watchdirs OR (k GREATER 0 AND NOT fl)))
+      _trawl_body(pkey "${qroot}" "${prefixes}" "${wexcludes}" true ${ignore} true "\"d\"")
       list(APPEND keys1 ${pkey})
-      if(cd)
+      if(watchdirs)
         set_property(GLOBAL PROPERTY _TRAWL_WATCH_${pkey} TRUE)
       endif()
       if(k GREATER 0 AND NOT fl)
@@ -1107,7 +1122,7 @@ function(trawl_glob var)
       endif()
       _trawl_body(key "${droot}" "\"**\"" "" true ${ignore} false "\"d\"")
       list(APPEND keys2 ${key})
-      if(cd)
+      if(watchdirs)
         set_property(GLOBAL PROPERTY _TRAWL_WATCH_${key} TRUE)
       endif()
       if(split_${s}_ld)
@@ -1310,6 +1325,25 @@ function(_trawl_ignore_sources out root)
   set(${out} "${found}" PARENT_SCOPE)
 endfunction()
 
+# Every target of directory DIR and the directories below it that can
+# depend on another (not imported, not an alias, not INTERFACE).
+function(_trawl_all_targets out dir)
+  get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  set(found "")
+  foreach(t IN LISTS targets)
+    get_target_property(type "${t}" TYPE)
+    if(NOT type STREQUAL "INTERFACE_LIBRARY")
+      list(APPEND found "${t}")
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(d IN LISTS subdirs)
+    _trawl_all_targets(more "${d}")
+    list(APPEND found ${more})
+  endforeach()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
 function(_trawl_finish)
   _trawl_state(state)
   get_property(used GLOBAL PROPERTY _TRAWL_USED)
@@ -1359,13 +1393,22 @@ function(_trawl_finish)
   endif()
   file(WRITE "${state}/queries.cmake" "set(_TRAWL_PREV_KEYS ${used})\n")
 
+  set(make FALSE)
+  if(CMAKE_GENERATOR MATCHES "Makefiles$" AND NOT CMAKE_HOST_WIN32)
+    set(make TRUE)
+  endif()
+
   # What to watch: the root of every query, and every directory the watch
-  # queries found below theirs; with GITIGNORE, ignore files too.
+  # queries found below theirs; with GITIGNORE, ignore files too. (Make
+  # re-checks on every build and watches nothing.)
   set(watch "")
   set(depfile "")
   set(depfile_ok TRUE)
   set(gitroots "")
   foreach(key IN LISTS used)
+    if(make)
+      break()
+    endif()
     get_property(root GLOBAL PROPERTY _TRAWL_ROOT_${key})
     list(APPEND watch "${root}")
     get_property(ign GLOBAL PROPERTY _TRAWL_IGNORE_${key})
@@ -1455,23 +1498,31 @@ function(_trawl_finish)
     add_custom_command(OUTPUT "${stamp}" DEPENDS "${output}" COMMAND true VERBATIM)
     add_custom_target(trawl_glob_check ALL DEPENDS "${stamp}")
     set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${stamp}")
-  else()
-    # Other generators check the build system before anything else runs and
-    # cannot be made to run the check first: every watched path is a
-    # configure dependency (any change to a watched directory re-configures,
-    # and the configure asks trawl, from the cache). After each build a
-    # check makes sure nothing slipped between the configure's walk and the
-    # build: if an answer changed, the build fails and the next re-configures.
-    set(dependencies "${stamp}")
-    foreach(p IN LISTS watch)
-      list(APPEND dependencies "${p}")
-    endforeach()
-    set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
-      ${dependencies})
+  elseif(make)
+    # Make: the generator's own check of the build files runs before any
+    # target and cannot be made to wait for ours. So the re-check is a
+    # target every other target depends on; when an answer changed it
+    # re-configures right there, and the targets built after it in this run
+    # read the new build files (each target's build.make is read when the
+    # target is built). The stamp is a configure dependency too, so that a
+    # re-configure cut short is done by the next build.
+    set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${stamp}")
     add_custom_target(trawl_glob_check ALL
-      COMMAND sh -c "\"$0\" check --touch \"$1\" --cache \"$2\" || (echo 'trawl: the globbed sources changed after CMake read them (above), or the check failed: build again, the next build re-configures.' >&2 && exit 1)"
-        "${exe}" "${stamp}" "${state}/cache"
+      COMMAND sh -c "\"$0\" check --touch \"$1\" --cache \"$2\" && exit 0 || test $? -eq 1 && \"$3\" -S \"$4\" -B \"$5\""
+        "${exe}" "${stamp}" "${state}/cache" "${CMAKE_COMMAND}" "${CMAKE_SOURCE_DIR}"
+        "${CMAKE_BINARY_DIR}"
       COMMENT "trawl: re-checking the globs" VERBATIM)
+    _trawl_all_targets(targets "${CMAKE_SOURCE_DIR}")
+    foreach(t IN LISTS targets)
+      if(NOT t STREQUAL "trawl_glob_check")
+        add_dependencies("${t}" trawl_glob_check)
+      endif()
+    endforeach()
+  else()
+    # Other generators: every watched path is a configure dependency; any
+    # change to a watched directory re-configures (from the cache).
+    set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+      "${stamp}" ${watch})
   endif()
 endfunction()
 
