@@ -1495,8 +1495,10 @@ function(_trawl_finish)
     # A separate edge for the stamp: its restat must not cover the check's
     # own output (Ninja would then record the watched paths' times after
     # the check, and miss a change made while it ran).
-    add_custom_command(OUTPUT "${stamp}" DEPENDS "${output}" COMMAND true VERBATIM)
-    add_custom_target(trawl_glob_check ALL DEPENDS "${stamp}")
+    # (It depends on the mark, which every check rewrites: a symbolic output
+    # does not exist before or after, so Ninja's restat would skip it.)
+    add_custom_command(OUTPUT "${stamp}" DEPENDS "${checked}" COMMAND true VERBATIM)
+    add_custom_target(trawl_glob_check ALL DEPENDS "${stamp}" "${output}")
     set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${stamp}")
   elseif(make)
     # Make: the generator's own check of the build files runs before any
