@@ -447,6 +447,24 @@ function(_trawl_json_append var p)
   endif()
 endfunction()
 
+# With GITIGNORE, the ignore files of the directories a watch query lists
+# are watched too (an edit in place changes no directory): register the
+# query for them beside the watch query of ROOT, INCLUDES (JSON items, each a
+# directory pattern), EXCLUDES, HIDDEN, FOLLOW; OUT = its key, or "" when
+# IGNORE is false.
+function(_trawl_ignore_files out root includes excludes hidden ignore follow)
+  set(${out} "" PARENT_SCOPE)
+  if(NOT ignore)
+    return()
+  endif()
+  string(REGEX REPLACE "\"((\\\\.|[^\"\\\\])*)\"" "\"\\1/.gitignore\", \"\\1/.ignore\""
+         files "${includes}")
+  _trawl_body(key "${root}" "\".gitignore\", \".ignore\", ${files}" "${excludes}" ${hidden}
+              true ${follow} "\"f\"")
+  set_property(GLOBAL PROPERTY _TRAWL_WATCH_${key} TRUE)
+  set(${out} ${key} PARENT_SCOPE)
+endfunction()
+
 # The answers of the previous configure's queries, in one process, from the
 # cache where the tree is unchanged (once per configure, at the first call
 # with CONFIGURE_DEPENDS).
@@ -815,6 +833,8 @@ function(trawl_glob var)
         endforeach()
         if(NOT "${watch}" STREQUAL "")
           _trawl_body(wkey "${root}" "${watch}" "${wexcludes}" ${h} ${ignore} ${ftrue} "\"d\"")
+          _trawl_ignore_files(gkey "${root}" "${watch}" "${wexcludes}" ${h} ${ignore} ${ftrue})
+          list(APPEND keys1 ${gkey})
           set_property(GLOBAL PROPERTY _TRAWL_WATCH_${wkey} TRUE)
           list(APPEND keys1 ${wkey})
         endif()
@@ -999,6 +1019,8 @@ function(trawl_glob var)
         endforeach()
         if(NOT "${watch}" STREQUAL "")
           _trawl_body(wkey "${qroot}" "${watch}" "${wexcludes}" true ${ignore} true "\"d\"")
+          _trawl_ignore_files(gkey "${qroot}" "${watch}" "${wexcludes}" true ${ignore} true)
+          list(APPEND keys1 ${gkey})
           set_property(GLOBAL PROPERTY _TRAWL_WATCH_${wkey} TRUE)
           list(APPEND keys1 ${wkey})
         endif()
@@ -1047,6 +1069,8 @@ function(trawl_glob var)
     endif()
     if(watchdirs)
       _trawl_body(wkey "${qroot}" "${dincs}" "${wexcludes}" true ${ignore} ${ftrue} "\"d\"")
+      _trawl_ignore_files(gkey "${qroot}" "${dincs}" "${wexcludes}" true ${ignore} ${ftrue})
+      list(APPEND keys1 ${gkey})
       set_property(GLOBAL PROPERTY _TRAWL_WATCH_${wkey} TRUE)
       list(APPEND keys1 ${wkey})
     endif()
@@ -1055,6 +1079,8 @@ function(trawl_glob var)
       list(APPEND keys1 ${pkey})
       if(watchdirs)
         set_property(GLOBAL PROPERTY _TRAWL_WATCH_${pkey} TRUE)
+        _trawl_ignore_files(gkey "${qroot}" "${prefixes}" "${wexcludes}" true ${ignore} true)
+        list(APPEND keys1 ${gkey})
       endif()
       if(k GREATER 0 AND NOT fl)
         # Which directories the wildcards matched through a link: the walk
@@ -1243,6 +1269,27 @@ endfunction()
 # The end of the configure (deferred to the end of the top directory): the
 # cache for the queries used, the paths to watch, the re-check.
 
+# The paths of list PATHS as depfile text (each after " \\\n  "), at once;
+# OK_VAR = FALSE if one of them cannot be written there.
+function(_trawl_depfile_all out ok_var paths)
+  set(${out} "" PARENT_SCOPE)
+  if("${paths}" STREQUAL "")
+    return()
+  endif()
+  string(ASCII 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+         31 127 ctl)
+  if("${paths}" MATCHES "[\"&'*<>?\\\\^`|${ctl}]" OR "${paths}" MATCHES ":(;|$)")
+    set(${ok_var} FALSE PARENT_SCOPE)
+    return()
+  endif()
+  # No ';' inside a path here (the list would not have carried it).
+  string(REPLACE "$" "$$" text "${paths}")
+  string(REPLACE " " "\\ " text "${text}")
+  string(REPLACE "#" "\\#" text "${text}")
+  string(REPLACE ";" " \\\n  " text "${text}")
+  set(${out} " \\\n  ${text}" PARENT_SCOPE)
+endfunction()
+
 # Append PATH to the depfile text in variable VAR, escaped as Ninja's
 # depfile reader wants it; OK_VAR = FALSE if it cannot be written there.
 function(_trawl_depfile_append var ok_var path)
@@ -1423,15 +1470,6 @@ function(_trawl_finish)
     if(NOT "${dirs}" STREQUAL "")
       list(TRANSFORM dirs PREPEND "${root}/")
       list(APPEND watch ${dirs})
-      if(ign)
-        foreach(d IN LISTS dirs)
-          foreach(f .gitignore .ignore)
-            if(EXISTS "${d}/${f}")
-              list(APPEND watch "${d}/${f}")
-            endif()
-          endforeach()
-        endforeach()
-      endif()
     endif()
     get_property(nu GLOBAL PROPERTY _TRAWL_N_${key})
     if(nu GREATER 0)
@@ -1465,9 +1503,8 @@ function(_trawl_finish)
     # it touches the stamp only when an answer changed, and build.ninja
     # depends on the stamp: a change re-configures and the build goes on
     # with the new build files, in the same run.
-    foreach(p IN LISTS watch)
-      _trawl_depfile_append(depfile depfile_ok "${p}")
-    endforeach()
+    _trawl_depfile_all(more depfile_ok "${watch}")
+    string(APPEND depfile "${more}")
     file(RELATIVE_PATH checked_rel "${CMAKE_BINARY_DIR}" "${checked}")
     if(depfile_ok)
       set(output "${checked}")

@@ -20,6 +20,9 @@ each generator and each way of getting the module:
   - add a file that does not match (src/notes.txt), one EXCLUDE leaves out
     (src/skip/z.c) and one git ignores (src/x.gen.c): the build checks
     (Ninja) but does not re-configure, and nothing is rebuilt;
+  - edit the .gitignore (in the project's top, above src/) in place so
+    that it no longer ignores src/x.gen.c: one build re-configures and
+    compiles it;
   - delete src/extra.c: one build re-configures and links without it
     (prints 1);
   - build again: nothing.
@@ -158,6 +161,15 @@ def scenario(p):
           (rc, reconfigured(out), "Building C" in out, p.program()), (0, False, False, "43"))
     if p.generator.startswith("Ninja"):
         check("%s: ... but the globs were re-checked" % label, "trawl: re-checking" in out, True)
+    rc, out = p.build_()
+    check("%s: then nothing runs" % label, (rc, nothing_ran(p.generator, out)), (0, True))
+
+    # The .gitignore above the globbed directory, edited in place (no
+    # directory changes): x.gen.c is no longer ignored.
+    change(lambda: write(os.path.join(p.dir, ".gitignore"), "*.log\n"))
+    rc, out = p.build_()
+    check("%s: edit the .gitignore above in place: re-configured, the file it ignored compiled"
+          % label, (rc, reconfigured(out), "x.gen.c" in out), (0, True, True))
     rc, out = p.build_()
     check("%s: then nothing runs" % label, (rc, nothing_ran(p.generator, out)), (0, True))
 
