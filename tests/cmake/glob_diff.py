@@ -23,7 +23,8 @@ to the seed):
     outside one; hidden files and directories, symbolic links to files, to
     directories (inside and outside the tree), dangling links, FIFOs, empty
     directories, names with spaces, brackets and bytes >= 0x80;
-  - trawl_glob with and without CONFIGURE_DEPENDS (with: the batch cache).
+  - trawl_glob with and without CONFIGURE_DEPENDS (with: the batch cache),
+    in its own argument order and in file()'s.
 Not covered here (docs/cmake.md, limits): link loops, names a CMake list
 cannot carry (tests/cmake/hostile.py), names of '~'."""
 import itertools
@@ -167,8 +168,11 @@ def case_lines(rng, n, tree_rel, dirs, setting, proj):
         opts += ["RELATIVE", proj + "/" + where]
     args = " ".join(bracket(a) for a in opts + exprs)
     cd_arg = " CONFIGURE_DEPENDS" if cd else ""
-    return ("file(%s f %s)\n" % (mode, args) +
-            "trawl_glob(t %s%s %s)\n" % (mode, cd_arg, args) +
+    # Every other pair of calls in file()'s own order (the one-word
+    # migration), with and without CONFIGURE_DEPENDS.
+    call = ("trawl_glob(%s t%s %s)\n" if (n // 2) % 2 else "trawl_glob(t %s%s %s)\n") % (
+        mode, cd_arg, args)
+    return ("file(%s f %s)\n" % (mode, args) + call +
             "_diff_check(%d %s)\n" % (n, bracket(mode + " " + " ".join(opts + exprs))))
 
 
