@@ -8,16 +8,19 @@ SHAPE: flat20k (default; 20,000 files in 400 directories) or big (1,000,000
 files, 38,383 directories), from bench/fixtures.py. The projects take their
 sources from the tree with GLOB_RECURSE: 1 call (`*.ts`, 5,000 files on
 flat20k), 10 calls (ten patterns, each over the whole tree), or, for the
-configure, 50 calls (`f00.*` ... `f49.*`; on big `*.x00` ... with fifty
-name patterns). The lists become a custom target's SOURCES (nothing is
+configure, 50 calls (`f00.*` ... `f49.*`, 400 files each; on big, patterns
+for one name each, a few thousand files, `utils0.c` ...). Each call
+walks the whole tree either way. The lists become a custom target's SOURCES (nothing is
 compiled: the build itself is empty, what is timed is the check). Arms:
 
-  no-op ninja, N calls (a build right after a build, nothing changed)
+  no-op build, N calls (a build right after a build, nothing changed), with
+  Ninja and with Unix Makefiles (`make -s`)
     none    file(GLOB_RECURSE) without CONFIGURE_DEPENDS: nothing is checked
     cmake   file(GLOB_RECURSE ... CONFIGURE_DEPENDS): VerifyGlobs.cmake
             re-runs every glob (a `cmake -P`) on every build
     trawl   trawl_glob(... GLOB_RECURSE CONFIGURE_DEPENDS): Ninja stats the
-            watched directories (a depfile) and runs nothing
+            watched directories (a depfile) and runs nothing; make runs
+            `trawl check` (the target every target depends on)
   overhead = arm - none, per round; the ratio of the overheads per round,
   then the median.
 
@@ -55,11 +58,23 @@ NOOP_PATTERNS = {
 }
 
 
+# big's names are a stem, a digit and an extension (bench/fixtures.py): a
+# pattern for one stem, digit and extension (`utils0.c`) lists a few
+# thousand of its million files (every glob still walks the whole tree), so
+# that the lists CMake then handles stay small.
+BIG_STEMS = ["utils", "helpers", "types", "core", "parse", "format", "constants", "errors",
+             "stream", "options"]
+
+
+def noop_patterns(shape, calls):
+    if shape == "big":
+        return ["%s%d.c" % (BIG_STEMS[i], i) for i in range(calls)]
+    return NOOP_PATTERNS[calls]
+
+
 def configure_patterns(shape):
     if shape == "big":
-        # Names in big end in .ts .js .md .c .py .h .txt .tsx .json or none.
-        exts = ["ts", "js", "md", "c", "py", "h", "txt", "tsx", "json"]
-        return ["*%d.%s" % (i % 10, exts[i % len(exts)]) for i in range(50)]
+        return ["%s%d.c" % (BIG_STEMS[i % 10], i // 10) for i in range(50)]
     return ["f%02d.*" % i for i in range(50)]
 
 
@@ -104,9 +119,16 @@ class Arm:
         self.trawl = trawl
         self.times = []
 
+    generator = "Ninja"
+
     def configure_args(self):
-        return ["cmake", "-S", self.src, "-B", self.build, "-G", "Ninja",
+        return ["cmake", "-S", self.src, "-B", self.build, "-G", self.generator,
                 "-DTRAWL_EXECUTABLE=" + self.trawl]
+
+    def build_args(self):
+        if self.generator == "Unix Makefiles":
+            return ["make", "-s", "-C", self.build]
+        return ["ninja", "-C", self.build]
 
 
 def make_arm(tmp, name, arm, tree, patterns, trawl, lists=None):
@@ -146,28 +168,39 @@ def med(xs):
     return statistics.median(xs)
 
 
-def noop(shape, tree, tmp, calls, n_rounds, trawl):
-    arms = [make_arm(tmp, "noop%d-%s" % (calls, arm), arm, tree, NOOP_PATTERNS[calls], trawl)
-            for arm in ("none", "cmake", "trawl")]
+def noop(shape, tree, tmp, calls, n_rounds, trawl, generator):
+    tag = "make" if generator == "Unix Makefiles" else "ninja"
+    arms = [make_arm(tmp, "noop%d-%s-%s" % (calls, tag, arm), arm, tree,
+                     noop_patterns(shape, calls), trawl) for arm in ("none", "cmake", "trawl")]
     for a in arms:
+        a.generator = generator
         _, rc, out = run(a.configure_args())
         if rc != 0:
             sys.exit("cmake_peers: configure %s: %s" % (a.label, out[-2000:]))
         for _ in range(2):   # the first build runs the first check
-            _, rc, out = run(["ninja", "-C", a.build])
+            _, rc, out = run(a.build_args())
             if rc != 0:
                 sys.exit("cmake_peers: build %s: %s" % (a.label, out[-2000:]))
     files = same_lists(arms, "%s, %d calls" % (shape, calls))
+
+    def quiet(a, out):
+        """A no-op build: no re-configure; Ninja also says there was nothing
+        to do (and, for trawl, did not even run the check)."""
+        if "Configuring done" in out or "Re-running CMake" in out:
+            return False
+        if generator == "Unix Makefiles":
+            return True
+        return "ninja: no work to do." in out and not (
+            a.label == "trawl" and "trawl: re-checking" in out)
+
     for a in arms:
-        _, rc, out = run(["ninja", "-C", a.build])
-        if "ninja: no work to do." not in out or "Re-running CMake" in out:
+        _, rc, out = run(a.build_args())
+        if rc != 0 or not quiet(a, out):
             sys.exit("cmake_peers: %s: a no-op build did work:\n%s" % (a.label, out[-2000:]))
-        if a.label == "trawl" and "trawl: re-checking" in out:
-            sys.exit("cmake_peers: trawl: a no-op build ran the check:\n%s" % out)
 
     def step(a):
-        t, rc, out = run(["ninja", "-C", a.build])
-        if rc != 0 or "no work to do" not in out:
+        t, rc, out = run(a.build_args())
+        if rc != 0 or not quiet(a, out):
             sys.exit("cmake_peers: %s: %s" % (a.label, out[-2000:]))
         a.times.append(t)
 
@@ -176,8 +209,8 @@ def noop(shape, tree, tmp, calls, n_rounds, trawl):
     over_c = [c - n for c, n in zip(cmake.times, none.times)]
     over_t = [t - n for t, n in zip(tr.times, none.times)]
     ratio = [t / c for t, c in zip(over_t, over_c) if c > 0]
-    print("| %s | %d | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f (%.3f-%.3f) |" % (
-        shape, calls, "{:,}".format(files), 1e3 * med(none.times), 1e3 * med(cmake.times),
+    print("| %s | %s | %d | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f (%.3f-%.3f) |" % (
+        shape, tag, calls, "{:,}".format(files), 1e3 * med(none.times), 1e3 * med(cmake.times),
         1e3 * med(tr.times), 1e3 * med(over_c), 1e3 * med(over_t), med(ratio),
         min(ratio), max(ratio)))
     sys.stdout.flush()
@@ -233,6 +266,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--configure-rounds", type=int, default=5)
     ap.add_argument("--trawl", default=os.path.join(ROOT, "build", "plugins", "cli", "trawl"))
+    ap.add_argument("--no-make", dest="generators", action="store_const", const=["Ninja"],
+                    default=["Ninja", "Unix Makefiles"],
+                    help="no-op builds with Ninja only (not also `make`)")
     a = ap.parse_args()
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -247,12 +283,13 @@ def main():
             sys.exit("cmake_peers: no %s (python3 bench/fixtures.py %s%s)" % (
                 tree, "--big " if shape == "big" else "", a.fixtures))
         with tempfile.TemporaryDirectory(prefix="trawl-cmake-bench-") as tmp:
-            print("\nNo-op `ninja`, %s, %d rounds (ms, medians):\n" % (shape, a.rounds))
-            print("| tree | calls | files listed | none | cmake | trawl | cmake's overhead "
+            print("\nNo-op builds, %s, %d rounds (ms, medians):\n" % (shape, a.rounds))
+            print("| tree | build | calls | files listed | none | cmake | trawl | cmake's overhead "
                   "| trawl's overhead | trawl / cmake overhead (min-max) |")
-            print("|---|---|---|---|---|---|---|---|---|")
-            for calls in (1, 10):
-                noop(shape, tree, tmp, calls, a.rounds, a.trawl)
+            print("|---|---|---|---|---|---|---|---|---|---|")
+            for generator in a.generators:
+                for calls in (1, 10):
+                    noop(shape, tree, tmp, calls, a.rounds, a.trawl, generator)
             print("\nConfigure with 50 calls, %s, %d rounds (ms, medians; overhead = arm - "
                   "no glob):\n" % (shape, a.configure_rounds))
             print("| tree | configure | files listed | no glob | cmake | trawl | cmake's overhead "

@@ -1561,7 +1561,7 @@ function(_trawl_finish)
       COMMAND sh -c "\"$0\" check --touch \"$1\" --cache \"$2\" && exit 0 || test $? -eq 1 && \"$3\" -S \"$4\" -B \"$5\""
         "${exe}" "${stamp}" "${state}/cache" "${CMAKE_COMMAND}" "${CMAKE_SOURCE_DIR}"
         "${CMAKE_BINARY_DIR}"
-      COMMENT "trawl: re-checking the globs" VERBATIM)
+      VERBATIM)   # no COMMENT: with Make it is one more `cmake -E` process a build
     _trawl_all_targets(targets "${CMAKE_SOURCE_DIR}")
     foreach(t IN LISTS targets)
       if(NOT t STREQUAL "trawl_glob_check")
