@@ -650,7 +650,6 @@ function(trawl_glob var)
   set(excludes "")
   set(wexcludes "")   # excludes of the queries that find what to watch
   set(n_items 0)
-  set(list_state "")
   while(i LESS ARGC)
     set(a "${ARGV${i}}")
     math(EXPR i "${i} + 1")
@@ -1514,28 +1513,65 @@ function(_trawl_finish)
     # it touches the stamp only when an answer changed, and build.ninja
     # depends on the stamp: a change re-configures and the build goes on
     # with the new build files, in the same run.
-    _trawl_depfile_all(more depfile_ok "${watch}")
-    string(APPEND depfile "${more}")
-    file(RELATIVE_PATH checked_rel "${CMAKE_BINARY_DIR}" "${checked}")
-    if(depfile_ok)
-      set(output "${checked}")
-      file(WRITE "${state}/watch.d" "${checked_rel}:${depfile}\n")
+    #
+    # Ninja 1.11 reads a depfile in time quadratic in its length (each path
+    # is looked for among the ones before it): 38,000 paths cost 1.4 s a
+    # build. So beyond shard_size paths the list is split, each part on an
+    # edge of its own that only leaves a mark (`trawl check --checked`, no
+    # cache) when one of its paths changed, and the check depends on the
+    # marks.
+    set(shard_size 1000)
+    file(GLOB old "${state}/watch-*.d")
+    if(old)
+      file(REMOVE ${old})
+    endif()
+    list(LENGTH watch n_watch)
+    set(inputs "")
+    if(n_watch GREATER shard_size)
+      set(start 0)
+      set(k 0)
+      while(start LESS n_watch AND depfile_ok)
+        list(SUBLIST watch ${start} ${shard_size} part)
+        _trawl_depfile_all(text depfile_ok "${part}")
+        math(EXPR k "${k} + 1")
+        if(k EQUAL 1)
+          string(APPEND text "${depfile}")   # the directories no list carries
+        endif()
+        file(RELATIVE_PATH rel "${CMAKE_BINARY_DIR}" "${state}/watched-${k}")
+        file(WRITE "${state}/watch-${k}.d" "${rel}:${text}\n")
+        list(APPEND inputs "${state}/watched-${k}")
+        math(EXPR start "${start} + ${shard_size}")
+      endwhile()
     else()
-      # A watched path the depfile cannot name: check on every build.
-      message(STATUS "trawl_glob: a watched path has a name a depfile cannot hold; "
-        "the globs are re-checked on every build")
-      set(output "${state}/always-check")
-      file(WRITE "${state}/watch.d" "")
+      _trawl_depfile_all(text depfile_ok "${watch}")
+      file(RELATIVE_PATH rel "${CMAKE_BINARY_DIR}" "${checked}")
+      file(WRITE "${state}/watch.d" "${rel}:${text}${depfile}\n")
     endif()
     # Exit 1 is "an answer changed, the stamp is touched": not a failure.
     # (No ';' in a COMMAND argument: CMake would split it.)
     set(command sh -c "\"$0\" check --checked \"$1\" --touch \"$2\" --cache \"$3\" || test $? -eq 1"
         "${exe}" "${checked}" "${stamp}" "${state}/cache")
     if(depfile_ok)
-      add_custom_command(OUTPUT "${checked}" COMMAND ${command}
-        DEPFILE "${state}/watch.d"
-        COMMENT "trawl: re-checking the globs" VERBATIM)
+      set(output "${checked}")
+      if(NOT "${inputs}" STREQUAL "")
+        set(k 0)
+        foreach(mark IN LISTS inputs)
+          math(EXPR k "${k} + 1")
+          add_custom_command(OUTPUT "${mark}" COMMAND "${exe}" check --checked "${mark}"
+            DEPFILE "${state}/watch-${k}.d" VERBATIM)
+        endforeach()
+        add_custom_command(OUTPUT "${checked}" COMMAND ${command} DEPENDS ${inputs}
+          COMMENT "trawl: re-checking the globs" VERBATIM)
+      else()
+        add_custom_command(OUTPUT "${checked}" COMMAND ${command}
+          DEPFILE "${state}/watch.d"
+          COMMENT "trawl: re-checking the globs" VERBATIM)
+      endif()
     else()
+      # A watched path the depfile cannot name: check on every build.
+      message(STATUS "trawl_glob: a watched path has a name a depfile cannot hold; "
+        "the globs are re-checked on every build")
+      set(output "${state}/always-check")
       add_custom_command(OUTPUT "${output}" BYPRODUCTS "${checked}" COMMAND ${command}
         COMMENT "trawl: re-checking the globs" VERBATIM)
       set_source_files_properties("${output}" PROPERTIES SYMBOLIC TRUE)

@@ -159,7 +159,7 @@ cli_check(int argc, char **argv)
     fprintf(stderr, "trawl check: unexpected argument '%s' (caches go after --cache)\n", argv[1]);
     goto out;
   }
-  if (caches == NULL) {
+  if (caches == NULL && checked == NULL) {
     fprintf(stderr, "trawl check: --cache FILE is required\n");
     goto out;
   }
@@ -174,7 +174,7 @@ cli_check(int argc, char **argv)
     goto out;
   }
   bool changed = false;
-  for (char **c = caches; *c; c++) {
+  for (char **c = caches; c && *c; c++) {
     const gint64 start = g_get_monotonic_time();
     trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
     /* Kept for --bump's digest only: a plan whose check found nothing

@@ -26,6 +26,8 @@ each generator and each way of getting the module:
   - delete src/extra.c: one build re-configures and links without it
     (prints 1);
   - build again: nothing.
+And once more with 1,500 directories below src/, more than one depfile
+takes (the watched paths are split over several edges).
 The ways of getting the module: find_package(Trawl CONFIG) from a
 `meson install --destdir` of this build (Trawl::trawl), include() of the
 checkout's cmake/Trawl.cmake (there, once, with no trawl given: the module
@@ -181,6 +183,37 @@ def scenario(p):
     check("%s: then nothing runs" % label, (rc, nothing_ran(p.generator, out)), (0, True))
 
 
+def many_directories(tmp, src, trawl):
+    """More watched directories than one depfile takes (the list is split
+    over several edges, docs/cmake.md): the same promises."""
+    p = Project(tmp, "many", "Ninja", "include", src, trawl, None, False)
+    for i in range(1500):
+        os.makedirs(os.path.join(p.dir, "src", "d%04d" % i))
+    label = "Ninja, 1,500 directories"
+    rc, out = p.configure()
+    shards = [f for f in os.listdir(os.path.join(p.build, "CMakeFiles", "trawl"))
+              if f.startswith("watch-")]
+    check("%s: configure; the watched paths split over depfiles" % label,
+          (rc, len(shards) >= 2), (0, True))
+    rc, out = p.build_()
+    rc, out = p.build_()
+    check("%s: no change: ninja: no work to do" % label, (rc, nothing_ran(p.generator, out)),
+          (0, True))
+    time.sleep(0.02)
+    write(os.path.join(p.dir, "src", "d1499", "extra.c"), "int extra(void) { return 42; }\n")
+    time.sleep(0.02)
+    rc, out = p.build_()
+    check("%s: a matching file in the last part: compiled in the same run" % label,
+          (rc, reconfigured(out), p.program()), (0, True, "43"))
+    write(os.path.join(p.dir, "src", "d0700", "notes.txt"))
+    time.sleep(0.02)
+    rc, out = p.build_()
+    check("%s: a file that does not match: checked, no re-configure" % label,
+          (rc, "trawl: re-checking" in out, reconfigured(out)), (0, True, False))
+    rc, out = p.build_()
+    check("%s: then nothing runs" % label, (rc, nothing_ran(p.generator, out)), (0, True))
+
+
 def main():
     trawl, src, build_root = (os.path.abspath(a) for a in sys.argv[1:4])
     for tool in ("cmake", "ninja", "make", "git", "cc"):
@@ -221,6 +254,7 @@ def main():
                 built = os.path.join(p.build, "CMakeFiles", "trawl", "bin", "trawl")
                 check("%s: trawl was compiled under the build directory" % p.label,
                       os.access(built, os.X_OK), True)
+        many_directories(tmp, src, trawl)
     finally:
         shutil.rmtree(tmp)
     print("%d failed" % len(FAILURES))
