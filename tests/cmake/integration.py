@@ -27,7 +27,8 @@ each generator and each way of getting the module:
     (prints 1);
   - build again: nothing.
 And once more with 1,500 directories below src/, more than one depfile
-takes (the watched paths are split over several edges).
+takes (the watched paths are split over several edges), where a watched
+directory is also deleted.
 The ways of getting the module: find_package(Trawl CONFIG) from a
 `meson install --destdir` of this build (Trawl::trawl), include() of the
 checkout's cmake/Trawl.cmake (there, once, with no trawl given: the module
@@ -210,6 +211,15 @@ def many_directories(tmp, src, trawl):
     rc, out = p.build_()
     check("%s: a file that does not match: checked, no re-configure" % label,
           (rc, "trawl: re-checking" in out, reconfigured(out)), (0, True, False))
+    rc, out = p.build_()
+    check("%s: then nothing runs" % label, (rc, nothing_ran(p.generator, out)), (0, True))
+    # A watched directory deleted: a reason to check (it is in a depfile),
+    # not a Ninja error.
+    shutil.rmtree(os.path.join(p.dir, "src", "d1499"))
+    time.sleep(0.02)
+    rc, out = p.build_()
+    check("%s: delete a watched directory with a source: re-configured, re-linked" % label,
+          (rc, reconfigured(out), p.program()), (0, True, "1"))
     rc, out = p.build_()
     check("%s: then nothing runs" % label, (rc, nothing_ran(p.generator, out)), (0, True))
 
