@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "format-cmake.h"
 #include "json.h"
 #include "output.h"
 #include "queries.h"
@@ -240,9 +241,19 @@ spools_free(struct spool *sp, size_t n)
   g_free(sp);
 }
 
-/* SP's paths, each as an item of a JSON array, onto OUT. */
+/* output_json_item() for print_spool(). */
 static void
-print_spool(output *out, const struct spool *sp)
+json_item(output *out, bool first, const char *s, size_t len, void *data)
+{
+  (void)data;
+  output_json_item(out, first, s, len);
+}
+
+/* SP's paths, each handed to ITEM (json_item: an item of a JSON array) with
+ * DATA, onto OUT. */
+static void
+print_spool(output *out, const struct spool *sp,
+            void (*item)(output *, bool, const char *, size_t, void *), void *data)
 {
   struct text path = {NULL, 0, 0};
   bool first = true;
@@ -255,7 +266,7 @@ print_spool(output *out, const struct spool *sp)
       at = get_varint(at, &rest);
       text_splice(&path, shared, (const char *)at, rest);
       at += rest;
-      output_json_item(out, first, path.s, path.len);
+      item(out, first, path.s, path.len, data);
       first = false;
     }
   }
@@ -265,18 +276,27 @@ print_spool(output *out, const struct spool *sp)
 /* Print every query's record from SPOOLS; false if writing failed (errno
  * in *ERR). */
 static bool
-print_results(const struct query_reader *b, const struct spool *spools, int *err)
+print_results(const struct query_reader *b, bool cmake, const struct spool *spools, int *err)
 {
   output out;
   output_init(&out, STDOUT_FILENO, OUTPUT_LINES, "", 0);
   for (guint i = 0; i < b->queries->len && out.error == 0; i++) {
     const struct query *q = b->queries->pdata[i];
+    if (cmake) { /* --format cmake (format-cmake.h) */
+      cmake_writer w;
+      cmake_query_begin(&out, &w, i + 1, q->id, q->id_len);
+      print_spool(&out, &spools[i], cmake_query_path, &w);
+      cmake_query_end(&out, &w);
+      continue;
+    }
     output_raw(&out, "{\"id\":", 6);
     output_raw(&out, q->id, q->id_len);
     output_raw(&out, ",\"paths\":[", 10);
-    print_spool(&out, &spools[i]);
+    print_spool(&out, &spools[i], json_item, NULL);
     output_raw(&out, "]}\n", 3);
   }
+  if (cmake)
+    cmake_batch_end(&out, b->queries->len);
   bool ok = output_end(&out);
   *err = out.error;
   output_release(&out);
@@ -298,7 +318,8 @@ report_root_errors(struct query_reader *b, const trawl_plan *plan)
 
 /* Answer the decoded queries; returns the exit code. */
 static int
-run_queries(struct query_reader *b, bool strict, bool stats, gint64 start, const char *cache)
+run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 start,
+            const char *cache)
 {
   trawl_plan *plan = trawl_plan_new();
   for (guint i = 0; i < b->queries->len; i++) {
@@ -328,7 +349,7 @@ run_queries(struct query_reader *b, bool strict, bool stats, gint64 start, const
     status = EXIT_USAGE;
   } else {
     int err = 0;
-    bool written = print_results(b, spools, &err);
+    bool written = print_results(b, cmake, spools, &err);
     unsigned problems = cli_report_plan_problems(plan, NULL);
     if (!written) {
       fprintf(stderr, "trawl: writing output: %s\n", g_strerror(err));
@@ -367,7 +388,8 @@ cli_batch(int argc, char **argv)
     {"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
      "Use at most N threads in each walk (default: online CPUs; 1: serial)", "N"},
     {"format", 0, 0, G_OPTION_ARG_STRING, &format,
-     "Output format: json (the default, one JSON line per query)", "F"},
+     "Output format: json (the default, one JSON line per query) or cmake (a CMake "
+     "script setting TRAWL_BATCH_<K>, docs/cli.md)", "F"},
     {"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
      "Exit 3 if a problem was reported (unreadable directory, link loop)", NULL},
     {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
@@ -405,8 +427,8 @@ cli_batch(int argc, char **argv)
                     "for stdin (see trawl batch --help)\n");
     goto out;
   }
-  if (format != NULL && strcmp(format, "json") != 0) {
-    fprintf(stderr, "trawl: unknown --format '%s' (batch prints json)\n", format);
+  if (format != NULL && strcmp(format, "json") != 0 && strcmp(format, "cmake") != 0) {
+    fprintf(stderr, "trawl: unknown --format '%s' (batch prints json or cmake)\n", format);
     goto out;
   }
   if (threads != UNSET_NUMBER && threads < 0) {
@@ -424,7 +446,8 @@ cli_batch(int argc, char **argv)
   };
   GString *input = g_string_new(NULL);
   if (read_input(path, b.name, input) && query_reader_decode(&b, input->str, input->len))
-    status = run_queries(&b, strict, stats, start, cache);
+    status = run_queries(&b, format != NULL && strcmp(format, "cmake") == 0, strict, stats, start,
+                         cache);
   g_string_free(input, TRUE);
   g_hash_table_unref(b.ids);
   g_ptr_array_unref(b.queries);

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check-mark.h"
 #include "cli.h"
 #include "output.h"
 #include "trawl/cache.h"
@@ -103,7 +104,7 @@ bump(const char *stamp, const char *digest)
 int
 cli_check(int argc, char **argv)
 {
-  char **caches = NULL, *touch_stamp = NULL, *bump_stamp = NULL;
+  char **caches = NULL, *touch_stamp = NULL, *bump_stamp = NULL, *checked = NULL;
   gboolean stats = FALSE;
   GOptionEntry entries[] = {
     {"cache", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &caches,
@@ -112,6 +113,9 @@ cli_check(int argc, char **argv)
      "When results changed, set STAMP's modification time to now (Ninja, Make)", "STAMP"},
     {"bump", 0, 0, G_OPTION_ARG_FILENAME, &bump_stamp,
      "When results changed, rewrite STAMP with a digest of the results (Bazel)", "STAMP"},
+    {"checked", 0, 0, G_OPTION_ARG_FILENAME, &checked,
+     "Leave FILE's modification time just before the check began (Ninja; check-mark.h)",
+     "FILE"},
     {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
      "Print per cache the directories read and reused to stderr", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -132,7 +136,7 @@ cli_check(int argc, char **argv)
     fprintf(stderr, "trawl check: unexpected argument '%s' (caches go after --cache)\n", argv[1]);
     goto out;
   }
-  if (caches == NULL) {
+  if (caches == NULL && checked == NULL) {
     fprintf(stderr, "trawl check: --cache FILE is required\n");
     goto out;
   }
@@ -141,8 +145,13 @@ cli_check(int argc, char **argv)
     goto out;
   }
 
+  struct timespec check_start;
+  if (checked && !check_mark_begin(checked, &check_start)) {
+    status = EXIT_IO;
+    goto out;
+  }
   bool changed = false;
-  for (char **c = caches; *c; c++) {
+  for (char **c = caches; c && *c; c++) {
     const gint64 start = g_get_monotonic_time();
     trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
     /* Kept for --bump's digest only: a plan whose check found nothing
@@ -201,12 +210,15 @@ cli_check(int argc, char **argv)
       status = EXIT_IO;
     g_free(digest);
   }
+  if (checked && !check_mark_end(checked, &check_start))
+    status = EXIT_IO;
 
 out:
   g_ptr_array_unref(plans);
   g_strfreev(caches);
   g_free(touch_stamp);
   g_free(bump_stamp);
+  g_free(checked);
   g_option_context_free(ctx);
   return status;
 }

@@ -1,0 +1,236 @@
+# trawl_glob(): file(GLOB) and file(GLOB_RECURSE) answered by trawl, whose
+# CONFIGURE_DEPENDS re-check costs a few stats instead of a walk.
+#
+#   include(<trawl checkout>/cmake/Trawl.cmake)     # or find_package(Trawl CONFIG)
+#   trawl_glob(srcs GLOB_RECURSE CONFIGURE_DEPENDS src/*.c)
+#
+# docs/cmake.md is the guide; this file is the implementation. Its shape:
+#
+#  * Each glob expression is cut the way CMake's cmsys::Glob cuts it (the
+#    directory before the first wildcard, then one pattern per component),
+#    its components translated into the trawl dialect (GLOB_RECURSE puts
+#    "**" before the last one), and asked as queries of `trawl batch
+#    --format cmake`, whose answers come back as a CMake script of bracket
+#    arguments: no file name is ever evaluated.
+#  * Every query of a configure that has CONFIGURE_DEPENDS goes into one
+#    `trawl batch --cache` file per build directory. The next configure asks
+#    all of the previous one's queries in one process first (answered from
+#    the cache's records when nothing changed); a call whose queries are
+#    new runs its own. At the end of the configure, the cache is rewritten
+#    for the queries used, and if an answer differs from the one the
+#    configure used (the tree changed meanwhile) the next build re-configures.
+#  * The re-check at build time is one `trawl check` for the whole build
+#    directory. Ninja runs it only when a directory or ignore file it watches
+#    is newer than the last check (a depfile lists them), and it touches a
+#    stamp that build.ninja depends on only when an answer changed: a new
+#    source is compiled in the same ninja run, and a no-op build is
+#    "ninja: no work to do". Make runs it before every target, and
+#    re-configures there when an answer changed.
+#
+# The parts, in cmake/trawl/: text.cmake (JSON and messages),
+# translate.cmake (cutting and translating CMake globs), executable.cmake
+# (finding or compiling trawl), queries.cmake (asking trawl batch, the
+# cache), plan.cmake (a call's globs as queries, its result), recheck.cmake
+# (the end of the configure: the cache, what to watch, the build edges).
+
+include_guard(GLOBAL)
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  message(FATAL_ERROR "trawl_glob() needs CMake 3.20 or newer (this is ${CMAKE_VERSION})")
+endif()
+
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.20...3.25)
+# The depfile of the re-check names its output as build.ninja does; CMake
+# must not rewrite it (CMP0116 NEW would, with a `cmake -E` run per check).
+cmake_policy(SET CMP0116 OLD)
+
+# Where this file is, for the functions below whichever scope calls them.
+set_property(GLOBAL PROPERTY _TRAWL_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+foreach(_trawl_part text translate executable queries plan recheck)
+  include("${CMAKE_CURRENT_LIST_DIR}/trawl/${_trawl_part}.cmake")
+endforeach()
+unset(_trawl_part)
+
+# ---------------------------------------------------------------------------
+# ---------------------------------------------------------------------------
+# trawl_glob(<var> GLOB|GLOB_RECURSE [LIST_DIRECTORIES <bool>] [RELATIVE <dir>]
+#            [FOLLOW_SYMLINKS] [CONFIGURE_DEPENDS] <globs>...
+#            [PATTERNS <trawl patterns>...] [EXCLUDE <trawl patterns>...]
+#            [ROOT <dir>] [GITIGNORE] [HIDDEN] [SKIP_UNLISTABLE])
+#
+# file(GLOB)'s options apply, as there, to the globs after them; the
+# others to the whole call. docs/cmake.md has the meaning of each.
+function(trawl_glob var)
+  set(keywords LIST_DIRECTORIES FOLLOW_SYMLINKS RELATIVE CONFIGURE_DEPENDS GITIGNORE HIDDEN
+      SKIP_UNLISTABLE ROOT EXCLUDE PATTERNS)
+  set(mode "")
+  set(i 1)
+  if(ARGC GREATER 1 AND ("${ARGV1}" STREQUAL "GLOB" OR "${ARGV1}" STREQUAL "GLOB_RECURSE"))
+    set(mode "${ARGV1}")
+    set(i 2)
+  elseif(ARGC GREATER 1 AND ("${var}" STREQUAL "GLOB" OR "${var}" STREQUAL "GLOB_RECURSE"))
+    # file()'s own order, trawl_glob(GLOB_RECURSE <var> ...): the one-word
+    # migration from file(GLOB_RECURSE <var> ...).
+    set(mode "${var}")
+    set(var "${ARGV1}")
+    set(i 2)
+  endif()
+  set(what "${var}")
+  get_property(finished GLOBAL PROPERTY _TRAWL_FINISHED)
+  if(finished)
+    message(FATAL_ERROR "trawl_glob(${what}): called after the end of the top directory's "
+      "CMakeLists.txt, where trawl_glob() writes its cache and re-check; call it before.")
+  endif()
+  set(list_dirs OFF)
+  if("${mode}" STREQUAL "GLOB")
+    set(list_dirs ON)
+  endif()
+  set(follow OFF)
+  set(relset FALSE)
+  set(rel "")
+  set(cd FALSE)
+  set(gitignore FALSE)
+  set(hidden FALSE)
+  set(skip FALSE)
+  set(root "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(excludes "")
+  set(wexcludes "")   # excludes of the queries that find what to watch
+  set(n_items 0)
+  while(i LESS ARGC)
+    set(a "${ARGV${i}}")
+    math(EXPR i "${i} + 1")
+    if("${a}" STREQUAL "LIST_DIRECTORIES")
+      if(NOT i LESS ARGC)
+        message(FATAL_ERROR "trawl_glob(${what}): LIST_DIRECTORIES missing bool value.")
+      endif()
+      _trawl_bool(b "${ARGV${i}}")
+      if("${b}" STREQUAL "")
+        message(FATAL_ERROR "trawl_glob(${what}): LIST_DIRECTORIES missing bool value.")
+      endif()
+      set(list_dirs ${b})
+      math(EXPR i "${i} + 1")
+    elseif("${a}" STREQUAL "FOLLOW_SYMLINKS")
+      set(follow ON)
+    elseif("${a}" STREQUAL "RELATIVE")
+      if(NOT i LESS ARGC)
+        message(FATAL_ERROR "trawl_glob(${what}): GLOB requires a directory after the RELATIVE tag.")
+      endif()
+      set(relset TRUE)
+      set(rel "${ARGV${i}}")
+      math(EXPR i "${i} + 1")
+    elseif("${a}" STREQUAL "CONFIGURE_DEPENDS")
+      set(cd TRUE)
+    elseif("${a}" STREQUAL "GITIGNORE")
+      set(gitignore TRUE)
+    elseif("${a}" STREQUAL "HIDDEN")
+      set(hidden TRUE)
+    elseif("${a}" STREQUAL "SKIP_UNLISTABLE")
+      set(skip TRUE)
+    elseif("${a}" STREQUAL "ROOT")
+      if(NOT i LESS ARGC)
+        message(FATAL_ERROR "trawl_glob(${what}): ROOT needs a directory.")
+      endif()
+      set(root "${ARGV${i}}")
+      if(NOT IS_ABSOLUTE "${root}")
+        set(root "${CMAKE_CURRENT_SOURCE_DIR}/${root}")
+      endif()
+      math(EXPR i "${i} + 1")
+    elseif("${a}" STREQUAL "EXCLUDE" OR "${a}" STREQUAL "PATTERNS")
+      set(n 0)
+      if("${a}" STREQUAL "PATTERNS")
+        math(EXPR n_items "${n_items} + 1")
+        set(item_${n_items}_kind PATTERNS)
+        set(item_${n_items}_list ${list_dirs})
+        set(item_${n_items}_follow ${follow})
+        set(item_${n_items}_relset ${relset})
+        set(item_${n_items}_rel "${rel}")
+        set(item_${n_items}_pats "")
+      endif()
+      while(i LESS ARGC)
+        set(p "${ARGV${i}}")
+        if(p IN_LIST keywords)
+          break()
+        endif()
+        if("${a}" STREQUAL "EXCLUDE")
+          _trawl_json_append(excludes "${p}")
+          _trawl_json_append(wexcludes "${p}")
+          # A directory such a pattern covers is never read: not watched.
+          if("${p}" MATCHES "^(.+)/\\*\\*$")
+            _trawl_json_append(wexcludes "${CMAKE_MATCH_1}")
+          endif()
+        else()
+          _trawl_json_append(item_${n_items}_pats "${p}")
+          math(EXPR n "${n} + 1")
+          set(item_${n_items}_pat_${n} "${p}")
+        endif()
+        math(EXPR i "${i} + 1")
+      endwhile()
+      if("${a}" STREQUAL "PATTERNS")
+        if(n EQUAL 0)
+          message(FATAL_ERROR "trawl_glob(${what}): PATTERNS needs at least one pattern.")
+        endif()
+        set(item_${n_items}_npats ${n})
+      endif()
+    else()
+      if("${mode}" STREQUAL "")
+        message(FATAL_ERROR "trawl_glob(${what}): '${a}' is a glob expression, which needs GLOB "
+          "or GLOB_RECURSE right after the variable (PATTERNS need neither).")
+      endif()
+      math(EXPR n_items "${n_items} + 1")
+      set(item_${n_items}_kind GLOB)
+      set(item_${n_items}_list ${list_dirs})
+      set(item_${n_items}_follow ${follow})
+      set(item_${n_items}_relset ${relset})
+      set(item_${n_items}_rel "${rel}")
+      set(item_${n_items}_expr "${a}")
+    endif()
+  endwhile()
+  if("${var}" STREQUAL "" OR ("${mode}" STREQUAL "" AND n_items EQUAL 0))
+    message(FATAL_ERROR "trawl_glob(${what}): usage: trawl_glob(<var> GLOB|GLOB_RECURSE "
+      "[options] <globs>...) or trawl_glob(<var> PATTERNS <patterns>...); docs/cmake.md.")
+  endif()
+  if(TRAWL_GLOB_SKIP_UNLISTABLE)
+    set(skip TRUE)
+  endif()
+
+  set(ignore false)
+  if(gitignore)
+    set(ignore true)
+  endif()
+  # Which directories to watch is for Ninja (and generators that re-configure
+  # on a watched change); Make re-checks on every build (_trawl_finish).
+  set(watchdirs FALSE)
+  if(cd AND NOT (CMAKE_GENERATOR MATCHES "Makefiles$" AND NOT CMAKE_HOST_WIN32))
+    set(watchdirs TRUE)
+  endif()
+  _trawl_call_reset()
+  foreach(it RANGE 1 ${n_items})
+    if(n_items EQUAL 0)
+      break()
+    endif()
+    set(ld ${item_${it}_list})
+    set(fl ${item_${it}_follow})
+    set(ftrue false)
+    if(fl)
+      set(ftrue true)
+    endif()
+    if("${item_${it}_kind}" STREQUAL "PATTERNS")
+      _trawl_plan_patterns(${it})
+    else()
+      _trawl_plan_glob(${it})
+    endif()
+  endforeach()
+  get_property(keys GLOBAL PROPERTY _TRAWL_CALL_ASK)
+  _trawl_answer(${cd} "${what}" ${keys})
+  set_property(GLOBAL PROPERTY _TRAWL_CALL_ASK "")
+  _trawl_plan_links()
+  get_property(keys GLOBAL PROPERTY _TRAWL_CALL_ASK)
+  if(NOT "${keys}" STREQUAL "")
+    _trawl_answer(${cd} "${what}" ${keys})
+  endif()
+  _trawl_result(result)
+  set(${var} "${result}" PARENT_SCOPE)
+endfunction()
+
+cmake_policy(POP)

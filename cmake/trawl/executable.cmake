@@ -1,0 +1,108 @@
+# trawl_glob(): the trawl executable: TRAWL_EXECUTABLE, the package's
+# Trawl::trawl, one on the PATH that speaks `batch --format cmake`, or one
+# compiled here (cmake/Trawl.cmake).
+
+function(_trawl_probe out exe)
+  execute_process(COMMAND "${exe}" batch --format cmake -
+    INPUT_FILE /dev/null OUTPUT_VARIABLE o ERROR_QUIET RESULT_VARIABLE rc)
+  if(rc EQUAL 0 AND "${o}" STREQUAL "set(TRAWL_BATCH_COUNT 0)\n")
+    set(${out} TRUE PARENT_SCOPE)
+  else()
+    set(${out} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Compile trawl with the project's C compiler: the README's one command,
+# into the build directory, again only when a source is newer or the
+# compiler changed.
+function(_trawl_build out)
+  get_property(module_dir GLOBAL PROPERTY _TRAWL_MODULE_DIR)
+  set(top "${module_dir}/..")
+  get_filename_component(top "${top}" ABSOLUTE)
+  set(how "install trawl (meson install from a checkout; docs/cmake.md) and let "
+          "find_package(Trawl CONFIG) or the PATH find it, or set TRAWL_EXECUTABLE")
+  if(NOT EXISTS "${top}/libcore/src/pattern.c" OR NOT EXISTS "${top}/plugins/cli/main.c")
+    message(FATAL_ERROR "trawl_glob: no trawl executable found, and ${module_dir} is not "
+      "in a trawl source checkout to build one from: " ${how} ".")
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "C" IN_LIST languages OR NOT CMAKE_C_COMPILER)
+    message(FATAL_ERROR "trawl_glob: no trawl executable found, and this project does not enable "
+      "C, whose compiler would build it (trawl is C). Either " ${how} ", or enable C "
+      "(project(... C CXX) or enable_language(C)).")
+  endif()
+  if(CMAKE_CROSSCOMPILING)
+    message(FATAL_ERROR "trawl_glob: no trawl executable found; cross-compiling, the project's C "
+      "compiler makes programs this machine cannot run: " ${how} " to a trawl for this machine.")
+  endif()
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(_TRAWL_GLIB QUIET glib-2.0>=2.68)
+  endif()
+  if(NOT _TRAWL_GLIB_FOUND)
+    message(FATAL_ERROR "trawl_glob: building trawl needs GLib 2.68 or newer through pkg-config "
+      "(Debian: apt-get install pkg-config libglib2.0-dev libxxhash-dev), or " ${how} ".")
+  endif()
+  file(GLOB sources "${top}/libcore/src/*.c" "${top}/plugins/cli/*.c")
+  set(dir "${CMAKE_BINARY_DIR}/CMakeFiles/trawl/bin")
+  set(exe "${dir}/trawl")
+  set(command "${CMAKE_C_COMPILER}" -std=c11 -O2 ${sources} "-I${top}/libcore/include"
+              ${_TRAWL_GLIB_CFLAGS} -o "${exe}.new" ${_TRAWL_GLIB_LDFLAGS})
+  string(SHA1 recipe "${command}")
+  set(fresh FALSE)
+  if(EXISTS "${exe}" AND EXISTS "${dir}/recipe")
+    file(READ "${dir}/recipe" was)
+    if("${was}" STREQUAL recipe)
+      set(fresh TRUE)
+      foreach(s IN LISTS sources)
+        if("${s}" IS_NEWER_THAN "${exe}")
+          set(fresh FALSE)
+        endif()
+      endforeach()
+    endif()
+  endif()
+  if(NOT fresh)
+    file(MAKE_DIRECTORY "${dir}")
+    message(STATUS "trawl_glob: building trawl with ${CMAKE_C_COMPILER}")
+    execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "trawl_glob: building trawl with ${CMAKE_C_COMPILER} failed (${rc}):\n"
+        "${log}\nIt needs a C11 compiler, GLib 2.68 or newer and xxhash.h (Debian: apt-get "
+        "install gcc pkg-config libglib2.0-dev libxxhash-dev); or " ${how} ".")
+    endif()
+    file(RENAME "${exe}.new" "${exe}")
+    file(WRITE "${dir}/recipe" "${recipe}")
+  endif()
+  set(${out} "${exe}" PARENT_SCOPE)
+endfunction()
+
+function(_trawl_executable out)
+  get_property(exe GLOBAL PROPERTY _TRAWL_EXE)
+  if(exe)
+    set(${out} "${exe}" PARENT_SCOPE)
+    return()
+  endif()
+  if(TRAWL_EXECUTABLE)
+    set(exe "${TRAWL_EXECUTABLE}")
+    _trawl_probe(ok "${exe}")
+    if(NOT ok)
+      message(FATAL_ERROR "trawl_glob: TRAWL_EXECUTABLE (${exe}) does not run `trawl batch "
+        "--format cmake`: it is missing or older than this module.")
+    endif()
+  elseif(TARGET Trawl::trawl)
+    get_target_property(exe Trawl::trawl IMPORTED_LOCATION)
+  else()
+    find_program(_TRAWL_ON_PATH trawl)
+    set(ok FALSE)
+    if(_TRAWL_ON_PATH)
+      _trawl_probe(ok "${_TRAWL_ON_PATH}")
+    endif()
+    if(ok)
+      set(exe "${_TRAWL_ON_PATH}")
+    else()
+      _trawl_build(exe)
+    endif()
+  endif()
+  set_property(GLOBAL PROPERTY _TRAWL_EXE "${exe}")
+  set(${out} "${exe}" PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,166 @@
+# trawl_glob(): queries and their answers. A query is the body of one
+# `trawl batch` line (its members but the id); its key is the body's SHA-1.
+# Answers are kept in global properties: _TRAWL_R_<key> the paths a list can
+# carry, _TRAWL_N_<key> how many it cannot, _TRAWL_U_<key>_<j> those
+# (cmake/Trawl.cmake).
+
+function(_trawl_state out)
+  set(${out} "${CMAKE_BINARY_DIR}/CMakeFiles/trawl" PARENT_SCOPE)
+endfunction()
+
+# Read the script FILE that `trawl batch --format cmake` wrote for the
+# queries KEYS (in order) into the answers.
+function(_trawl_read_answers file)
+  include("${file}")
+  set(k 0)
+  foreach(key IN LISTS ARGN)
+    math(EXPR k "${k} + 1")
+    set_property(GLOBAL PROPERTY _TRAWL_R_${key} "${TRAWL_BATCH_${k}}")
+    set_property(GLOBAL PROPERTY _TRAWL_N_${key} "${TRAWL_BATCH_${k}_UNLISTABLE}")
+    if(TRAWL_BATCH_${k}_UNLISTABLE GREATER 0)
+      foreach(j RANGE 1 ${TRAWL_BATCH_${k}_UNLISTABLE})
+        set_property(GLOBAL PROPERTY _TRAWL_U_${key}_${j} "${TRAWL_BATCH_${k}_UNLISTABLE_${j}}")
+      endforeach()
+    endif()
+  endforeach()
+endfunction()
+
+# Run `trawl batch --format cmake` on the queries KEYS; OUT_OK = whether it
+# answered, OUT_ERR = its messages. With CACHE, the batch keeps its cache
+# there. The answers are read in.
+function(_trawl_batch out_ok out_err name cache)
+  _trawl_executable(exe)
+  _trawl_state(state)
+  file(MAKE_DIRECTORY "${state}")
+  set(lines "")
+  set(k 0)
+  foreach(key IN LISTS ARGN)
+    math(EXPR k "${k} + 1")
+    get_property(body GLOBAL PROPERTY _TRAWL_B_${key})
+    string(APPEND lines "{\"id\": ${k}, ${body}}\n")
+  endforeach()
+  file(WRITE "${state}/${name}.jsonl" "${lines}")
+  set(args batch --format cmake)
+  if(cache)
+    list(APPEND args --cache "${cache}")
+  endif()
+  execute_process(COMMAND "${exe}" ${args} "${state}/${name}.jsonl"
+    OUTPUT_FILE "${state}/${name}.cmake" ERROR_VARIABLE err RESULT_VARIABLE rc)
+  set(${out_err} "${err}" PARENT_SCOPE)
+  if(NOT rc EQUAL 0)
+    set(${out_ok} FALSE PARENT_SCOPE)
+    return()
+  endif()
+  _trawl_read_answers("${state}/${name}.cmake" ${ARGN})
+  set(${out_ok} TRUE PARENT_SCOPE)
+endfunction()
+
+# Register the query of ROOT (a path), INCLUDES and EXCLUDES (the items of
+# JSON arrays, written by _trawl_json_append), HIDDEN IGNORE FOLLOW
+# (true/false), TYPES (the JSON items of "type"); OUT = its key.
+function(_trawl_body out root includes excludes hidden ignore follow types)
+  _trawl_json(r "${root}")
+  set(body "\"root\": ${r}, \"include\": [${includes}], \"exclude\": [${excludes}], \"hidden\": ${hidden}, \"ignore\": ${ignore}, \"follow\": ${follow}, \"type\": [${types}]")
+  string(SHA1 key "${body}")
+  set_property(GLOBAL PROPERTY _TRAWL_B_${key} "${body}")
+  set_property(GLOBAL PROPERTY _TRAWL_ROOT_${key} "${root}")
+  set_property(GLOBAL PROPERTY _TRAWL_IGNORE_${key} ${ignore})
+  set(${out} ${key} PARENT_SCOPE)
+endfunction()
+
+# With GITIGNORE, the ignore files of the directories a watch query lists
+# are watched too (an edit in place changes no directory): register the
+# query for them beside the watch query of ROOT, INCLUDES (JSON items, each a
+# directory pattern), EXCLUDES, HIDDEN, FOLLOW; OUT = its key, or "" when
+# IGNORE is false.
+function(_trawl_ignore_files out root includes excludes hidden ignore follow)
+  set(${out} "" PARENT_SCOPE)
+  if(NOT ignore)
+    return()
+  endif()
+  string(REGEX REPLACE "\"((\\\\.|[^\"\\\\])*)\"" "\"\\1/.gitignore\", \"\\1/.ignore\""
+         files "${includes}")
+  _trawl_body(key "${root}" "\".gitignore\", \".ignore\", ${files}" "${excludes}" ${hidden}
+              true ${follow} "\"f\"")
+  set_property(GLOBAL PROPERTY _TRAWL_WATCH_${key} TRUE)
+  set(${out} ${key} PARENT_SCOPE)
+endfunction()
+
+# The answers of the previous configure's queries, in one process, from the
+# cache where the tree is unchanged (once per configure, at the first call
+# with CONFIGURE_DEPENDS).
+function(_trawl_prefetch)
+  get_property(done GLOBAL PROPERTY _TRAWL_PREFETCH_DONE)
+  if(done)
+    return()
+  endif()
+  set_property(GLOBAL PROPERTY _TRAWL_PREFETCH_DONE TRUE)
+  set_property(GLOBAL PROPERTY _TRAWL_PREFETCHED "")
+  _trawl_state(state)
+  if(NOT EXISTS "${state}/queries.cmake" OR NOT EXISTS "${state}/queries.jsonl")
+    return()
+  endif()
+  include("${state}/queries.cmake")
+  if(NOT _TRAWL_PREV_KEYS)
+    return()
+  endif()
+  _trawl_executable(exe)
+  execute_process(COMMAND "${exe}" batch --format cmake --cache "${state}/cache"
+    "${state}/queries.jsonl"
+    OUTPUT_FILE "${state}/prefetch.cmake" ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    # A root that is gone, say: each call asks for itself.
+    return()
+  endif()
+  _trawl_read_answers("${state}/prefetch.cmake" ${_TRAWL_PREV_KEYS})
+  foreach(key IN LISTS _TRAWL_PREV_KEYS)
+    set_property(GLOBAL PROPERTY _TRAWL_HAVE_${key} TRUE)
+  endforeach()
+  set_property(GLOBAL PROPERTY _TRAWL_PREFETCHED "${_TRAWL_PREV_KEYS}")
+  if(NOT "${err}" STREQUAL "")
+    set_property(GLOBAL PROPERTY _TRAWL_PREFETCH_PROBLEMS "${err}")
+  endif()
+endfunction()
+
+# Make sure the queries KEYS are answered: those not answered yet in this
+# configure in one `trawl batch`. CD: the call has CONFIGURE_DEPENDS (its
+# queries are kept for the cache and the re-check). WHAT names the call in
+# messages.
+function(_trawl_answer cd what)
+  if(cd)
+    _trawl_prefetch()
+  endif()
+  set(missing "")
+  foreach(key IN LISTS ARGN)
+    get_property(have GLOBAL PROPERTY _TRAWL_HAVE_${key})
+    if(NOT have AND NOT key IN_LIST missing)
+      list(APPEND missing ${key})
+    endif()
+  endforeach()
+  if(missing)
+    _trawl_batch(ok err call "" ${missing})
+    if(NOT ok)
+      message(FATAL_ERROR "trawl_glob(${what}): trawl batch failed:\n${err}")
+    endif()
+    if(NOT "${err}" STREQUAL "")
+      message(WARNING "trawl_glob(${what}): ${err}")
+    endif()
+    foreach(key IN LISTS missing)
+      set_property(GLOBAL PROPERTY _TRAWL_HAVE_${key} TRUE)
+    endforeach()
+  endif()
+  if(cd)
+    get_property(used GLOBAL PROPERTY _TRAWL_USED)
+    foreach(key IN LISTS ARGN)
+      if(NOT key IN_LIST used)
+        list(APPEND used ${key})
+      endif()
+    endforeach()
+    set_property(GLOBAL PROPERTY _TRAWL_USED "${used}")
+    get_property(deferred GLOBAL PROPERTY _TRAWL_FINISH_DEFERRED)
+    if(NOT deferred)
+      set_property(GLOBAL PROPERTY _TRAWL_FINISH_DEFERRED TRUE)
+      cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _trawl_finish)
+    endif()
+  endif()
+endfunction()
