@@ -15,7 +15,8 @@
  * descriptors.c, query.h}; replay.c -> {sorted.c, descriptors.c, memo.h};
  * sorted.c -> sched_push() (queuing a node's subdirectories in order);
  * explain.c -> query.h, ignore.h. Everything here is shared only among the
- * walker's files.
+ * walker's files; walk-testing.h's hooks, only by walker.c (which defines
+ * them) and the tests.
  */
 #ifndef TRAWL_WALK_RUN_H
 #define TRAWL_WALK_RUN_H
@@ -35,7 +36,6 @@
 #include "query.h"
 #include "trawl/walk.h"
 #include "walk-shared.h"
-#include "walk-testing.h"
 
 G_BEGIN_DECLS
 
@@ -237,7 +237,7 @@ struct trawl_walker {
   GPtrArray *problems;  /* GError * */
   GPtrArray *ignore_files; /* struct ignore_file *: --ignore-file */
   trawl_walk_stats stats;
-  trawl_open_hook open_hook;
+  void (*open_hook)(unsigned root, const char *path, void *data); /* walk-testing.h */
   void *open_hook_data;
   unsigned helper_floor;
   unsigned patset_min;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "walk-run.h"
+#include "walk-testing.h"
 
 G_DEFINE_QUARK(trawl-walk-error-quark, trawl_walk_error)
 
