@@ -72,6 +72,20 @@ TEST(CliIo, QuotingOfEveryFormat)
   }
 }
 
+// All of file FD from its start; FD closed and NAME unlinked.
+std::string slurp_and_remove(int fd, const char *name)
+{
+  std::string got;
+  lseek(fd, 0, SEEK_SET);
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    got.append(buf, (size_t)n);
+  close(fd);
+  unlink(name);
+  return got;
+}
+
 // The output buffer through a file: the nul format writes each path and a
 // NUL; the json format a document; a path longer than the buffer whole.
 std::string through(OutputFormat format, const std::vector<std::string> &paths)
@@ -86,15 +100,7 @@ std::string through(OutputFormat format, const std::vector<std::string> &paths)
     output_path(&out, p.data(), p.size());
   EXPECT_TRUE(output_end(&out));
   output_release(&out);
-  std::string got;
-  lseek(fd, 0, SEEK_SET);
-  char buf[65536];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0)
-    got.append(buf, (size_t)n);
-  close(fd);
-  unlink(name);
-  return got;
+  return slurp_and_remove(fd, name);
 }
 
 TEST(CliIo, FormatsWriteWholeRecords)
@@ -212,15 +218,7 @@ std::string stderr_of(const std::function<void()> &fn)
   fflush(stderr);
   dup2(saved, 2);
   close(saved);
-  std::string got;
-  lseek(fd, 0, SEEK_SET);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0)
-    got.append(buf, (size_t)n);
-  close(fd);
-  unlink(name);
-  return got;
+  return slurp_and_remove(fd, name);
 }
 
 TEST(CliIo, MessagesCannotForgeALine)

@@ -485,14 +485,24 @@ struct GitEnv {
   }
 };
 
+// TMP/repo, a git repository holding make_tree() (in TMP/repo/SUB when SUB
+// is given); its path.
+std::string make_repo(const TempDir &tmp, const std::string &sub = "")
+{
+  const std::string repo = tmp / "repo";
+  make_dir(repo);
+  EXPECT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
+  const std::string tree = sub.empty() ? repo : repo + "/" + sub;
+  if (!sub.empty())
+    make_dir(tree);
+  make_tree(tree);
+  return repo;
+}
+
 TEST(Cache, IgnoreSourcesOutsideTheWalk)
 {
   TempDir tmp;
-  const std::string repo = tmp / "repo";
-  make_dir(repo);
-  ASSERT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
-  make_dir(repo + "/sub");
-  make_tree(repo + "/sub");
+  const std::string repo = make_repo(tmp, "sub");
   GitEnv git(tmp);
   const std::string &global = git.global;
   const std::string cache = tmp / "c.cache";
@@ -595,10 +605,7 @@ TEST(Cache, AGitDirectoryBecomingARepositoryIsSeen)
 TEST(Cache, AnotherEnvironmentIsSeen)
 {
   TempDir tmp;
-  const std::string repo = tmp / "repo";
-  make_dir(repo);
-  ASSERT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
-  make_tree(repo);
+  const std::string repo = make_repo(tmp);
   GitEnv git(tmp);
   for (const char *x : {"xdg1", "xdg2"}) {
     make_dir(tmp / x);
@@ -632,10 +639,7 @@ TEST(Cache, AnotherEnvironmentIsSeen)
 TEST(Cache, ARacyOutsideSourceIsNotTrusted)
 {
   TempDir tmp;
-  const std::string repo = tmp / "repo";
-  make_dir(repo);
-  ASSERT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
-  make_tree(repo);
+  const std::string repo = make_repo(tmp);
   GitEnv git(tmp);
   const std::string cache = tmp / "c.cache";
   const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
