@@ -367,6 +367,86 @@ quick_results(const trawl_plan *plan, size_t q, size_t *n)
   return trawl_plan_previous_results(plan, q, n);
 }
 
+struct watching {
+  const char *root;
+  trawl_watch_fn fn;
+  void *data;
+  GString *path;
+};
+
+static void
+watch_below_root(const char *rel, void *data)
+{
+  struct watching *w = data;
+  g_string_assign(w->path, w->root);
+  if (rel[0]) {
+    if (w->path->len && w->path->str[w->path->len - 1] != '/')
+      g_string_append_c(w->path, '/');
+    g_string_append(w->path, rel);
+  }
+  w->fn(w->path->str, w->data);
+}
+
+bool
+trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always, GError **error)
+{
+  *always = false;
+  char *why = NULL;
+  struct cache_file *c = cache_load(path, &why);
+  if (c == NULL) {
+    g_set_error(error, G_FILE_ERROR, why ? G_FILE_ERROR_INVAL : G_FILE_ERROR_NOENT, "%s %s",
+                path, why ? why : "does not exist");
+    g_free(why);
+    *always = true;
+    return false;
+  }
+  bool ok = true;
+  GString *buf = g_string_new(NULL);
+  for (guint i = 0; i < c->walks->len && ok; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    struct watching wt = {w->root, fn, data, buf};
+    ok = cached_walk_watch(w, watch_below_root, &wt, always);
+    /* The directory holding the root: where the root itself is replaced
+     * (by another directory or a link to an old one, which keep their own
+     * times). */
+    char *parent = g_build_filename(w->root, "..", NULL);
+    fn(parent, data);
+    g_free(parent);
+    for (guint k = 0; k < w->paths->len; k++) {
+      const char *p = w->paths->pdata[k];
+      const guint8 kind = w->kinds->data[k];
+      *always = *always || kind == SOURCE_RACY;
+      /* A file that is there as itself: an edit, a rename over it or its
+       * deletion shows on it (a missing input is a change to a build
+       * tool). A directory (a `.git`: only its being one counts, and git
+       * writes in it all the time) or a name not there by the directory
+       * that holds it, where its making or removal shows. */
+      struct stat st;
+      if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fn(p, data);
+        continue;
+      }
+      /* The nearest directory up that is there (a missing one would be
+       * taken for a change every time). */
+      char *dir = g_path_get_dirname(p);
+      while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
+        char *up = g_path_get_dirname(dir);
+        g_free(dir);
+        dir = up;
+      }
+      fn(dir, data);
+      g_free(dir);
+    }
+  }
+  if (!ok) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: its index does not parse", path);
+    *always = true;
+  }
+  g_string_free(buf, TRUE);
+  cache_file_free(c);
+  return ok;
+}
+
 size_t
 trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
 {

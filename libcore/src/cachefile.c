@@ -29,6 +29,7 @@
 #include "arena.h"
 #include "cache-testing.h"
 #include "cachefile.h"
+#include "ignore.h"
 
 #define FIRST_READ 8192 /* the first read of a cache file: the header, and the index if it fits */
 
@@ -1170,6 +1171,45 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
   for (unsigned t = 0; t < threads; t++)
     g_string_free(shares[t].path, TRUE);
   return !differs;
+}
+
+bool
+cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
+                  void *data, bool *always)
+{
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
+  GString *file = g_string_new(NULL);
+  *always = *always || w->problems;
+  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    if (r.bad)
+      break;
+    *always = *always || e.was.racy || e.was.rules_racy;
+    if (!e.was.st.present) {
+      /* A start directory that was not there: it appears in its parent. */
+      const char *slash = strrchr(e.path, '/');
+      g_string_assign(file, e.path);
+      g_string_truncate(file, slash ? (gsize)(slash - e.path) : 0);
+      fn(file->str, data);
+      continue;
+    }
+    fn(e.path, data);
+    for (unsigned k = 0; k < IGNORE_FILES; k++) {
+      if (!(e.was.has & ignore_file_has[k]))
+        continue;
+      g_string_assign(file, e.path);
+      if (e.len)
+        g_string_append_c(file, '/');
+      g_string_append(file, ignore_file_name[k]);
+      fn(file->str, data);
+    }
+  }
+  const bool ok = !r.bad && r.p == r.end;
+  g_string_free(path, TRUE);
+  g_string_free(file, TRUE);
+  return ok;
 }
 
 static void

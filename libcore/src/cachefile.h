@@ -93,6 +93,15 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
 
+/* Hand FN the path of every directory cached walk W recorded (relative to
+ * its root, "" the root; the directories on the way to a start directory
+ * too) and of each ignore file one of them holds. *ALWAYS set when no list
+ * of paths can prove the walk unchanged: a record racy (or never trusted: a
+ * nested repository, links followed), or the walk had problems. False if
+ * the index does not parse. */
+bool cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
+                       void *data, bool *always);
+
 /* ---- writing ---- */
 
 /* A walk to record: its root as given, device and inode, whether it had

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check-mark.h"
+#include "depfile.h"
 #include "cli.h"
 #include "output.h"
 #include "trawl/cache.h"
@@ -105,6 +106,7 @@ int
 cli_check(int argc, char **argv)
 {
   char **caches = NULL, *touch_stamp = NULL, *bump_stamp = NULL, *checked = NULL;
+  char *depfile = NULL;
   gboolean stats = FALSE;
   GOptionEntry entries[] = {
     {"cache", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &caches,
@@ -116,6 +118,9 @@ cli_check(int argc, char **argv)
     {"checked", 0, 0, G_OPTION_ARG_FILENAME, &checked,
      "Leave FILE's modification time just before the check began (Ninja; check-mark.h)",
      "FILE"},
+    {"depfile", 0, 0, G_OPTION_ARG_FILENAME, &depfile,
+     "With --checked: write FILE, a depfile of every path the caches depend on, with the mark "
+     "as its target (Ninja; depfile.h)", "FILE"},
     {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
      "Print per cache the directories read and reused to stderr", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -140,6 +145,10 @@ cli_check(int argc, char **argv)
     fprintf(stderr, "trawl check: --cache FILE is required\n");
     goto out;
   }
+  if (depfile && !checked) {
+    fprintf(stderr, "trawl check: --depfile goes with --checked (its target)\n");
+    goto out;
+  }
   if (touch_stamp && bump_stamp) {
     fprintf(stderr, "trawl check: --touch and --bump do not go together\n");
     goto out;
@@ -151,6 +160,12 @@ cli_check(int argc, char **argv)
     goto out;
   }
   bool changed = false;
+  /* With --depfile, a cache whose records are not what the tree is now
+   * (a directory read again, the answers the same, the cache kept) would
+   * leave out of the depfile what that directory holds now: a new
+   * directory, say, where a file may appear next. So every directory read
+   * is written back, and a cache that could not be is watched "always". */
+  bool unproven = false;
   for (char **c = caches; c && *c; c++) {
     const gint64 start = g_get_monotonic_time();
     trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
@@ -168,7 +183,9 @@ cli_check(int argc, char **argv)
       continue;
     }
     trawl_cache_report rep;
-    bool ran = trawl_plan_run_cached(plan, *c, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error);
+    bool ran = trawl_plan_run_cached(plan, *c, depfile ? 0 : TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                                     &error);
+    unproven = unproven || !ran || (rep.dirs_read > 0 && !rep.written);
     if (!ran) {
       /* A root that is gone: its results are gone too. */
       char *m = g_strdup_printf("%s: %s", *c, error->message);
@@ -210,6 +227,10 @@ cli_check(int argc, char **argv)
       status = EXIT_IO;
     g_free(digest);
   }
+  /* After the caches are rewritten: the depfile is what they record now. */
+  if (depfile && !depfile_write(depfile, checked, caches,
+                                caches ? (int)g_strv_length(caches) : 0, unproven))
+    status = EXIT_IO;
   if (checked && !check_mark_end(checked, &check_start))
     status = EXIT_IO;
 
@@ -219,6 +240,7 @@ out:
   g_free(touch_stamp);
   g_free(bump_stamp);
   g_free(checked);
+  g_free(depfile);
   g_option_context_free(ctx);
   return status;
 }

@@ -977,6 +977,43 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   std::vector<std::vector<std::string>> last = answer(nullptr);
   std::string history;
   unsigned steps = 0, quick = 0, quick_each = 0, modes[3] = {0, 0, 0};
+  // The watch list (trawl_cache_watch), as `trawl check --depfile` hands it
+  // to Ninja: after each cached run, its paths and a mark as `--checked`
+  // leaves it (the file system's time as the run began, less 1 ns). Before
+  // the next run, when the list does not say "always" and no path in it is
+  // newer than the mark or gone, Ninja would not run the check: then the
+  // answer must be the cache's. Valid only when the cache holds what the
+  // run saw (it read nothing, or wrote the cache). Changes that move no
+  // mtime (BLIND: an mtime put back, permissions) are a re-check's to see.
+  struct Watch {
+    bool valid = false, always = false;
+    std::vector<std::string> paths;
+    struct timespec mark {};
+  } watch;
+  bool blind = false;
+  unsigned skippable = 0, watched = 0;
+  const std::string mark_file = tmp / "p.mark";
+  auto fs_now = [&]() {
+    std::ofstream(mark_file).put('x');
+    EXPECT_EQ(utimensat(AT_FDCWD, mark_file.c_str(), nullptr, 0), 0);
+    struct stat st;
+    EXPECT_EQ(stat(mark_file.c_str(), &st), 0);
+    struct timespec t = st.st_mtim;
+    if (t.tv_nsec > 0) {
+      t.tv_nsec--;
+    } else {
+      t.tv_sec--;
+      t.tv_nsec = 999999999;
+    }
+    return t;
+  };
+  auto newer_than_mark = [&](const std::string &path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0)
+      return true;
+    return st.st_mtim.tv_sec > watch.mark.tv_sec ||
+           (st.st_mtim.tv_sec == watch.mark.tv_sec && st.st_mtim.tv_nsec > watch.mark.tv_nsec);
+  };
 
   // After each step: one of the three kinds of cached run, in turn (the
   // seed picks where the turn starts), against a fresh run.
@@ -985,6 +1022,20 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     const unsigned mode = (seed + steps) % 3;
     const bool check = mode == 1, each = mode == 2;
     const char *how = check ? " (check)" : each ? " (each)" : " (run)";
+    // Would Ninja skip the check? (Decided before anything is run.)
+    std::string why_run;
+    if (!watch.valid)
+      why_run = "no valid list";
+    else if (watch.always)
+      why_run = "always";
+    else
+      for (const std::string &p : watch.paths)
+        if (newer_than_mark(p)) {
+          why_run = p;
+          break;
+        }
+    const bool skipped = why_run.empty() && !blind;
+    watch.mark = fs_now();
     Fixture f(world.root, incs, ig);
     std::vector<std::vector<std::string>> got(2);
     CacheRun r;
@@ -1001,6 +1052,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       g_clear_error(&error);
       r.trusted = rep.trusted;
       r.changed = rep.changed;
+      r.written = rep.written;
       r.warning = rep.warning ? rep.warning : "";
       r.read = rep.dirs_read;
       r.reused = rep.dirs_reused;
@@ -1029,6 +1081,29 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
           << " read " << r.read << " reused " << r.reused << "\nquery 0: " << diff(now[0], last[0])
           << "\nquery 1: " << diff(now[1], last[1]) << "\nsteps:" << history;
     }
+    if (skipped) {
+      skippable++;
+      for (size_t q = 0; q < 2; q++)
+        EXPECT_EQ(now[q], last[q])
+            << "seed " << seed << ", " << setting_name(setting) << ", step " << steps
+            << ": no watched path is newer than the mark, yet the answer changed; query "
+            << show(incs[q]) << "\nsteps:" << history << "\n" << diff(now[q], last[q]);
+    }
+    watch.valid = r.read == 0 || r.written;
+    watch.always = false;
+    watch.paths.clear();
+    if (watch.valid) {
+      GError *error = nullptr;
+      EXPECT_TRUE(trawl_cache_watch(
+          cache.c_str(),
+          [](const char *path, void *data) {
+            static_cast<std::vector<std::string> *>(data)->push_back(path);
+          },
+          &watch.paths, &watch.always, &error))
+          << (error ? error->message : "");
+      g_clear_error(&error);
+      watched += !watch.always;
+    }
     quick_each += each && r.read == 0;
     quick += check && r.read == 0 && !r.changed;
     // What the cache holds now: rewritten when changed (check) or when a
@@ -1043,6 +1118,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   for (const Change &c : schedule(rng, all_changes(true), 40)) {
     if (HasFailure())
       break;
+    blind = c.kind == MTIME_RESTORED || c.kind == UNREADABLE;
     const std::string what = world.apply(rng, c, verify);
     counts[c.name()]++;
     // Half the changes wait out the racy window; the rest are checked in
@@ -1050,6 +1126,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     if (c.kind != SAME_GRANULE && rng.chance(2))
       settle();
     verify(what);
+    blind = false;
     // And every fourth change, nothing more: the first run reads what was
     // racy, the second takes the quick path (unless a problem or a nested
     // repository keeps it from it).
@@ -1066,10 +1143,14 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   if (setting != NESTED) {
     EXPECT_GT(quick, 0u) << "the re-check never took the quick path";
     EXPECT_GT(quick_each, 0u) << "the cached runs handing results over never read none";
+    EXPECT_GT(watched, 0u) << "the watch list always said \"always\"";
+    EXPECT_GT(skippable, 0u) << "no step left every watched path older than the mark";
   }
   for (unsigned m = 0; m < 3; m++)
     EXPECT_GT(modes[m], 0u);
   print_counts("CacheProperty", seed, setting, counts, steps);
+  printf("[watch] CacheProperty seed %u setting %d: a list at %u of %u steps, %u of them with"
+         " nothing newer than the mark\n", seed, (int)setting, watched, steps, skippable);
 }
 
 // Seeds 1 to 2 in each of the four settings, or 1 to N with

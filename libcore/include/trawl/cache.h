@@ -81,6 +81,32 @@ TRAWL_API trawl_plan *trawl_plan_new_from_cache(const char *path, GError **error
 TRAWL_API const char *const *trawl_plan_previous_results(const trawl_plan *plan, size_t q,
                                                         size_t *n);
 
+/* Called with each path a watch list holds (trawl_cache_watch). */
+typedef void (*trawl_watch_fn)(const char *path, void *data);
+
+/* What a re-check of cache file PATH depends on, as paths a build tool can
+ * watch for a newer modification time (Ninja's depfiles): every directory
+ * the cache recorded, the ignore files they hold, and the ignore sources
+ * outside the walks — a file that is there as itself (an edit, a rename
+ * over it or its deletion shows on it), a directory or a name that is not
+ * there by the directory holding it. Each path is as the cache's root was given,
+ * joined with the path below it; and ROOT/.. for each root, where the root
+ * itself is replaced. *ALWAYS is set when no list of paths can
+ * prove the cache current — a record racy or never trusted (a nested
+ * repository, links followed), a walk that had problems: the re-check must
+ * then run every time. False with ERROR set when the file cannot be read
+ * or is not a valid cache (then nothing proves it either).
+ *
+ * What it proves: if no path is newer than a time T (or gone), and the
+ * cache's records were the tree as it was at T (a cached run that began at
+ * T read nothing, or wrote the cache: flags without
+ * TRAWL_CACHE_WRITE_ON_CHANGE write every directory read), the tree answers
+ * as the cache does — for changes that move modification times. A change
+ * whose directory's mtime is put back, or a directory's permissions changed
+ * (its ctime moves, no mtime does), is seen by a re-check, not by a list. */
+TRAWL_API bool trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
+                                 GError **error);
+
 /* A change of query Q's results: PATH (NUL-terminated, valid during the
  * call) is in them now and was not in the cache's (ADDED), or the reverse. */
 typedef void (*trawl_change_fn)(size_t q, const char *path, bool added, void *data);

@@ -1,0 +1,135 @@
+/* trawl — `trawl check --depfile FILE` (depfile.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "depfile.h"
+#include "report.h"
+#include "trawl/cache.h"
+
+struct watch {
+  GHashTable *seen;     /* char * (owned) */
+  GPtrArray *order;     /* the same, in the order met */
+};
+
+/* PATH as Ninja takes it (its CanonicalizePath: "." and empty components
+ * dropped, "dir/.." taken away lexically), so that two spellings of one
+ * path are listed once. "/" is written "/..": Ninja makes "/" an empty path
+ * and then cannot record it ("Error writing to deps log"), while it keeps
+ * "/.." as written and stats it (tried with Ninja 1.11.1). */
+static char *
+ninja_path(const char *path)
+{
+  const bool absolute = path[0] == '/';
+  GPtrArray *parts = g_ptr_array_new_with_free_func(g_free);
+  char **words = g_strsplit(path, "/", -1);
+  for (char **w = words; *w; w++) {
+    if (**w == '\0' || strcmp(*w, ".") == 0)
+      continue;
+    if (strcmp(*w, "..") == 0 && parts->len > 0 &&
+        strcmp(parts->pdata[parts->len - 1], "..") != 0) {
+      g_ptr_array_remove_index(parts, parts->len - 1);
+      continue;
+    }
+    if (strcmp(*w, "..") == 0 && absolute && parts->len == 0)
+      continue; /* above "/" is "/" */
+    g_ptr_array_add(parts, g_strdup(*w));
+  }
+  g_strfreev(words);
+  g_ptr_array_add(parts, NULL);
+  char *joined = g_strjoinv("/", (char **)parts->pdata);
+  g_ptr_array_unref(parts);
+  char *out = absolute ? (*joined ? g_strconcat("/", joined, NULL) : g_strdup("/.."))
+                       : (*joined ? g_strdup(joined) : g_strdup("."));
+  g_free(joined);
+  return out;
+}
+
+static void
+add_path(const char *path, void *data)
+{
+  struct watch *w = data;
+  char *copy = ninja_path(path);
+  if (g_hash_table_contains(w->seen, copy)) {
+    g_free(copy);
+    return;
+  }
+  g_hash_table_add(w->seen, copy);
+  g_ptr_array_add(w->order, copy);
+}
+
+/* Append PATH to OUT escaped for a depfile; false when it cannot be. Ninja
+ * 1.11 ends a path at any of `"&'*;<>?^`|` and at a control byte, takes a
+ * ':' before a blank for the target's, and a backslash before a blank, a
+ * '#' or the end as an escape (tried: every printable byte in a depfile,
+ * read back with `ninja -t deps`; depfile_cli.py). */
+static bool
+append_escaped(GString *out, const char *path)
+{
+  for (const char *c = path; *c; c++) {
+    if ((unsigned char)*c < 0x20 || *c == 0x7f || strchr("\"&'*;<>?^`|:", *c) ||
+        (*c == '\\' && (c[1] == ' ' || c[1] == '#' || c[1] == '\\' || c[1] == '\0')))
+      return false;
+    if (*c == ' ' || *c == '#')
+      g_string_append_c(out, '\\');
+    if (*c == '$')
+      g_string_append_c(out, '$');
+    g_string_append_c(out, *c);
+  }
+  return true;
+}
+
+bool
+depfile_write(const char *file, const char *target, char *const *caches, int n, bool always)
+{
+  struct watch w = {g_hash_table_new(g_str_hash, g_str_equal),
+                    g_ptr_array_new_with_free_func(g_free)};
+  for (int i = 0; i < n; i++) {
+    bool this_always = false;
+    GError *error = NULL;
+    if (!trawl_cache_watch(caches[i], add_path, &w, &this_always, &error))
+      g_error_free(error);
+    always = always || this_always;
+  }
+  GString *text = g_string_new(NULL);
+  bool ok = append_escaped(text, target);
+  g_string_append_c(text, ':');
+  for (guint i = 0; i < w.order->len; i++) {
+    GString *one = g_string_new(NULL);
+    if (append_escaped(one, w.order->pdata[i])) {
+      g_string_append(text, " \\\n  ");
+      g_string_append_len(text, one->str, (gssize)one->len);
+    } else {
+      always = true;
+    }
+    g_string_free(one, TRUE);
+  }
+  if (always) {
+    /* Never there: a missing input makes the check run every time. */
+    char *never = g_strconcat(file, ".always", NULL);
+    unlink(never);
+    g_string_append(text, " \\\n  ");
+    if (!append_escaped(text, never))
+      ok = false;
+    g_free(never);
+  }
+  g_string_append_c(text, '\n');
+  GError *error = NULL;
+  if (!ok) {
+    char *m = g_strdup_printf("--depfile %s: the target %s cannot be written in a depfile", file,
+                              target);
+    cli_print_message(m);
+    g_free(m);
+  } else if (!g_file_set_contents(file, text->str, (gssize)text->len, &error)) {
+    char *m = g_strdup_printf("--depfile %s", error->message);
+    cli_print_message(m);
+    g_free(m);
+    g_error_free(error);
+    ok = false;
+  }
+  g_string_free(text, TRUE);
+  g_ptr_array_unref(w.order);
+  g_hash_table_unref(w.seen);
+  return ok;
+}

@@ -1,0 +1,27 @@
+/* trawl — `trawl check --depfile FILE`: what the checked caches depend on, as
+ * a depfile (Make's syntax, as Ninja reads it) whose target is the --checked
+ * mark (check-mark.h). A build tool that compares modification times can
+ * then skip the check itself when nothing it depends on is newer than the
+ * mark: a no-op build runs no command (docs/cli.md, docs/meson.md).
+ *
+ * The paths are trawl_cache_watch()'s. A path a depfile cannot carry (a
+ * newline, a ':', a tab, a backslash before a blank), or a cache no list
+ * can prove (ALWAYS), puts in its place a path that is never there: a
+ * missing input makes the check run every time, which is slower and never
+ * wrong.
+ */
+#ifndef TRAWL_CLI_DEPFILE_H
+#define TRAWL_CLI_DEPFILE_H
+
+#include <stdbool.h>
+
+/* Write FILE (through a temporary file renamed into place) with target
+ * TARGET and the watch lists of the N cache files CACHES; with ALWAYS (a
+ * cache that does not record the tree as it is now), a path never there
+ * too. The lists prove the caches current only for caches written or
+ * found unchanged by the check just run: the caller writes back every
+ * directory it read. false, with a message naming FILE, when it cannot be
+ * written. */
+bool depfile_write(const char *file, const char *target, char *const *caches, int n, bool always);
+
+#endif /* TRAWL_CLI_DEPFILE_H */
