@@ -307,6 +307,8 @@ void
 output_init(output *out, int fd, OutputFormat format, const char *prefix,
             size_t prefix_len)
 {
+  if (prefix == NULL) /* no prefix (PREFIX_LEN 0): no pointer arithmetic on NULL */
+    prefix = "";
   memset(out, 0, sizeof *out);
   out->fd = fd;
   out->format = format;

@@ -55,7 +55,7 @@ typedef struct {
 } output;
 
 /* Prepare OUT to write FORMAT to FD; every path is preceded by the PREFIX_LEN
- * bytes of PREFIX (may be 0, e.g. "/abs/root/" for --absolute). Release with
+ * bytes of PREFIX (may be 0, PREFIX then NULL; e.g. "/abs/root/" for --absolute). Release with
  * output_release(). */
 void output_init(output *out, int fd, OutputFormat format, const char *prefix,
                  size_t prefix_len);
