@@ -4,9 +4,9 @@
  *
  * Meson runs postconf scripts once build.ninja is written. This one reads
  * the registry of the caches this configure run used (meson-plugin.h) and
- * appends to build.ninja an edge that runs `trawl check` over them: always
- * dirty, with restat, so it costs the stats of the check and nothing else
- * when no list changed.
+ * appends to build.ninja an edge that runs `trawl check` over them, with
+ * restat, so that it costs the stats of the check and nothing else when no
+ * list changed — and, in the common case below, not even that.
  *
  * Same run (the Meson versions in verified_meson[]): a stamp that `trawl
  * check --touch` touches only when a list changed is made an input of
@@ -26,6 +26,17 @@
  * second edge, whose command does nothing, turns "the check ran" into "the
  * stamp is newer" only when the check touched the stamp: restat.
  *
+ * Unless the caches watch more than WATCH_LIMIT paths: then the check edge
+ * runs on every build (restat), as the watch would cost more than it saves.
+ */
+/* Measured with bench/meson_noop.py (docs/benchmarks.md, "Meson plugin"):
+ * Ninja 1.11 stats every listed path on each build (on `big`, 38,394 paths
+ * cost 166 ms a no-op against 60 ms for the whole check), and after each
+ * run of the check reads the depfile in time quadratic in its length (1.1 s
+ * there). At 2,000 paths the quadratic read is a few ms and the stats are
+ * about what the check costs. --watch-limit N sets another limit (0: never
+ * a depfile).
+ *
  * The floor (any other version, or --floor): Meson's edges are left as they
  * are. The check is a default target of its own; a change makes it fail
  * with a message to run ninja again, touches meson-private/coredata.dat (an
@@ -35,6 +46,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +55,15 @@
 #include "cli.h"
 #include "json.h"
 #include "meson-plugin.h"
+#include "trawl/cache.h"
 
 /* Meson versions whose build.ninja this wiring was verified on, by
  * tests/meson-plugin with that Meson. */
 static const char *const verified_meson[] = {"1.0.1"};
 
 /* Meson's edge that regenerates build.ninja, at the start of a line. */
+#define WATCH_LIMIT 2000
+
 static const char regen_edge[] = "build build.ninja: REGENERATE_BUILD ";
 
 #define CHECK_RULE "TRAWL_MESON_CHECK"
@@ -226,6 +241,33 @@ write_file(const char *path, const GString *text)
   return false;
 }
 
+static void
+count_path(const char *path, void *data)
+{
+  (void)path;
+  (*(size_t *)data)++;
+}
+
+/* How many paths the watch lists of CACHES (relative to BUILD_ROOT) hold,
+ * repeats counted; SIZE_MAX when one cannot be read. */
+static size_t
+watched_paths(const char *build_root, const GPtrArray *caches)
+{
+  size_t n = 0;
+  for (guint i = 0; i < caches->len; i++) {
+    const char *c = caches->pdata[i];
+    char *path = g_path_is_absolute(c) ? g_strdup(c) : g_build_filename(build_root, c, NULL);
+    bool always = false;
+    GError *error = NULL;
+    const bool ok = trawl_cache_watch(path, count_path, &n, &always, &error);
+    g_clear_error(&error);
+    g_free(path);
+    if (!ok)
+      return SIZE_MAX;
+  }
+  return n;
+}
+
 static bool
 write_empty(const char *path)
 {
@@ -239,12 +281,21 @@ int
 meson_postconf(int argc, char **argv)
 {
   bool floor = false;
+  guint64 watch_limit = WATCH_LIMIT;
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "--floor") == 0) {
       floor = true;
+    } else if (strcmp(argv[i], "--watch-limit") == 0 && i + 1 < argc) {
+      GError *error = NULL;
+      if (!g_ascii_string_to_unsigned(argv[++i], 10, 0, G_MAXUINT32, &watch_limit, &error)) {
+        fprintf(stderr, "trawl: meson --postconf: --watch-limit '%s': %s\n", argv[i],
+                error->message);
+        g_error_free(error);
+        return EXIT_USAGE;
+      }
     } else {
-      fprintf(stderr, "trawl: meson --postconf: unexpected argument '%s' (only --floor)\n",
-              argv[i]);
+      fprintf(stderr, "trawl: meson --postconf: unexpected argument '%s' (only --floor, "
+                      "--watch-limit N)\n", argv[i]);
       return EXIT_USAGE;
     }
   }
@@ -282,6 +333,8 @@ meson_postconf(int argc, char **argv)
   version = meson_version(build_root);
   size_t regen_end = regen_line_end(ninja, ninja_len);
   bool same_run = !floor && verified(version) && regen_end > 0;
+  const size_t watched = same_run ? watched_paths(build_root, caches) : SIZE_MAX;
+  const bool watch = same_run && watched <= watch_limit;
   why_floor = floor ? g_strdup("--floor")
                     : !verified(version)
                       ? g_strdup_printf("trawl meson was not verified on Meson %s",
@@ -297,7 +350,7 @@ meson_postconf(int argc, char **argv)
   if (same_run) {
     /* exec: Ninja runs every command through `sh -c`, and dash would
      * otherwise start the check as a second process. */
-    cmd = check_command(trawl, "meson --check", caches, MESON_TRAWL_STAMP, true);
+    cmd = check_command(trawl, "meson --check", caches, MESON_TRAWL_STAMP, watch);
     g_string_append_printf(text, "exec %s\n", cmd->str);
   } else {
     cmd = check_command(trawl, "check", caches, "meson-private/coredata.dat", false);
@@ -310,11 +363,15 @@ meson_postconf(int argc, char **argv)
   if (!same_run)
     g_string_append_printf(text, " (a change stops the build: %s)", why_floor);
   g_string_append(text, "\n restat = 1\n");
-  if (same_run) {
+  if (watch) {
     g_string_append(text, " depfile = " DEPFILE "\n deps = gcc\n\n"
                           "rule " STAMP_RULE "\n command = :\n restat = 1\n\n"
                           "build " CHECKED ": " CHECK_RULE "\n"
                           "build " MESON_TRAWL_STAMP ": " STAMP_RULE " " CHECKED "\n");
+    g_string_insert(text, (gssize)regen_end, " | " MESON_TRAWL_STAMP);
+  } else if (same_run) {
+    g_string_append(text, "\nbuild " ALWAYS ": phony\n\n"
+                          "build " MESON_TRAWL_STAMP ": " CHECK_RULE " | " ALWAYS "\n");
     g_string_insert(text, (gssize)regen_end, " | " MESON_TRAWL_STAMP);
   } else {
     g_string_append(text, "\nbuild " ALWAYS ": phony\n\n");
@@ -335,11 +392,21 @@ meson_postconf(int argc, char **argv)
   g_free(stamp);
   if (!ok || !write_file(ninja_path, text))
     goto out;
-  if (same_run)
-    printf("trawl: a ninja run re-checks %u trawl meson %s first when a directory or ignore "
-           "file they depend on changed, and re-configures in the same run when a list changed "
-           "(Meson %s)\n", caches->len,
-           caches->len == 1 ? "cache" : "caches", version);
+  if (watch)
+    printf("trawl: a ninja run re-checks %u trawl meson %s first when one of the %zu "
+           "directories and ignore files they depend on changed, and re-configures in the same "
+           "run when a list changed (Meson %s)\n", caches->len,
+           caches->len == 1 ? "cache" : "caches", watched, version);
+  else if (same_run) {
+    char *why = watched == SIZE_MAX
+                  ? g_strdup("a cache's watch list could not be read")
+                  : g_strdup_printf("they depend on %zu paths, more than --watch-limit %"
+                                    G_GUINT64_FORMAT, watched, watch_limit);
+    printf("trawl: every ninja run re-checks %u trawl meson %s first (%s), and re-configures "
+           "in the same run when a list changed (Meson %s)\n", caches->len,
+           caches->len == 1 ? "cache" : "caches", why, version);
+    g_free(why);
+  }
   else
     printf("trawl: every ninja run re-checks %u trawl meson %s; a change stops the build, and "
            "the next run re-configures (%s)\n", caches->len,

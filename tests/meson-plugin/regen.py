@@ -278,6 +278,45 @@ def floor_mode(tmp, env):
     check_not_in("floor: then no regeneration", REGENERATED, out)
 
 
+def every_run(tmp, env, trawl):
+    """Beyond --watch-limit (0 here: `big`'s 38,394 paths are beyond the
+    2,000 by default) the check runs on every build, through an edge that
+    restat leaves clean: still same run, still no regeneration on a no-op."""
+    p = Project(os.path.join(tmp, "every-run"), env)
+    p.write("meson.build", TOP % ", '--watch-limit', '0'")
+    p.write("main.c", MAIN)
+    files = ["src/a.c"]
+    p.write("src/a.c")
+    settle()
+    rc, out, err = p.setup()
+    check("every run: setup succeeds", rc, 0)
+    text = open(p.path("b/build.ninja")).read()
+    check_in("every run: the check edge runs every time",
+             "build meson-private/trawl/stamp: TRAWL_MESON_CHECK | meson-private/trawl/always\n",
+             text)
+    check_not_in("every run: no depfile", "depfile = meson-private/trawl/checked.d", text)
+    check_in("every run: the stamp is an input of the regeneration edge",
+             " | meson-private/trawl/stamp\n", text)
+    rc, out = p.ninja()
+    check("every run: builds", rc, 0)
+    for n in ("first", "second"):
+        rc, out = p.ninja()
+        check_in("every run, no-op %s: the check ran" % n, "Re-checking the file lists", out)
+        check_in("every run, no-op %s: no work to do" % n, NO_WORK, out)
+        check_not_in("every run, no-op %s: no regeneration" % n, REGENERATED, out)
+    p.write("src/b.c")
+    files.append("src/b.c")
+    rc, out = p.ninja()
+    check("every run, a file added: one run succeeds", rc, 0)
+    check_in("every run, a file added: Meson regenerates in that run", REGENERATED, out)
+    check("every run, a file added: the program holds it", p.program(), sorted(files))
+    menv = dict(env, MESON_SOURCE_ROOT=p.root, MESON_BUILD_ROOT=p.path("b"), MESON_SUBDIR="")
+    rc, out, err = run([trawl, "meson", "--postconf", "--watch-limit", "x"], cwd=p.path("b"),
+                       env=menv)
+    check("every run: a bad --watch-limit is a usage error", rc, 2)
+    check_in("every run: naming it", "--watch-limit 'x'", err)
+
+
 def guard(tmp, env, trawl):
     """The wiring chosen from the Meson version and the edge's shape: the
     postconf step run by hand, after a discovery run by hand with Meson's
@@ -351,6 +390,7 @@ def main(argv):
         single_project(tmp, env, trawl)
         subdirectories(tmp, env)
         floor_mode(tmp, env)
+        every_run(tmp, env, trawl)
         guard(tmp, env, trawl)
         configure_errors(tmp, env)
     finish()
