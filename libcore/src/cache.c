@@ -387,19 +387,26 @@ watch_below_root(const char *rel, void *data)
   w->fn(w->path->str, w->data);
 }
 
+/* Cache file PATH, or NULL and ERROR naming it and why it cannot be used. */
+static struct cache_file *
+cache_open(const char *path, GError **error)
+{
+  char *why = NULL;
+  struct cache_file *c = cache_load(path, &why);
+  if (c == NULL)
+    g_set_error(error, G_FILE_ERROR, why ? G_FILE_ERROR_INVAL : G_FILE_ERROR_NOENT, "%s %s",
+                path, why ? why : "does not exist");
+  g_free(why);
+  return c;
+}
+
 bool
 trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always, GError **error)
 {
-  *always = false;
-  char *why = NULL;
-  struct cache_file *c = cache_load(path, &why);
-  if (c == NULL) {
-    g_set_error(error, G_FILE_ERROR, why ? G_FILE_ERROR_INVAL : G_FILE_ERROR_NOENT, "%s %s",
-                path, why ? why : "does not exist");
-    g_free(why);
-    *always = true;
+  struct cache_file *c = cache_open(path, error);
+  *always = c == NULL;
+  if (c == NULL)
     return false;
-  }
   bool ok = true;
   GString *buf = g_string_new(NULL);
   for (guint i = 0; i < c->walks->len && ok; i++) {
@@ -819,14 +826,9 @@ plan_patterns(trawl_plan *plan, GError **error)
 trawl_plan *
 trawl_plan_new_from_cache(const char *path, GError **error)
 {
-  char *why = NULL;
-  struct cache_file *cache = cache_load(path, &why);
-  if (cache == NULL) {
-    g_set_error(error, G_FILE_ERROR, why ? G_FILE_ERROR_INVAL : G_FILE_ERROR_NOENT, "%s %s",
-                path, why ? why : "does not exist");
-    g_free(why);
+  struct cache_file *cache = cache_open(path, error);
+  if (cache == NULL)
     return NULL;
-  }
   trawl_plan *plan = trawl_plan_new();
   const bool lazy = strcmp(cache->version, TRAWL_VERSION_STRING) == 0;
   struct reading r = {plan, true, !lazy, NULL};
