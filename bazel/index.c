@@ -304,8 +304,10 @@ json_read_string(const char **s, buf *out)
       break;
     }
     if (c != '\\') {
-      buf_byte(out, c);
-      p++;
+      const char *run = p;
+      while (*p && *p != '"' && *p != '\\')
+        p++;
+      buf_add(out, run, (size_t)(p - run));
       continue;
     }
     c = p[1];
@@ -665,6 +667,7 @@ typedef struct {
   uint32_t pkg;          /* index into the sorted packages */
   const char *rel;       /* relative to the package */
   size_t rel_len;
+  size_t dir_len;        /* of rel's directory part (0: the package's own) */
   const char *key;       /* key of the base name (files only) */
   size_t key_len;
 } entry;
@@ -676,10 +679,25 @@ typedef struct {
 
 /* ---- writing Starlark -------------------------------------------------- */
 
+static bool
+starlark_plain(unsigned char c)
+{
+  return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
 static void
 starlark_bytes(buf *b, const char *s, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
+    size_t run = i;
+    while (run < n && starlark_plain((unsigned char)s[run]))
+      run++;
+    if (run > i) {
+      buf_add(b, s + i, run - i);
+      i = run;
+      if (i == n)
+        break;
+    }
     unsigned char c = (unsigned char)s[i];
     if (c == '"' || c == '\\') {
       buf_byte(b, '\\');
@@ -710,15 +728,6 @@ cmp_path(const void *x, const void *y)
   return cmp_bytes(a->p, a->n, b->p, b->n);
 }
 
-/* The length of the directory part of a path relative to its package
- * (0 for a name in the package's own directory). */
-static size_t
-dir_len(const entry *e)
-{
-  const char *slash = last_byte(e->rel, '/', e->rel_len);
-  return slash ? (size_t)(slash - e->rel) : 0;
-}
-
 /* Entries of one package, ordered by (key, directory, name). */
 static int
 cmp_key_entry(const void *x, const void *y)
@@ -727,8 +736,7 @@ cmp_key_entry(const void *x, const void *y)
   int c = cmp_bytes(a->key, a->key_len, b->key, b->key_len);
   if (c)
     return c;
-  size_t ad = dir_len(a), bd = dir_len(b);
-  c = cmp_bytes(a->rel, ad, b->rel, bd);
+  c = cmp_bytes(a->rel, a->dir_len, b->rel, b->dir_len);
   if (c)
     return c;
   return cmp_bytes(a->rel, a->rel_len, b->rel, b->rel_len);
@@ -759,9 +767,9 @@ write_files(buf *b, entry *es, size_t n)
     for (; j < n && order[j]->key_len == order[i]->key_len &&
            memcmp(order[j]->key, order[i]->key, order[i]->key_len) == 0; j++) {
       const entry *e = order[j];
-      size_t dl = dir_len(e);
+      size_t dl = e->dir_len;
       size_t skip = dl ? dl + 1 : 0;
-      if (!dir || dir_len(dir) != dl || memcmp(dir->rel, e->rel, dl) != 0) {
+      if (!dir || dir->dir_len != dl || memcmp(dir->rel, e->rel, dl) != 0) {
         if (dir)
           buf_str(b, "//");
         starlark_bytes(b, e->rel, dl);
@@ -834,17 +842,32 @@ partition(const path_list *l, const pkg_set *set, const path *pkgs, size_t n_pkg
   uint32_t *which = malloc((l->n ? l->n : 1) * sizeof *which);
   if (!count || !which)
     die_oom();
+  /* The owner depends on the directory part alone, and the walk's order
+   * keeps a directory's names together: the last directory's is kept. */
+  const char *last_dir = NULL;
+  size_t last_dir_len = 0;
+  uint32_t last_which = UINT32_MAX;
   for (size_t i = 0; i < l->n; i++) {
     const path *p = &l->v[i];
     which[i] = UINT32_MAX;
     if (!files && pkg_has(set, p->p, p->n))
       continue; /* a subpackage is no directory of its parent's */
-    size_t o = owner(set, p->p, p->n);
-    if (o == (size_t)-1)
+    const char *slash = last_byte(p->p, '/', p->n);
+    const size_t dlen = slash ? (size_t)(slash - p->p) : 0;
+    if (!last_dir || dlen != last_dir_len || memcmp(p->p, last_dir, dlen) != 0) {
+      last_dir = p->p;
+      last_dir_len = dlen;
+      last_which = UINT32_MAX;
+      size_t o = owner(set, p->p, p->n);
+      if (o != (size_t)-1) {
+        path key = {p->p, o};
+        const path *hit = bsearch(&key, pkgs, n_pkgs, sizeof *pkgs, cmp_path);
+        last_which = (uint32_t)(hit - pkgs);
+      }
+    }
+    if (last_which == UINT32_MAX)
       continue;
-    path key = {p->p, o};
-    const path *hit = bsearch(&key, pkgs, n_pkgs, sizeof *pkgs, cmp_path);
-    which[i] = (uint32_t)(hit - pkgs);
+    which[i] = last_which;
     count[which[i]]++;
   }
   size_t *start = calloc(n_pkgs + 1, sizeof *start);
@@ -864,9 +887,10 @@ partition(const path_list *l, const pkg_set *set, const path *pkgs, size_t n_pkg
     e->pkg = which[i];
     e->rel = p->p + (plen ? plen + 1 : 0);
     e->rel_len = p->n - (plen ? plen + 1 : 0);
+    const char *rel_slash = last_byte(e->rel, '/', e->rel_len);
+    e->dir_len = rel_slash ? (size_t)(rel_slash - e->rel) : 0;
     if (files) {
-      const char *slash = last_byte(e->rel, '/', e->rel_len);
-      const char *base = slash ? slash + 1 : e->rel;
+      const char *base = rel_slash ? rel_slash + 1 : e->rel;
       name_key(base, e->rel_len - (size_t)(base - e->rel), &e->key, &e->key_len);
     } else {
       e->key = NULL;
