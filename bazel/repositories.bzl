@@ -93,20 +93,20 @@ def _trawl_index_impl(rctx):
         fail("trawl: cannot find the workspace (no %s)" % marker)
     workspace = rctx.read(marker).strip()
     state = "%s/%s" % (workspace, _STATE)
-    _fail_on(rctx.execute(["mkdir", "-p", state]), "mkdir " + state)
     was_package = rctx.path(state + "/BUILD.bazel").exists
-    for name, text in [("BUILD.bazel", _STATE_BUILD), (".gitignore", "*\n"), ("stamp", "")]:
-        # A repository rule writes only below its own directory: copied.
-        if not rctx.path("%s/%s" % (state, name)).exists:
-            rctx.file("state." + name, text, executable = False)
-            _fail_on(rctx.execute(["cp", "state." + name, "%s/%s" % (state, name)]), "writing " + state)
 
-    # Read by label: Bazel runs this rule again when the wrapper rewrites it.
-    # A label needs the package to exist when Bazel first looks for it, which
-    # a command may have done already (`//...`) if .trawl/ is new: then this
-    # run goes without, and the next start of Bazel reads it (the wrapper
-    # makes .trawl/ before Bazel starts, so with it this never happens).
-    if was_package:
+    # Labels before any execute(): Bazel restarts this function from the top
+    # whenever a label needs something it has not looked up yet (the stamp's
+    # costs two restarts), and a restart repeats every process run before it.
+    #
+    # The stamp, read by label: Bazel runs this rule again when the wrapper
+    # rewrites it. A label needs the package to exist when Bazel first looks
+    # for it, which a command may have done already (`//...`) if .trawl/ is
+    # new: then this run goes without, and the next start of Bazel reads it
+    # (the wrapper makes .trawl/ before Bazel starts, so with it this never
+    # happens).
+    stamp_read = was_package and rctx.path(state + "/stamp").exists
+    if stamp_read:
         rctx.read(Label("@//%s:stamp" % _STATE))
 
     # .bazelignore too, when a label can name it (the top must be a package).
@@ -118,9 +118,20 @@ def _trawl_index_impl(rctx):
     trawl = rctx.path(rctx.attr._trawl)
     indexer = rctx.path(rctx.attr._indexer)
 
+    _fail_on(rctx.execute(["mkdir", "-p", state]), "mkdir " + state)
+    for name, text in [("BUILD.bazel", _STATE_BUILD), (".gitignore", "*\n"), ("stamp", "")]:
+        # A repository rule writes only below its own directory: copied.
+        if not rctx.path("%s/%s" % (state, name)).exists:
+            rctx.file("state." + name, text, executable = False)
+            _fail_on(rctx.execute(["cp", "state." + name, "%s/%s" % (state, name)]), "writing " + state)
+    if was_package and not stamp_read:
+        rctx.read(Label("@//%s:stamp" % _STATE))  # a stamp deleted: made again above
+
     # The wrapper runs the same trawl (a cache is trusted by its own version only).
+    # (A process run costs a cold Bazel about 10 ms: not when it is there.)
     link = rctx.path(state + "/trawl")
-    rctx.execute(["ln", "-sfn", str(trawl.realpath), str(link)])
+    if not link.exists or str(link.realpath) != str(trawl.realpath):
+        rctx.execute(["ln", "-sfn", str(trawl.realpath), str(link)])
 
     result = rctx.execute([
         indexer,
