@@ -1,6 +1,22 @@
 # trawl_glob(): CMake globs cut and translated into the trawl dialect, as
 # cmsys::Glob reads them (cmake/Trawl.cmake).
 
+# The first component of the path in variable REST into variable C, and
+# REST without it and its '/'. A macro, so that it sets the caller's
+# variables; it is given their names, never their values (a name may hold
+# ';', '[' or '${').
+macro(_trawl_pop_component rest c)
+  string(FIND "${${rest}}" "/" _trawl_slash)
+  if(_trawl_slash EQUAL -1)
+    set(${c} "${${rest}}")
+    set(${rest} "")
+  else()
+    string(SUBSTRING "${${rest}}" 0 ${_trawl_slash} ${c})
+    math(EXPR _trawl_slash "${_trawl_slash} + 1")
+    string(SUBSTRING "${${rest}}" ${_trawl_slash} -1 ${rest})
+  endif()
+endmacro()
+
 # Cut glob expression X (a full path) the way cmsys::Glob::FindFiles does:
 # OUT_SKIP = length of the directory part (the last '/' before the first
 # '[', '?' or '*' that does not follow a '\'; neither counts at offset 0),
@@ -23,15 +39,7 @@ function(_trawl_cut x out_skip out_n out_c)
   string(SUBSTRING "${x}" ${last} -1 rest)
   set(n 0)
   while(NOT "${rest}" STREQUAL "")
-    string(FIND "${rest}" "/" slash)
-    if(slash EQUAL -1)
-      set(c "${rest}")
-      set(rest "")
-    else()
-      string(SUBSTRING "${rest}" 0 ${slash} c)
-      math(EXPR after "${slash} + 1")
-      string(SUBSTRING "${rest}" ${after} -1 rest)
-    endif()
+    _trawl_pop_component(rest c)
     if(NOT "${c}" STREQUAL "")
       math(EXPR n "${n} + 1")
       set(${out_c}_${n} "${c}" PARENT_SCOPE)
@@ -194,15 +202,7 @@ function(_trawl_has_link out base rel)
   set(path "${base}")
   set(rest "${rel}")
   while(NOT "${rest}" STREQUAL "")
-    string(FIND "${rest}" "/" slash)
-    if(slash EQUAL -1)
-      set(c "${rest}")
-      set(rest "")
-    else()
-      string(SUBSTRING "${rest}" 0 ${slash} c)
-      math(EXPR after "${slash} + 1")
-      string(SUBSTRING "${rest}" ${after} -1 rest)
-    endif()
+    _trawl_pop_component(rest c)
     set(path "${path}/${c}")
     if(IS_SYMLINK "${path}")
       set(${out} TRUE PARENT_SCOPE)
