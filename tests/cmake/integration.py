@@ -28,7 +28,8 @@ each generator and each way of getting the module:
   - build again: nothing.
 And once more with 1,500 directories below src/, more than one depfile
 takes (the watched paths are split over several edges), where a watched
-directory is also deleted.
+directory is also deleted; and with watched directories whose names the
+depfile must escape (' ', '#', '$') or cannot carry ('"').
 The ways of getting the module: find_package(Trawl CONFIG) from a
 `meson install --destdir` of this build (Trawl::trawl), include() of the
 checkout's cmake/Trawl.cmake (there, once, with no trawl given: the module
@@ -224,6 +225,51 @@ def many_directories(tmp, src, trawl):
     check("%s: then nothing runs" % label, (rc, nothing_ran(p.generator, out)), (0, True))
 
 
+def watched_names(tmp, src, trawl):
+    """Watched directories whose names Ninja's depfile must escape (a blank,
+    '#', '$'): still "no work to do", and a source added in one compiled in
+    the same run. And one it cannot carry ('"'): the module says so and
+    checks on every build, still same run."""
+    p = Project(tmp, "names", "Ninja", "include", src, trawl, None, False)
+    for d in ("a b", "c#d", "e$f"):
+        os.makedirs(os.path.join(p.dir, "src", d))
+    label = "Ninja, watched names to escape"
+    rc, out = p.configure()
+    check("%s: configure, every path in a depfile" % label,
+          (rc, "a depfile cannot hold" in out), (0, False))
+    p.build_()
+    rc, out = p.build_()
+    check("%s: no change: ninja: no work to do" % label, (rc, nothing_ran(p.generator, out)),
+          (0, True))
+    for d in ("a b", "c#d", "e$f"):
+        time.sleep(0.02)
+        write(os.path.join(p.dir, "src", d, "extra.c"), "int extra(void) { return 42; }\n")
+        time.sleep(0.02)
+        rc, out = p.build_()
+        check("%s: a source added in %r: compiled in the same run" % (label, d),
+              (rc, reconfigured(out), p.program()), (0, True, "43"))
+        os.remove(os.path.join(p.dir, "src", d, "extra.c"))
+        time.sleep(0.02)
+        rc, out = p.build_()
+        check("%s: deleted again: re-linked without it" % label, (rc, p.program()), (0, "1"))
+        rc, out = p.build_()
+        check("%s: then nothing runs" % label, (rc, nothing_ran(p.generator, out)), (0, True))
+
+    q = Project(tmp, "quote", "Ninja", "include", src, trawl, None, False)
+    os.makedirs(os.path.join(q.dir, "src", 'g"h'))
+    label = "Ninja, a watched name no depfile carries"
+    rc, out = q.configure()
+    check("%s: configure says the globs are checked on every build" % label,
+          (rc, "a depfile cannot hold" in out), (0, True))
+    q.build_()
+    time.sleep(0.02)
+    write(os.path.join(q.dir, "src", 'g"h', "extra.c"), "int extra(void) { return 42; }\n")
+    time.sleep(0.02)
+    rc, out = q.build_()
+    check("%s: a source added there: compiled in the same run" % label,
+          (rc, reconfigured(out), q.program()), (0, True, "43"))
+
+
 def main():
     trawl, src, build_root = (os.path.abspath(a) for a in sys.argv[1:4])
     for tool in ("cmake", "ninja", "make", "git", "cc"):
@@ -265,6 +311,7 @@ def main():
                 check("%s: trawl was compiled under the build directory" % p.label,
                       os.access(built, os.X_OK), True)
         many_directories(tmp, src, trawl)
+        watched_names(tmp, src, trawl)
     finally:
         shutil.rmtree(tmp)
     print("%d failed" % len(FAILURES))
