@@ -2,6 +2,22 @@
 # directory: the cache for the queries used, the paths to watch, the
 # re-check at build time (cmake/Trawl.cmake, docs/cmake.md).
 
+# Ninja's depfile reader, in one place: _trawl_depfile_bad(VAR) sets VAR to a
+# regex of the bytes no escape carries (a path holding one is watched
+# another way), and _trawl_depfile_escape(VAR) escapes the rest in variable
+# VAR. (Macros: a variable set where this file is included would not be
+# seen by a caller in another directory.)
+macro(_trawl_depfile_bad var)
+  string(ASCII 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+         31 127 _trawl_ctl)
+  set(${var} "[\"&'*<>?\\\\^`|${_trawl_ctl}]")
+endmacro()
+macro(_trawl_depfile_escape var)
+  string(REPLACE "$" "$$" ${var} "${${var}}")
+  string(REPLACE " " "\\ " ${var} "${${var}}")
+  string(REPLACE "#" "\\#" ${var} "${${var}}")
+endmacro()
+
 # The paths of list PATHS as depfile text (each after " \\\n  "), at once;
 # OK_VAR = FALSE if one of them cannot be written there.
 function(_trawl_depfile_all out ok_var paths)
@@ -9,16 +25,14 @@ function(_trawl_depfile_all out ok_var paths)
   if("${paths}" STREQUAL "")
     return()
   endif()
-  string(ASCII 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
-         31 127 ctl)
-  if("${paths}" MATCHES "[\"&'*<>?\\\\^`|${ctl}]" OR "${paths}" MATCHES ":(;|$)")
+  _trawl_depfile_bad(bad)
+  if("${paths}" MATCHES "${bad}" OR "${paths}" MATCHES ":(;|$)")
     set(${ok_var} FALSE PARENT_SCOPE)
     return()
   endif()
   # No ';' inside a path here (the list would not have carried it).
-  string(REPLACE "$" "$$" text "${paths}")
-  string(REPLACE " " "\\ " text "${text}")
-  string(REPLACE "#" "\\#" text "${text}")
+  set(text "${paths}")
+  _trawl_depfile_escape(text)
   string(REPLACE ";" " \\\n  " text "${text}")
   set(${out} " \\\n  ${text}" PARENT_SCOPE)
 endfunction()
@@ -26,15 +40,12 @@ endfunction()
 # Append PATH to the depfile text in variable VAR, escaped as Ninja's
 # depfile reader wants it; OK_VAR = FALSE if it cannot be written there.
 function(_trawl_depfile_append var ok_var path)
-  string(ASCII 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
-         31 127 ctl)
-  if("${path}" MATCHES "[\"&'*;<>?\\\\^`|${ctl}]" OR "${path}" MATCHES ":$")
+  _trawl_depfile_bad(bad)
+  if("${path}" MATCHES "${bad}" OR "${path}" MATCHES "[;]" OR "${path}" MATCHES ":$")
     set(${ok_var} FALSE PARENT_SCOPE)
     return()
   endif()
-  string(REPLACE "$" "$$" path "${path}")
-  string(REPLACE " " "\\ " path "${path}")
-  string(REPLACE "#" "\\#" path "${path}")
+  _trawl_depfile_escape(path)
   set(${var} "${${var}} \\\n  ${path}" PARENT_SCOPE)
 endfunction()
 
