@@ -26,6 +26,7 @@
 #include "json.h"
 #include "output.h"
 #include "queries.h"
+#include "stamp.h"
 #include "trawl/cache.h"
 #include "trawl/plan.h"
 
@@ -273,6 +274,30 @@ print_spool(output *out, const struct spool *sp,
   g_free(path.s);
 }
 
+/* print_spool()'s item for --bump: the path into the digest. */
+static void
+digest_item(output *out, bool first, const char *s, size_t len, void *data)
+{
+  (void)out, (void)first;
+  trawl_digest_result(data, s, len);
+}
+
+/* --bump: STAMP made to hold the digest of every query's results, as
+ * `trawl check --bump` writes it (stamp.h). */
+static bool
+bump_results(const char *stamp, const struct spool *spools, size_t n)
+{
+  trawl_digest *d = trawl_digest_new();
+  for (size_t i = 0; i < n; i++) {
+    print_spool(NULL, &spools[i], digest_item, d);
+    trawl_digest_end_query(d);
+  }
+  char *digest = trawl_digest_finish(d);
+  bool ok = stamp_bump(stamp, digest);
+  g_free(digest);
+  return ok;
+}
+
 /* Print every query's record from SPOOLS; false if writing failed (errno
  * in *ERR). */
 static bool
@@ -319,7 +344,7 @@ report_root_errors(struct query_reader *b, const trawl_plan *plan)
 /* Answer the decoded queries; returns the exit code. */
 static int
 run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 start,
-            const char *cache)
+            const char *cache, const char *bump)
 {
   trawl_plan *plan = trawl_plan_new();
   for (guint i = 0; i < b->queries->len; i++) {
@@ -357,6 +382,8 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
     } else if (strict && problems > 0) {
       status = EXIT_IO;
     }
+    if (bump && !bump_results(bump, spools, b->queries->len))
+      status = EXIT_IO;
   }
   if (stats)
     cli_report_plan_stats(b->queries->len, "query", "queries", plan, cache ? &rep : NULL, start);
@@ -369,7 +396,8 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
 /* ---- The command line ---- */
 
 /* The options whose value may be attached ("-j4"). */
-static const char *const long_with_value[] = {"--threads", "--format", "--cache", NULL};
+static const char *const long_with_value[] = {"--threads", "--format", "--cache", "--bump",
+                                               NULL};
 
 static void
 free_gstring(gpointer s)
@@ -383,7 +411,7 @@ cli_batch(int argc, char **argv)
   gint64 start = g_get_monotonic_time();
   gboolean stats = FALSE, strict = FALSE;
   int threads = UNSET_NUMBER;
-  char *format = NULL, *cache = NULL;
+  char *format = NULL, *cache = NULL, *bump = NULL;
   GOptionEntry entries[] = {
     {"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
      "Use at most N threads in each walk (default: online CPUs; 1: serial)", "N"},
@@ -398,6 +426,9 @@ cli_batch(int argc, char **argv)
     {"cache", 0, 0, G_OPTION_ARG_FILENAME, &cache,
      "Keep the results in FILE and, next time, read only the directories that changed "
      "since (docs/cache.md; trawl check re-validates it)", "FILE"},
+    {"bump", 0, 0, G_OPTION_ARG_FILENAME, &bump,
+     "Make STAMP hold a digest of the results, as `trawl check --bump` does (rewritten only "
+     "when it holds another; Bazel)", "STAMP"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   GOptionContext *ctx = g_option_context_new("QUERIES|-");
@@ -447,7 +478,7 @@ cli_batch(int argc, char **argv)
   GString *input = g_string_new(NULL);
   if (read_input(path, b.name, input) && query_reader_decode(&b, input->str, input->len))
     status = run_queries(&b, format != NULL && strcmp(format, "cmake") == 0, strict, stats, start,
-                         cache);
+                         cache, bump);
   g_string_free(input, TRUE);
   g_hash_table_unref(b.ids);
   g_ptr_array_unref(b.queries);
@@ -455,6 +486,7 @@ cli_batch(int argc, char **argv)
 out:
   g_free(format);
   g_free(cache);
+  g_free(bump);
   g_option_context_free(ctx);
   g_free(args);
   g_ptr_array_unref(owned);

@@ -25,6 +25,7 @@
 #include "depfile.h"
 #include "cli.h"
 #include "output.h"
+#include "stamp.h"
 #include "trawl/cache.h"
 #include "trawl/plan.h"
 
@@ -86,20 +87,6 @@ touch(const char *stamp)
   }
   close(fd);
   return true;
-}
-
-static bool
-bump(const char *stamp, const char *digest)
-{
-  char *text = g_strconcat(digest, "\n", NULL);
-  GError *error = NULL;
-  bool ok = g_file_set_contents(stamp, text, -1, &error);
-  if (!ok) {
-    fprintf(stderr, "trawl: --bump %s\n", error->message);
-    g_error_free(error);
-  }
-  g_free(text);
-  return ok;
 }
 
 int
@@ -223,7 +210,7 @@ cli_check(int argc, char **argv)
     status = EXIT_IO;
   if (changed && bump_stamp) {
     char *digest = trawl_plans_digest((trawl_plan *const *)plans->pdata, plans->len);
-    if (!bump(bump_stamp, digest))
+    if (!stamp_bump(bump_stamp, digest))
       status = EXIT_IO;
     g_free(digest);
   }

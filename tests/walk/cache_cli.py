@@ -220,6 +220,42 @@ def main(argv):
         check("check of a batch cache, changed: the second query's change",
               (code, out.splitlines()), (1, ["%s: query 1 (%s)" % (bcache, tree), "+ src/new.md"]))
 
+        # batch --bump: the digest `check --bump` writes for the same results
+        # (Bazel's index rule names its kept index by it: docs/bazel.md), and
+        # the stamp rewritten only when it holds another.
+        bbump = os.path.join(tmp, "b.bump")
+        code, _, _ = run(trawl, ["batch", "--cache", bcache, "--bump", bbump, queries], env)
+        check("batch --bump: exit 0", code, 0)
+        with open(bbump) as f:
+            batch_digest = f.read()
+        check("batch --bump: a digest", len(batch_digest.strip()), 64)
+        os.utime(bbump, ns=(1, 1))
+        run(trawl, ["batch", "--cache", bcache, "--bump", bbump, queries], env)
+        check("batch --bump, same results: the stamp not rewritten", os.stat(bbump).st_mtime_ns, 1)
+        cbump = os.path.join(tmp, "c.bump")
+        os.unlink(os.path.join(tree, "src/new.md"))
+        settle()
+        code, _, _ = run(trawl, ["check", "--cache", bcache, "--bump", cbump], env)
+        check("check --bump after a change", code, 1)
+        with open(cbump) as f:
+            without = f.read()
+        check("check --bump: another digest", without != batch_digest, True)
+        write(os.path.join(tree, "src/new.md"))
+        settle()
+        run(trawl, ["check", "--cache", bcache, "--bump", cbump], env)
+        with open(cbump) as f:
+            check("check --bump and batch --bump: one digest for one answer", f.read(), batch_digest)
+        os.unlink(os.path.join(tree, "src/new.md"))
+        settle()
+        run(trawl, ["batch", "--cache", bcache, "--bump", bbump, queries], env)
+        with open(bbump) as f:
+            check("batch --bump, results changed: rewritten as check wrote it", f.read(), without)
+        # A stamp that cannot be written: said, exit 3.
+        code, _, err = run(trawl, ["batch", "--cache", bcache, "--bump",
+                                   os.path.join(queries, "stamp"), queries], env)
+        check("batch --bump, unwritable: exit 3", code, 3)
+        check("batch --bump, unwritable: says so", "--bump" in err, True)
+
         # A cache that cannot be read counts as a change.
         code, out, err = run(trawl, ["check", "--cache", os.path.join(tmp, "none"),
                                      "--touch", os.path.join(tmp, "stamp2")], env)

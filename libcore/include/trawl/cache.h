@@ -124,6 +124,16 @@ TRAWL_API size_t trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, 
  * (`trawl check --bump`). A NULL plan counts as none. */
 TRAWL_API char *trawl_plans_digest(trawl_plan *const *plans, size_t n);
 
+/* The same digest made from results as they stream by (a batch that writes
+ * them out as they come, trawl_plan_run_each()): each query's results in
+ * order, then trawl_digest_end_query(), the queries in order. */
+typedef struct trawl_digest trawl_digest;
+TRAWL_API trawl_digest *trawl_digest_new(void);
+TRAWL_API void trawl_digest_result(trawl_digest *d, const char *path, size_t len);
+TRAWL_API void trawl_digest_end_query(trawl_digest *d);
+/* The 64 hex digits (g_free() them); frees D. */
+TRAWL_API char *trawl_digest_finish(trawl_digest *d);
+
 G_END_DECLS
 
 #endif /* TRAWL_CACHE_H */
