@@ -31,8 +31,14 @@
  * sorts.
  *
  * Usage: trawl-bazel-index --trawl EXE --root DIR --out FILE [--cache FILE]
- *                          [--state DIR]
+ *                          [--state DIR] [--bump STAMP [--keep DIR --tag TAG]]
  * --state names trawl's own directory (relative to the root), never walked.
+ * --bump makes STAMP hold the digest of the answers indexed (`trawl batch
+ * --bump`); --keep then keeps a copy of the index as DIR/index-DIGEST-TAG.bzl,
+ * which the repository rule takes instead of indexing again when the
+ * wrapper's check found the stamp current (docs/bazel.md, "Freshness"). The
+ * name is the answer's, so a kept index is never another answer's; the
+ * three newest are kept.
  * Exit 0 on success, 2 for bad usage, 3 when trawl fails or a file cannot be
  * read or written (the message is printed).
  */
@@ -477,10 +483,10 @@ exclude_output_links(const char *root, buf *excludes, size_t *n_excludes)
 
 /* ---- running trawl batch ---------------------------------------------- */
 
-/* Runs `EXE batch [--cache FILE] -` with the queries on its stdin; returns
+/* Runs `EXE batch [--cache FILE] [--bump STAMP] -` with the queries on its stdin; returns
  * its whole stdout. Its stderr (problems of the walk) goes to ours. */
 static buf
-run_trawl(const char *exe, const char *cache, const buf *queries)
+run_trawl(const char *exe, const char *cache, const char *bump, const buf *queries)
 {
   int in[2], out[2];
   if (pipe(in) != 0 || pipe(out) != 0)
@@ -493,13 +499,17 @@ run_trawl(const char *exe, const char *cache, const buf *queries)
   posix_spawn_file_actions_addclose(&fa, in[1]);
   posix_spawn_file_actions_addclose(&fa, out[0]);
   posix_spawn_file_actions_addclose(&fa, out[1]);
-  char *argv[6];
+  char *argv[8];
   int argc = 0;
   argv[argc++] = (char *)exe;
   argv[argc++] = (char *)"batch";
   if (cache) {
     argv[argc++] = (char *)"--cache";
     argv[argc++] = (char *)cache;
+  }
+  if (bump) {
+    argv[argc++] = (char *)"--bump";
+    argv[argc++] = (char *)bump;
   }
   argv[argc++] = (char *)"-";
   argv[argc] = NULL;
@@ -932,10 +942,119 @@ range_of(const entry_list *l, uint32_t k, size_t *lo, size_t *hi, size_t *cursor
   *cursor = i;
 }
 
+/* ---- writing -------------------------------------------------------- */
+
+/* Writes O to PATH: beside it, then renamed over it, so that a reader sees
+ * the old file or the new one. */
+static void
+write_file(const char *file, const buf *o)
+{
+  buf tmp = {0};
+  buf_str(&tmp, file);
+  buf_str(&tmp, ".XXXXXX");
+  int fd = mkstemp(tmp.data);
+  if (fd < 0)
+    fail(3, "%s: %s", tmp.data, strerror(errno));
+  size_t off = 0;
+  while (off < o->len) {
+    ssize_t w = write(fd, o->data + off, o->len - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      unlink(tmp.data);
+      fail(3, "%s: %s", tmp.data, strerror(errno));
+    }
+    off += (size_t)w;
+  }
+  if (fchmod(fd, 0644) != 0 || close(fd) != 0 || rename(tmp.data, file) != 0) {
+    unlink(tmp.data);
+    fail(3, "%s: %s", file, strerror(errno));
+  }
+  free(tmp.data);
+}
+
+enum { KEPT = 3 }; /* kept indexes, the newest */
+
+/* DIR/index-DIGEST-TAG.bzl: the index O under the digest STAMP holds (that
+ * of the answers it was made from: trawl batch --bump wrote it). Then every
+ * other kept index but the newest KEPT - 1 is removed. */
+static void
+keep_index(const char *dir, const char *tag, const char *stamp, const buf *o)
+{
+  char digest[65];
+  FILE *f = fopen(stamp, "r");
+  size_t n = f ? fread(digest, 1, 64, f) : 0;
+  if (f)
+    fclose(f);
+  digest[n] = 0;
+  if (n != 64 || strspn(digest, "0123456789abcdef") != 64)
+    fail(3, "%s: not a digest (trawl batch --bump wrote it)", stamp);
+  buf name = {0};
+  buf_str(&name, dir);
+  buf_str(&name, "/index-");
+  buf_str(&name, digest);
+  buf_str(&name, "-");
+  buf_str(&name, tag);
+  buf_str(&name, ".bzl");
+  write_file(name.data, o);
+
+  /* The others, newest first; a name vanishing meanwhile (another run's
+   * pruning) is no trouble. */
+  DIR *d = opendir(dir);
+  if (!d)
+    fail(3, "%s: %s", dir, strerror(errno));
+  struct kept {
+    char *name;
+    struct timespec mtime;
+  } *v = NULL;
+  size_t nv = 0, cap = 0;
+  const char *mine = strrchr(name.data, '/') + 1;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (strncmp(e->d_name, "index-", 6) != 0 || len < 10 ||
+        strcmp(e->d_name + len - 4, ".bzl") != 0 || strcmp(e->d_name, mine) == 0)
+      continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+      continue;
+    if (nv == cap) {
+      cap = cap ? 2 * cap : 8;
+      v = realloc(v, cap * sizeof *v);
+      if (!v)
+        die_oom();
+    }
+    v[nv].name = strdup(e->d_name);
+    if (!v[nv].name)
+      die_oom();
+    v[nv++].mtime = st.st_mtim;
+  }
+  for (size_t i = 0; i < nv; i++) {
+    size_t newer = 0;
+    for (size_t j = 0; j < nv; j++)
+      if (v[j].mtime.tv_sec > v[i].mtime.tv_sec ||
+          (v[j].mtime.tv_sec == v[i].mtime.tv_sec && v[j].mtime.tv_nsec > v[i].mtime.tv_nsec) ||
+          (v[j].mtime.tv_sec == v[i].mtime.tv_sec && v[j].mtime.tv_nsec == v[i].mtime.tv_nsec &&
+           strcmp(v[j].name, v[i].name) < 0))
+        newer++;
+    if (newer >= KEPT - 1 && unlinkat(dirfd(d), v[i].name, 0) != 0 && errno != ENOENT)
+      fail(3, "%s/%s: %s", dir, v[i].name, strerror(errno));
+  }
+  for (size_t i = 0; i < nv; i++)
+    free(v[i].name);
+  free(v);
+  closedir(d);
+  free(name.data);
+}
+
+static const char usage[] =
+  "usage: trawl-bazel-index --trawl EXE --root DIR --out FILE [--cache FILE] [--state DIR] "
+  "[--bump STAMP [--keep DIR --tag TAG]] (TAG: a-z, 0-9, '-')";
+
 int
 main(int argc, char **argv)
 {
   const char *exe = NULL, *root = NULL, *out = NULL, *cache = NULL, *state = NULL;
+  const char *bump = NULL, *keep = NULL, *tag = NULL;
   for (int i = 1; i < argc; i++) {
     const char **slot = NULL;
     if (strcmp(argv[i], "--trawl") == 0)
@@ -948,14 +1067,20 @@ main(int argc, char **argv)
       slot = &cache;
     else if (strcmp(argv[i], "--state") == 0)
       slot = &state;
+    else if (strcmp(argv[i], "--bump") == 0)
+      slot = &bump;
+    else if (strcmp(argv[i], "--keep") == 0)
+      slot = &keep;
+    else if (strcmp(argv[i], "--tag") == 0)
+      slot = &tag;
     if (!slot || i + 1 == argc)
-      fail(2, "usage: trawl-bazel-index --trawl EXE --root DIR --out FILE "
-              "[--cache FILE] [--state DIR]");
+      fail(2, "%s", usage);
     *slot = argv[++i];
   }
-  if (!exe || !root || !out)
-    fail(2, "usage: trawl-bazel-index --trawl EXE --root DIR --out FILE "
-            "[--cache FILE] [--state DIR]");
+  /* The tag is part of a file name. */
+  if (!exe || !root || !out || (keep && (!bump || !tag)) || (tag && !keep) ||
+      (tag && (!*tag || strspn(tag, "0123456789abcdefghijklmnopqrstuvwxyz-") != strlen(tag))))
+    fail(2, "%s", usage);
 
   /* The excludes: what .bazelignore names, and the output links. */
   buf excludes = {0};
@@ -989,7 +1114,7 @@ main(int argc, char **argv)
     buf_str(&queries, q[i].type);
     buf_str(&queries, "\"]}\n");
   }
-  buf answers = run_trawl(exe, cache, &queries);
+  buf answers = run_trawl(exe, cache, bump, &queries);
   path_list lists[N_QUERIES] = {{0}};
   parse_answers(answers.data, lists);
 
@@ -1051,28 +1176,8 @@ main(int argc, char **argv)
   }
   buf_str(&o, "}\n");
 
-  /* Written beside the target and renamed over it: a reader sees the old
-   * file or the new one. */
-  buf tmp = {0};
-  buf_str(&tmp, out);
-  buf_str(&tmp, ".XXXXXX");
-  int fd = mkstemp(tmp.data);
-  if (fd < 0)
-    fail(3, "%s: %s", tmp.data, strerror(errno));
-  size_t off = 0;
-  while (off < o.len) {
-    ssize_t w = write(fd, o.data + off, o.len - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      unlink(tmp.data);
-      fail(3, "%s: %s", tmp.data, strerror(errno));
-    }
-    off += (size_t)w;
-  }
-  if (fchmod(fd, 0644) != 0 || close(fd) != 0 || rename(tmp.data, out) != 0) {
-    unlink(tmp.data);
-    fail(3, "%s: %s", out, strerror(errno));
-  }
+  write_file(out, &o);
+  if (keep)
+    keep_index(keep, tag, bump, &o);
   return 0;
 }

@@ -16,11 +16,15 @@ of its server (so every `--batch` command sees the tree as it is) and whenever
 WORKSPACE/.trawl/stamp changes content. The tools/bazel wrapper rewrites that
 stamp, with `trawl check --bump`, before Bazel starts, when the tree's
 answers changed (docs/bazel.md). The walk itself is `trawl batch --cache`:
-when nothing changed, no directory is read.
+when nothing changed, no directory is read. Each index made is also kept in
+.trawl/ under the digest of the answers it was made from; when the wrapper
+has just checked the tree (it says so in TRAWL_CHECKED), the stamp is that
+digest and the kept index is taken as it is: no process runs.
 
-WORKSPACE/.trawl/ is trawl's directory: the cache, the stamp, a link to the
-trawl executable for the wrapper, a BUILD file (so it is a package of its own
-and no glob() of another package enters it) and a .gitignore of `*`.
+WORKSPACE/.trawl/ is trawl's directory: the cache, the stamp, the last three
+indexes, a link to the trawl executable for the wrapper, a BUILD file (so it
+is a package of its own and no glob() of another package enters it) and a
+.gitignore of `*`.
 """
 
 _STATE = ".trawl"
@@ -73,7 +77,15 @@ def _trawl_tool_impl(rctx):
         [cc, "-std=c11", "-O2", str(rctx.path(rctx.attr._indexer_src)), "-o", "trawl-bazel-index"],
         timeout = 600,
     ), "compiling trawl-bazel-index")
-    rctx.file("BUILD.bazel", 'exports_files(["trawl", "trawl-bazel-index"])\n')
+
+    # What @trawl_index reads by label: a digest of both programs (64 bytes,
+    # where reading trawl itself would have Bazel hash megabytes at every
+    # start of its server). It names the indexes @trawl_index keeps, so an
+    # index made by other programs is never taken.
+    ident = rctx.execute(["sh", "-c", "cat trawl trawl-bazel-index | sha256sum"])
+    _fail_on(ident, "sha256sum of trawl and trawl-bazel-index")
+    rctx.file("id", ident.stdout[:64] + "\n", executable = False)
+    rctx.file("BUILD.bazel", 'exports_files(["id", "trawl", "trawl-bazel-index"])\n')
 
 trawl_tool = repository_rule(
     implementation = _trawl_tool_impl,
@@ -105,33 +117,51 @@ def _trawl_index_impl(rctx):
     # new: then this run goes without, and the next start of Bazel reads it
     # (the wrapper makes .trawl/ before Bazel starts, so with it this never
     # happens).
-    stamp_read = was_package and rctx.path(state + "/stamp").exists
-    if stamp_read:
-        rctx.read(Label("@//%s:stamp" % _STATE))
+    stamp = None
+    if was_package and rctx.path(state + "/stamp").exists:
+        stamp = rctx.read(Label("@//%s:stamp" % _STATE))
 
-    # .bazelignore too, when a label can name it (the top must be a package).
-    ignore = rctx.path(workspace + "/.bazelignore")
-    if ignore.exists and (rctx.path(workspace + "/BUILD").exists or
-                          rctx.path(workspace + "/BUILD.bazel").exists):
-        rctx.read(Label("@//:.bazelignore"))
+    # .bazelignore too: by label when a label can name it (the top must be
+    # a package), so that editing it runs this rule again. Its text decides
+    # the index as much as the tree does: it is in the tag of a kept index.
+    bazelignore = ""
+    if rctx.path(workspace + "/.bazelignore").exists:
+        if rctx.path(workspace + "/BUILD").exists or rctx.path(workspace + "/BUILD.bazel").exists:
+            bazelignore = rctx.read(Label("@//:.bazelignore"))
+        else:
+            bazelignore = rctx.read(workspace + "/.bazelignore")
 
-    trawl = rctx.path(rctx.attr._trawl)
-    indexer = rctx.path(rctx.attr._indexer)
+    # The programs, found beside their digest (a label of trawl itself
+    # would have Bazel hash it at every start).
+    tool_id = rctx.path(rctx.attr._tool)
+    ident = rctx.read(tool_id).strip()
+    trawl = tool_id.dirname.get_child("trawl")
+    indexer = tool_id.dirname.get_child("trawl-bazel-index")
+    tag = "%s-%s" % (ident[:16], ("%d" % hash(bazelignore)).replace("-", "n"))
 
-    _fail_on(rctx.execute(["mkdir", "-p", state]), "mkdir " + state)
-    for name, text in [("BUILD.bazel", _STATE_BUILD), (".gitignore", "*\n"), ("stamp", "")]:
-        # A repository rule writes only below its own directory: copied.
-        if not rctx.path("%s/%s" % (state, name)).exists:
-            rctx.file("state." + name, text, executable = False)
-            _fail_on(rctx.execute(["cp", "state." + name, "%s/%s" % (state, name)]), "writing " + state)
-    if was_package and not stamp_read:
-        rctx.read(Label("@//%s:stamp" % _STATE))  # a stamp deleted: made again above
+    # The wrapper's check has just found the stamp current (it exports
+    # TRAWL_CHECKED, this command only): the index kept under the stamp's
+    # digest is this tree's, and nothing needs walking or writing.
+    digest = stamp.strip() if stamp else ""
+    if rctx.os.environ.get("TRAWL_CHECKED") == state and len(digest) == 64:
+        kept = rctx.path("%s/index-%s-%s.bzl" % (state, digest, tag))
+        if kept.exists and _linked(rctx, state, trawl):
+            rctx.symlink(kept, "index.bzl")
+            rctx.file("BUILD.bazel", 'exports_files(["index.bzl"])\n')
+            return
 
-    # The wrapper runs the same trawl (a cache is trusted by its own version only).
-    # (A process run costs a cold Bazel about 10 ms: not when it is there.)
-    link = rctx.path(state + "/trawl")
-    if not link.exists or str(link.realpath) != str(trawl.realpath):
-        rctx.execute(["ln", "-sfn", str(trawl.realpath), str(link)])
+    if not (was_package and rctx.path(state + "/.gitignore").exists and stamp != None):
+        _fail_on(rctx.execute(["mkdir", "-p", state]), "mkdir " + state)
+        for name, text in [("BUILD.bazel", _STATE_BUILD), (".gitignore", "*\n"), ("stamp", "")]:
+            # A repository rule writes only below its own directory: copied.
+            if not rctx.path("%s/%s" % (state, name)).exists:
+                rctx.file("state." + name, text, executable = False)
+                _fail_on(rctx.execute(["cp", "state." + name, "%s/%s" % (state, name)]), "writing " + state)
+        if was_package and stamp == None:
+            rctx.read(Label("@//%s:stamp" % _STATE))  # a stamp deleted: made again above
+
+    if not _linked(rctx, state, trawl):
+        _fail_on(rctx.execute(["ln", "-sfn", str(trawl.realpath), state + "/trawl"]), "linking " + state + "/trawl")
 
     result = rctx.execute([
         indexer,
@@ -145,6 +175,12 @@ def _trawl_index_impl(rctx):
         _STATE,
         "--out",
         "index.bzl",
+        "--bump",
+        state + "/stamp",
+        "--keep",
+        state,
+        "--tag",
+        tag,
     ], timeout = 3600)
     _fail_on(result, "indexing the workspace")
     if result.stderr:
@@ -152,12 +188,17 @@ def _trawl_index_impl(rctx):
         print("trawl_glob: " + result.stderr)
     rctx.file("BUILD.bazel", 'exports_files(["index.bzl"])\n')
 
+def _linked(rctx, state, trawl):
+    """Whether STATE/trawl is a link to this trawl: the wrapper runs the same
+    trawl (a cache is trusted by its own version only)."""
+    link = rctx.path(state + "/trawl")
+    return link.exists and str(link.realpath) == str(trawl.realpath)
+
 trawl_index = repository_rule(
     implementation = _trawl_index_impl,
     local = True,
     attrs = {
-        "_trawl": attr.label(default = Label("@trawl_tool//:trawl")),
-        "_indexer": attr.label(default = Label("@trawl_tool//:trawl-bazel-index")),
+        "_tool": attr.label(default = Label("@trawl_tool//:id")),
     },
 )
 
