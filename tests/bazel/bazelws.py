@@ -80,6 +80,7 @@ class Workspace:
         cmd = [binary] + self.startup(batch) + args
         e = dict(os.environ)
         e.pop("BAZEL_REAL", None)
+        e.pop("TRAWL_CHECKED", None)
         if env:
             e.update(env)
         p = subprocess.run(cmd, cwd=self.root, env=e, stdout=subprocess.PIPE,

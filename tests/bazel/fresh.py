@@ -16,7 +16,11 @@ the wrapper runs that one.
           rule runs again at every --batch command.
  batch    files added are seen by the next command, through the wrapper and
           also with the real binary called directly (the local rule runs
-          at each start of Bazel).
+          at each start of Bazel). Through the wrapper, a command after no
+          change takes the index kept under the stamp's digest (no process),
+          also after a command with the real binary, and after a change
+          undone; an edit of .bazelignore in place (no directory changes)
+          is indexed again; three indexes are kept.
  server   through the wrapper: a file added, a gitignored file added, a file
           removed, a directory added, the top .gitignore edited in place, a
           new package; calling the real binary directly bypasses the
@@ -104,16 +108,57 @@ def main():
             failed("%s: %r, expected %r (exit %d)%s" % (what, lines, want, p.returncode,
                    "" if p.returncode == 0 else "\n" + p.stderr.decode("latin-1")[-2000:]))
 
+    def indexed(what, want):
+        """How the last command's @trawl_index got its index.bzl: "kept" (a
+        link to the index kept in .trawl/ under the stamp's digest) or
+        "made" (the indexer ran)."""
+        p = os.path.join(ws.output_base, "external", "trawl_index", "index.bzl")
+        got = "made"
+        if os.path.islink(p):
+            target = os.readlink(p)
+            with open(ws.path(".trawl/stamp")) as f:
+                digest = f.read().strip()
+            got = "kept" if os.path.dirname(target) == ws.path(".trawl") and \
+                os.path.basename(target).startswith("index-%s-" % digest) else "link " + target
+        if got != want:
+            failed("%s: the index was %s, expected %s" % (what, got, want))
+
     # --batch
     fresh(["a.c"], ["a.c"], "batch, first command (trawl compiled by the repository rule)")
     if not os.path.islink(ws.path(".trawl/trawl")) or \
             "trawl_tool" not in os.readlink(ws.path(".trawl/trawl")):
         failed("the repository rule did not compile trawl")
+    indexed("batch, first command", "made")
+    fresh(["a.c"], ["a.c"], "batch, nothing changed")
+    indexed("batch, nothing changed", "kept")
     ws.write("p/b.c", b"")
     fresh(["a.c", "b.c"], ["a.c", "b.c"], "batch, a file added, through the wrapper")
+    indexed("batch, a file added", "made")
     ws.write("p/c.c", b"")
     fresh(["a.c", "b.c", "c.c"], ["a.c", "b.c", "c.c"], "batch, a file added, real binary",
           binary=REAL)
+    indexed("batch, real binary (no check: TRAWL_CHECKED unset)", "made")
+    fresh(["a.c", "b.c", "c.c"], ["a.c", "b.c", "c.c"], "batch, then through the wrapper")
+    indexed("batch, through the wrapper after the real binary", "kept")
+    os.remove(ws.path("p/c.c"))
+    fresh(["a.c", "b.c"], ["a.c", "b.c"], "batch, a file added and removed again")
+    indexed("batch, a change undone (the earlier answer's index)", "kept")
+    # .bazelignore decides as much as the tree: edited in place (no
+    # directory changes, the stamp stays), the index is made again.
+    ws.write("p/ign/x.c", b"")
+    ws.write(".bazelignore", b"nothing\n")
+    fresh(["a.c", "b.c", "ign/x.c"], ["a.c", "b.c", "ign/x.c"], "batch, .bazelignore naming nothing")
+    ws.write(".bazelignore", b"p/ign\n")
+    fresh(["a.c", "b.c"], ["a.c", "b.c"], "batch, .bazelignore edited in place")
+    indexed("batch, .bazelignore edited in place", "made")
+    os.remove(ws.path(".bazelignore"))
+    os.remove(ws.path("p/ign/x.c"))
+    os.rmdir(ws.path("p/ign"))
+    ws.write("p/c.c", b"")
+    fresh(["a.c", "b.c", "c.c"], ["a.c", "b.c", "c.c"], "batch, .bazelignore gone")
+    kept = [n for n in os.listdir(ws.path(".trawl")) if n.startswith("index-")]
+    if len(kept) != 3:
+        failed("indexes kept in .trawl/: %d, expected the newest 3: %r" % (len(kept), kept))
 
     # Facts of repository rules, in server mode.
     def probe(what, want_value, want_runs):
