@@ -3,13 +3,14 @@
 of one trawl_glob() query, interleaved, with the answers checked equal.
 
 usage: bench/bazel_ab.py OLD_CHECKOUT NEW_CHECKOUT [--runs N] [--workdir DIR]
-       [--trawl EXE]
+       [--trawl EXE] [--warm]
 
 The `repo` fixture is copied into WORKDIR/ws-old and WORKDIR/ws-new, each a
 workspace whose @trawl is one checkout (docs/bazel.md's setup, the given
 trawl, that checkout's tools/bazel wrapper), with the top BUILD file
 `trawl_glob(["**/*.ts", "**/*.tsx"], gitignore = True)`: the `trawl-gi` arm
-of bench/bazel_glob.py. Each run is `bazel --batch query` in one of them;
+of bench/bazel_glob.py. Each run is `bazel --batch query` in one of them (with
+--warm: a query in its running server, the BUILD file given a new comment);
 the order alternates. Prints the medians and the median of the rounds'
 differences (new - old). For a change to the Bazel rules or the indexer,
 where the full bench's arms cannot tell two commits apart.
@@ -47,9 +48,16 @@ def setup(workdir, arm, checkout, trawl):
     return ws, ob
 
 
-def query(ws, ob):
+def query(ws, ob, warm=False, n=0):
+    """One query; warm: in the workspace's server, the BUILD file given a new
+    comment first (so the package is evaluated again, as bazel_glob.py's warm
+    arms do)."""
+    if warm:
+        with open(os.path.join(ws, "BUILD"), "w") as f:
+            f.write("# run %d\n" % n + BUILD)
     t0 = time.perf_counter()
-    p = subprocess.run(["bazel", "--output_base=" + ob, "--batch", "query", "labels(srcs, //:srcs)"],
+    p = subprocess.run(["bazel", "--output_base=" + ob] + ([] if warm else ["--batch"]) +
+                       ["query", "labels(srcs, //:srcs)"],
                        cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seconds = time.perf_counter() - t0
     if p.returncode != 0:
@@ -65,6 +73,8 @@ def main():
     ap.add_argument("--runs", type=int, default=12)
     ap.add_argument("--workdir", default=os.path.join(CHECKOUT, "build", "bench-bazel-ab"))
     ap.add_argument("--trawl", default=os.path.join(CHECKOUT, "build", "plugins", "cli", "trawl"))
+    ap.add_argument("--warm", action="store_true",
+                    help="a server per workspace, kept running, instead of --batch")
     args = ap.parse_args()
     subprocess.run([sys.executable, os.path.join(HERE, "fixtures.py"), "--only", "repo"],
                    check=True, stdout=subprocess.DEVNULL)
@@ -80,11 +90,19 @@ def main():
         sys.exit("bazel_ab: the two answer differently (%d and %d paths)" % (
             len(answers["old"]), len(answers["new"])))
     times = {"old": [], "new": []}
+    if args.warm:
+        for a in arms:  # the servers started, everything loaded once
+            query(*arms[a], warm=True, n=-1)
     for r in range(args.runs):
         for a in (["old", "new"] if r % 2 else ["new", "old"]):
-            times[a].append(query(*arms[a])[0])
-    print("bazel_ab: %s, %d paths each, %d rounds, cold (--batch) seconds" % (
-        time.strftime("%Y-%m-%d %H:%M"), len(answers["old"]), args.runs))
+            times[a].append(query(*arms[a], warm=args.warm, n=r)[0])
+    if args.warm:
+        for ws, ob in arms.values():
+            subprocess.run(["bazel", "--output_base=" + ob, "shutdown"], cwd=ws,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    print("bazel_ab: %s, %d paths each, %d rounds, %s seconds" % (
+        time.strftime("%Y-%m-%d %H:%M"), len(answers["old"]), args.runs,
+        "warm (server)" if args.warm else "cold (--batch)"))
     for a in ("old", "new"):
         print("%s (%s): median %.3f; %s" % (a, getattr(args, a), statistics.median(times[a]),
                                           " ".join("%.2f" % x for x in times[a])))
