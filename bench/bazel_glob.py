@@ -28,7 +28,9 @@ and the wrapper, as a user runs it), measured two ways:
 Before timing, every arm's answer is checked: trawl equals native, trawl-gi
 equals native-scoped. Runs are interleaved (each round runs every arm once,
 in a rotating order); the table gives the median and the ratio to the arm
-it replaces. Prints a Markdown section for docs/benchmarks.md.
+it replaces, and a line the median of each round's difference between them
+(paired: what one round's load did to both). Prints a Markdown section for
+docs/benchmarks.md.
 """
 import argparse
 import os
@@ -152,6 +154,11 @@ def main():
         "%s cold %.3f, warm %.3f" % (a, med["cold"][a] - med["cold"]["empty"],
                                      med["warm"][a] - med["warm"]["empty"])
         for a in ARMS if a != "empty"))
+    out.append("")
+    out.append("Median of the rounds' differences (each round ran every arm once, back to back), s: " +
+               "; ".join("%s %s − %s %+.3f" % (m, a, vs[a], statistics.median(
+                   x - y for x, y in zip(times[m][a], times[m][vs[a]])))
+                         for m in ("cold", "warm") for a in vs))
     out.append("")
     out.append("Every run (s): " + "; ".join(
         "%s %s %s" % (m, a, " ".join("%.2f" % x for x in times[m][a]))
