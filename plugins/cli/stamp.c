@@ -16,16 +16,14 @@ stamp_bump(const char *path, const char *digest)
   size_t was_len = 0;
   bool ok = g_file_get_contents(path, &was, &was_len, NULL) && was_len == strlen(text) &&
             memcmp(was, text, was_len) == 0;
+  g_free(was);
   GError *error = NULL;
-  if (!ok && !g_file_set_contents(path, text, -1, &error)) {
+  if (!ok && !(ok = g_file_set_contents(path, text, -1, &error))) {
     fprintf(stderr, "trawl: --bump %s\n", error->message);
     g_error_free(error);
     if (unlink(path) != 0 && errno != ENOENT)
       fprintf(stderr, "trawl: --bump: removing %s: %s\n", path, g_strerror(errno));
-  } else {
-    ok = true;
   }
-  g_free(was);
   g_free(text);
   return ok;
 }
