@@ -200,26 +200,30 @@ def _prefix_range(items, prefix):
 def _split(joined):
     return joined.split("//") if joined else []
 
-def _expand(joined, prefix, direct):
-    """The paths of one key's group ("DIR//NAME/NAME//DIR//NAME", see
-    bazel/index.c) below prefix ("" or a directory ending in '/'); with
-    direct, only those in the prefix directory itself. In no particular
-    order. The work in Starlark is per directory, not per path: a
-    directory outside the prefix is skipped whole, and one replace() puts
-    its path before each of its names ("//DIR/NAME//DIR/NAME"), so that one
-    split() at the end makes the list."""
+def _expand(joined, key, numbered, prefix, direct):
+    """The paths of one key's group ("D//NAME/NAME//D//NAME", see
+    bazel/index.c: D a directory's number in the list numbered, "" for the
+    package's own; each NAME without ".KEY" where KEY is an extension)
+    below prefix ("" or a directory ending in '/'); with direct, only those
+    in the prefix directory itself. In no particular order. The work in
+    Starlark is per directory, not per path: a directory outside the prefix
+    is skipped whole, and one replace() puts its path before each of its
+    names and the extension after ("//DIR/NAME.KEY//DIR/NAME.KEY"), so that
+    one split() at the end makes the list."""
     parts = joined.split("//")
     here = prefix[:-1]
+    ext = "" if key == _HIDDEN or key == _NOEXT else "." + key
     chunks = []
     for i in range(0, len(parts) - 1, 2):
-        d = parts[i]
+        n = parts[i]
+        d = numbered[int(n)] if n else ""
         if direct:
             if d != here:
                 continue
         elif prefix and not (d + "/").startswith(prefix):
             continue
         lead = "//" + d + "/" if d else "//"
-        chunks.append(lead + parts[i + 1].replace("/", lead))
+        chunks.append(lead + parts[i + 1].replace("/", ext + lead) + ext)
     return "".join(chunks).split("//")[1:] if chunks else []
 
 def _keys_for(seg, kind, groups):
@@ -241,8 +245,9 @@ def _keys_for(seg, kind, groups):
             return [ext], tail == "." + ext
     return visible, False
 
-def _match_files(pattern, pat, groups):
-    """The files the include matches, sorted, and the keys they came from."""
+def _match_files(pattern, pat, groups, numbered):
+    """The files the include matches, sorted, and the keys they came from
+    (numbered: the package's directories, which the groups number)."""
     segs = pat.segs
     kinds = pat.kinds
     n = len(segs)
@@ -259,7 +264,7 @@ def _match_files(pattern, pat, groups):
         joined = groups.get(k)
         if not joined:
             return [], [k]
-        found = _expand(joined, pattern[:pattern.rfind("/") + 1], True)
+        found = _expand(joined, k, numbered, pattern[:pattern.rfind("/") + 1], True)
         return ([pattern] if pattern in found else []), [k]
 
     prefix = "/".join(segs[:lead]) + "/" if lead else ""
@@ -281,7 +286,7 @@ def _match_files(pattern, pat, groups):
     for k in keys:
         joined = groups.get(k)
         if joined:
-            found += _expand(joined, prefix, direct)
+            found += _expand(joined, k, numbered, prefix, direct)
     found = sorted(found)
     if exact:
         return found, keys
@@ -368,10 +373,11 @@ def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty 
                 "than the package. Run Bazel through tools/bazel (docs/bazel.md), or " +
                 "`bazel sync --only=trawl_index`.") % package)
     groups, dirs_joined = entry[0], entry[1]
+    numbered = _split(entry[1])
     if gitignore:
         groups = entry[2] if entry[2] != None else groups
         dirs_joined = entry[3] if entry[3] != None else dirs_joined
-    dirs = _split(dirs_joined) if exclude_directories == 0 else []
+    dirs = (numbered if dirs_joined == entry[1] else _split(dirs_joined)) if exclude_directories == 0 else []
 
     # A file has one key: when the includes took their files from keys no
     # other include took, their answers are disjoint, and one sort unites
@@ -380,7 +386,7 @@ def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty 
     seen_keys = {}
     disjoint = not dirs
     for i, p in enumerate(include):
-        got, keys = _match_files(p, compiled[i], groups)
+        got, keys = _match_files(p, compiled[i], groups, numbered)
         for k in keys:
             if k in seen_keys:
                 disjoint = False

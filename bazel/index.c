@@ -10,18 +10,22 @@
  *
  *   PACKAGES = {"pkg": (FILES, DIRS, GI_FILES, GI_DIRS), ...}
  *
- * FILES is a dict from a key of the file's base name (the text after its
- * last '.'; "/." for a name starting with '.'; "/" for a name without '.')
- * to the names, grouped by their directory relative to the package:
- * "DIR//NAME/NAME//DIR//NAME" (no path holds "//", no name "/"). DIRS is
- * the directories, sorted bytewise and joined by "//". A pattern's last
- * segment picks the keys it can match (`*.ts` needs only "ts") and its
+ * DIRS is the package's directories (relative to it, the package's own
+ * left out), sorted bytewise and joined by "//". FILES is a dict from a key
+ * of the file's base name (the text after its last '.'; "/." for a name
+ * starting with '.'; "/" for a name without '.') to the names, grouped by
+ * their directory: "D//NAME/NAME//D//NAME", where D is the directory's
+ * position in DIRS, in decimal, or empty for the package's own (no path
+ * holds "//", no name "/"). Under a key of the first kind, a name is
+ * written without ".KEY", which every one of them ends with. A pattern's
+ * last segment picks the keys it can match (`*.ts` needs only "ts") and its
  * literal leading directories the directories, so trawl_glob() touches only
- * the paths it may return. Each directory is written once per key: the
- * index of the `repo` fixture is 1.4 MB rather than 3.4 MB with one path per file,
- * and Bazel's cost to read it grows with its size (docs/bazel.md).
- * GI_* are the same for the gitignore view, or None when equal to the full
- * view. Every byte outside printable ASCII, and '"' and '\', is written as an
+ * the paths it may return. Bazel's cost to read the index grows with its
+ * size (docs/bazel.md), so each directory is written once per key, and as
+ * a number: the `repo` fixture's is 0.7 MB, where one path per file made
+ * 3.4 MB and one directory path per key 1.4 MB.
+ * GI_FILES and GI_DIRS are the same for the gitignore view (GI_FILES's
+ * numbers still count in DIRS), or None when equal to the full view. Every byte outside printable ASCII, and '"' and '\', is written as an
  * octal escape: the file is ASCII, and no file name can change its meaning.
  * The output holds no absolute path and no time, and is a function of the
  * tree alone (packages, keys and paths in bytewise order).
@@ -752,12 +756,31 @@ cmp_key_entry(const void *x, const void *y)
   return cmp_bytes(a->rel, a->rel_len, b->rel, b->rel_len);
 }
 
-/* Writes FILES for the entries es[0..n): {"key": "DIR//NAME/NAME//DIR//NAME"},
- * each key's names grouped under their directory ("" for the package's
- * own). No path holds "//" and no name "/", so glob.bzl splits them back
- * apart; a directory is written once however many names it holds. */
+/* The position of directory d[0..n) among the package's DIRS (sorted),
+ * which holds every directory a file of the package is in. */
+static size_t
+dir_number(const char *d, size_t n, const entry *dirs, size_t nd)
+{
+  size_t lo = 0, hi = nd;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = cmp_bytes(dirs[mid].rel, dirs[mid].rel_len, d, n);
+    if (c == 0)
+      return mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  fail(3, "a file's directory '%.*s' is not among its package's directories", (int)n, d);
+  return 0;
+}
+
+/* Writes FILES for the entries es[0..n) (see the top): each key's names
+ * grouped under the number of their directory in dirs[0..nd), "" for the
+ * package's own, the key's ".KEY" left off the names. */
 static void
-write_files(buf *b, entry *es, size_t n)
+write_files(buf *b, entry *es, size_t n, const entry *dirs, size_t nd)
 {
   entry **order = malloc((n ? n : 1) * sizeof *order);
   if (!order)
@@ -773,6 +796,9 @@ write_files(buf *b, entry *es, size_t n)
     buf_byte(b, '"');
     starlark_bytes(b, order[i]->key, order[i]->key_len);
     buf_str(b, "\": \"");
+    /* "/." and "/" are no extension; "" (a name ending in '.') is. */
+    const size_t strip =
+      order[i]->key_len && order[i]->key[0] == '/' ? 0 : order[i]->key_len + 1;
     const entry *dir = NULL;
     for (; j < n && order[j]->key_len == order[i]->key_len &&
            memcmp(order[j]->key, order[i]->key, order[i]->key_len) == 0; j++) {
@@ -782,13 +808,17 @@ write_files(buf *b, entry *es, size_t n)
       if (!dir || dir->dir_len != dl || memcmp(dir->rel, e->rel, dl) != 0) {
         if (dir)
           buf_str(b, "//");
-        starlark_bytes(b, e->rel, dl);
+        if (dl) {
+          char num[24];
+          snprintf(num, sizeof num, "%zu", dir_number(e->rel, dl, dirs, nd));
+          buf_str(b, num);
+        }
         buf_str(b, "//");
         dir = e;
       } else {
         buf_byte(b, '/');
       }
-      starlark_bytes(b, e->rel + skip, e->rel_len - skip);
+      starlark_bytes(b, e->rel + skip, e->rel_len - skip - strip);
     }
     buf_byte(b, '"');
     i = j;
@@ -944,7 +974,7 @@ range_of(const entry_list *l, uint32_t k, size_t *lo, size_t *hi, size_t *cursor
 
 /* ---- writing -------------------------------------------------------- */
 
-/* Writes O to PATH: beside it, then renamed over it, so that a reader sees
+/* Writes O to FILE: beside it, then renamed over it, so that a reader sees
  * the old file or the new one. */
 static void
 write_file(const char *file, const buf *o)
@@ -1147,7 +1177,7 @@ main(int argc, char **argv)
   buf o = {0};
   buf_str(&o, "# Generated by trawl-bazel-index (trawl's bazel/index.c) for trawl_glob():\n"
               "# every package's files and directories. Do not edit.\n"
-              "FORMAT = 1\n"
+              "FORMAT = 2\n"
               "PACKAGES = {\n");
   size_t cf = 0, cd = 0, cgf = 0, cgd = 0;
   for (uint32_t k = 0; k < pkgs.n; k++) {
@@ -1159,14 +1189,14 @@ main(int argc, char **argv)
     buf_str(&o, "    \"");
     starlark_bytes(&o, pkgs.v[k].p, pkgs.v[k].n);
     buf_str(&o, "\": (");
-    write_files(&o, files.v + f0, f1 - f0);
+    write_files(&o, files.v + f0, f1 - f0, dirs.v + d0, d1 - d0);
     buf_str(&o, ", ");
     write_dirs(&o, dirs.v + d0, d1 - d0);
     buf_str(&o, ", ");
     if (same_entries(files.v + f0, f1 - f0, gi_files.v + gf0, gf1 - gf0))
       buf_str(&o, "None");
     else
-      write_files(&o, gi_files.v + gf0, gf1 - gf0);
+      write_files(&o, gi_files.v + gf0, gf1 - gf0, dirs.v + d0, d1 - d0);
     buf_str(&o, ", ");
     if (same_entries(dirs.v + d0, d1 - d0, gi_dirs.v + gd0, gd1 - gd0))
       buf_str(&o, "None");
