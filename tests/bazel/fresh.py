@@ -25,7 +25,9 @@ the wrapper runs that one.
           removed, a directory added, the top .gitignore edited in place, a
           new package; calling the real binary directly bypasses the
           wrapper and the answer is the old one (as docs/bazel.md says),
-          until the next command through the wrapper.
+          until `sync` (which indexes: the wrapper's TRAWL_CHECKED is in
+          the command's environment, not the server's) or the next command
+          through the wrapper.
 """
 import os
 import subprocess
@@ -195,6 +197,13 @@ def main():
     fresh(abc + ["e.gen.c", "sub/f.c"], abc + ["sub/f.c"],
           "server, the real binary called directly (bypass: the old answer)", binary=REAL,
           batch=False)
+    # TRAWL_CHECKED is the command's environment, not the server's (which a
+    # command through the wrapper started): `sync` with the real binary
+    # indexes, it does not take the kept index of the last check.
+    ws.bazel(["sync", "--only=trawl_index"], batch=False, binary=REAL, check=0)
+    indexed("server, sync with the real binary", "made")
+    fresh(abc + ["e.gen.c", "g.c", "sub/f.c"], abc + ["g.c", "sub/f.c"],
+          "server, after sync with the real binary", binary=REAL, batch=False)
     fresh(abc + ["e.gen.c", "g.c", "sub/f.c"], abc + ["g.c", "sub/f.c"],
           "server, the next command through the wrapper", batch=False)
     with open(ws.path(".gitignore"), "ab") as f:
