@@ -313,6 +313,18 @@ TEST(Cache, ChangesAndDigest)
   const std::string before = digest();
   EXPECT_EQ(before.size(), 64u);
   EXPECT_EQ(digest(), before) << "the same answers, another digest";
+  {
+    // The streaming form (trawl batch --bump) makes the same digest.
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    ASSERT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+    trawl_digest *d = trawl_digest_new();
+    for (const std::string &r : f.results(0))
+      trawl_digest_result(d, r.data(), r.size());
+    trawl_digest_end_query(d);
+    char *hex = trawl_digest_finish(d);
+    EXPECT_EQ(std::string(hex), before) << "streamed, another digest";
+    g_free(hex);
+  }
   add_file(tmp / "tree", "lib/b.c");
   add_file(tmp / "tree", "src/d/z.c");
   unlink((tmp / "tree/src/c.c").c_str());
