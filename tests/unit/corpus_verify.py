@@ -15,7 +15,16 @@ Every match row whose answer a real tool can give is replayed through it:
       when git selects it for any alternative;
   cmake rows (without icase):
       files are created in a scratch directory and listed with
-      `file(GLOB res LIST_DIRECTORIES false RELATIVE dir "dir/PAT")`.
+      `file(GLOB res LIST_DIRECTORIES false RELATIVE dir "dir/PAT")`;
+  bazel rows (without icase):
+      each row's path is created as a file in a package of its own and as a
+      directory in another, in one scratch workspace, and `glob([PAT])` (with
+      exclude_directories = 0 for the directory) is asked in one `bazel
+      --batch query` (Bazel 4.2.3, Debian's); the row's path is selected when
+      either selects it. A pattern Bazel rejects fails
+      its package only, and its rows are counted as skipped with the reason
+      (Bazel 4.2.3 forbids '?' in glob()'s includes: a known difference,
+      docs/patterns.md).
 
 Rows a tool cannot answer are counted as skipped, with the reason: a path
 that cannot be a file (NUL, empty, '.', '..' or '.git' components), and the
@@ -27,8 +36,8 @@ bytes before the first wildcard, then runs wildmatch on the rest, so in
 docs/patterns.md keeps those out of the dialect.
 
 Exit status: 0 all checked rows agree, 1 a row disagrees, 77 (skip) when
-neither git nor cmake is installed (the rows of a missing tool are counted
-as skipped). Standard library only.
+neither git nor cmake nor bazel is installed (the rows of a missing tool are
+counted as skipped). Standard library only.
 """
 
 import os
@@ -196,6 +205,32 @@ def make_tree(root, paths):
             pass
 
 
+def starlark_bytes(b):
+    """A Starlark string literal whose text is the bytes B (Bazel reads a BUILD
+    file as Latin-1: one character per byte)."""
+    out = []
+    for c in b:
+        ch = chr(c)
+        if ch in "\\\"":
+            out.append("\\" + ch)
+        elif 0x20 <= c < 0x7f:
+            out.append(ch)
+        else:
+            out.append("\\%03o" % c)
+    return '"' + "".join(out) + '"'
+
+
+def bazel_problem(row):
+    pat, path = row.pattern, row.args[0]
+    if row.icase:
+        return "icase (glob() has none)"
+    if not pat or b"\0" in pat:
+        return "pattern not expressible"
+    if any(c in (b"BUILD", b"BUILD.bazel", b"WORKSPACE") for c in components(path)):
+        return "path names a BUILD or WORKSPACE file"
+    return None
+
+
 class Row1:
     """ROW with its pattern replaced by one brace alternative."""
 
@@ -210,6 +245,7 @@ class Checker:
         self.verbose = verbose
         self.have_git = shutil.which("git") is not None
         self.have_cmake = shutil.which("cmake") is not None
+        self.have_bazel = shutil.which("bazel") is not None
         self.checked = Counter()
         self.skipped = Counter()
         self.failures = []
@@ -306,6 +342,7 @@ class Checker:
     def run(self, rows):
         git_groups = OrderedDict()
         cmake_groups = OrderedDict()
+        bazel_rows = []
         for r in rows:
             if r.kind != "match":
                 continue
@@ -335,13 +372,73 @@ class Checker:
                     self.skipped["cmake: not installed"] += 1
                     continue
                 cmake_groups.setdefault((r.pattern, r.icase), []).append(r)
+            elif r.dialect == "bazel":
+                why = file_path_problem(r.args[0]) or bazel_problem(r)
+                if why:
+                    self.skipped["bazel: " + why] += 1
+                    continue
+                if not self.have_bazel:
+                    self.skipped["bazel: not installed"] += 1
+                    continue
+                bazel_rows.append(r)
             else:
                 self.skipped["%s: no reference tool%s" % (
                     r.dialect, " (icase with classes or escapes)" if r.dialect == "trawl" else "")] += 1
         self.run_groups("git", git_groups, self.git_tree, self.git_select_many)
         self.run_groups("cmake", cmake_groups, self.cmake_tree,
                         lambda tree, keys: self.cmake_select_many(tree, [k[0] for k in keys]))
+        self.run_bazel(bazel_rows)
 
+
+    def bazel_select(self, rows):
+        """Two packages per row, one `bazel --batch query` for them all: the
+        path as a file, asked with glob([PAT]), and as a directory, asked with
+        exclude_directories = 0. A row's answer is whether either selects it
+        (a match row says nothing of the path's type; glob() selects `a` for
+        `a/**` only when `a` is a directory), or None when Bazel failed the
+        packages."""
+        ws = self.scratch()
+        base = self.scratch()
+        with open(os.path.join(ws, b"WORKSPACE"), "wb"):
+            pass
+        for i, r in enumerate(rows):
+            for kind in ("f", "d"):
+                pkg = os.path.join(ws, b"p%d%s" % (i, kind.encode()))
+                if kind == "f":
+                    make_tree(pkg, [r.args[0]])
+                else:
+                    os.makedirs(os.path.join(pkg, r.args[0]))
+                with open(os.path.join(pkg, b"BUILD"), "w", encoding="latin-1") as f:
+                    f.write('print("ROW %d", %s in glob([%s], exclude_directories = %d))\n' % (
+                        i, starlark_bytes(r.args[0]), starlark_bytes(r.pattern),
+                        1 if kind == "f" else 0))
+        p = subprocess.run(["bazel", b"--output_user_root=" + os.path.join(base, b"root"),
+                            b"--output_base=" + os.path.join(base, b"ob"), "--batch", "query",
+                            "--keep_going", "//...:all"],
+                           cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           stdin=subprocess.DEVNULL, env=self.env)
+        got = {}
+        for line in p.stderr.split(b"\n"):
+            at = line.find(b": ROW ")
+            if line.startswith(b"DEBUG: ") and at >= 0:
+                i, answer = line[at + 6:].split(b" ")
+                got[int(i)] = got.get(int(i), False) or answer == b"True"
+        if not got and p.returncode != 0:
+            raise RuntimeError("bazel failed: %r" % p.stderr[-2000:])
+        return [got.get(i) for i in range(len(rows))]
+
+    def run_bazel(self, rows):
+        for r, got in zip(rows, self.bazel_select(rows) if rows else []):
+            if got is None:
+                self.skipped["bazel: Bazel 4.2.3 rejects the pattern"] += 1
+                continue
+            self.checked["bazel:bazel"] += 1
+            if got != r.args[1]:
+                self.failures.append("%s: bazel says %s for pattern %s path %s (corpus expects %s)" % (
+                    r.where, "yes" if got else "no", trawl_corpus.encode_field(r.pattern),
+                    trawl_corpus.encode_field(r.args[0]), "yes" if r.args[1] else "no"))
+            elif self.verbose:
+                print("ok bazel %s" % (r,))
 
     def close(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -351,8 +448,8 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    if not shutil.which("git") and not shutil.which("cmake"):
-        print("neither git nor cmake is installed: skipping")
+    if not any(shutil.which(t) for t in ("git", "cmake", "bazel")):
+        print("neither git nor cmake nor bazel is installed: skipping")
         return SKIP
     rows = trawl_corpus.load(argv[1])
     checker = Checker("--verbose" in argv[2:])
