@@ -339,6 +339,14 @@ class Checker:
                 elif self.verbose:
                     print("ok %s %s" % (tool, r))
 
+    def admitted(self, tool, why, have):
+        """Whether TOOL can answer a row: not when WHY says why not, or TOOL
+        is not installed (counted as skipped, with the reason)."""
+        if why or not have:
+            self.skipped["%s: %s" % (tool, why or "not installed")] += 1
+            return False
+        return True
+
     def run(self, rows):
         git_groups = OrderedDict()
         cmake_groups = OrderedDict()
@@ -356,31 +364,16 @@ class Checker:
                 why = file_path_problem(r.args[0])
                 for a in alts:
                     why = why or git_pathspec_problem(Row1(a, r))
-                if why:
-                    self.skipped["git: " + why] += 1
-                    continue
-                if not self.have_git:
-                    self.skipped["git: not installed"] += 1
-                    continue
-                git_groups.setdefault((tuple(alts), r.icase), []).append(r)
+                if self.admitted("git", why, self.have_git):
+                    git_groups.setdefault((tuple(alts), r.icase), []).append(r)
             elif r.dialect == "cmake":
                 why = file_path_problem(r.args[0]) or cmake_problem(r)
-                if why:
-                    self.skipped["cmake: " + why] += 1
-                    continue
-                if not self.have_cmake:
-                    self.skipped["cmake: not installed"] += 1
-                    continue
-                cmake_groups.setdefault((r.pattern, r.icase), []).append(r)
+                if self.admitted("cmake", why, self.have_cmake):
+                    cmake_groups.setdefault((r.pattern, r.icase), []).append(r)
             elif r.dialect == "bazel":
                 why = file_path_problem(r.args[0]) or bazel_problem(r)
-                if why:
-                    self.skipped["bazel: " + why] += 1
-                    continue
-                if not self.have_bazel:
-                    self.skipped["bazel: not installed"] += 1
-                    continue
-                bazel_rows.append(r)
+                if self.admitted("bazel", why, self.have_bazel):
+                    bazel_rows.append(r)
             else:
                 self.skipped["%s: no reference tool%s" % (
                     r.dialect, " (icase with classes or escapes)" if r.dialect == "trawl" else "")] += 1
