@@ -683,9 +683,9 @@ load(struct ignore_ctx *ctx, int dirfd, const char *name, bool nofollow, const c
   int err = ignore_file_read(dirfd, name, nofollow, source, &f);
   if (err != 0 && err != ENOENT && err != ENOTDIR && ctx->problem) {
     /* Once per file, however many start directories lead through it. */
-    g_mutex_lock(&ctx->report_lock);
+    pthread_mutex_lock(&ctx->report_lock);
     bool first = g_hash_table_add(ctx->reported, g_strdup(source));
-    g_mutex_unlock(&ctx->report_lock);
+    pthread_mutex_unlock(&ctx->report_lock);
     if (first)
       ctx->problem(ctx->problem_data, source, err);
   }
@@ -698,14 +698,14 @@ global_file(struct ignore_ctx *ctx, const char *path)
 {
   if (path == NULL)
     return NULL;
-  g_mutex_lock(&ctx->lock);
+  pthread_mutex_lock(&ctx->lock);
   struct ignore_file *f = NULL;
   if (!g_hash_table_lookup_extended(ctx->globals, path, NULL, (gpointer *)&f)) {
     f = load(ctx, AT_FDCWD, path, false, path);
     g_hash_table_insert(ctx->globals, g_strdup(path), f);
   }
   ignore_file_ref(f);
-  g_mutex_unlock(&ctx->lock);
+  pthread_mutex_unlock(&ctx->lock);
   return f;
 }
 
@@ -948,8 +948,8 @@ ignore_ctx_init(struct ignore_ctx *ctx, unsigned flags, int root_fd, const char 
   ctx->flags = flags;
   ctx->problem = problem;
   ctx->problem_data = problem_data;
-  g_mutex_init(&ctx->lock);
-  g_mutex_init(&ctx->report_lock);
+  pthread_mutex_init(&ctx->lock, NULL);
+  pthread_mutex_init(&ctx->report_lock, NULL);
   ctx->globals = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                        (GDestroyNotify)ignore_file_unref);
   ctx->reported = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -999,8 +999,8 @@ ignore_ctx_clear(struct ignore_ctx *ctx)
     g_ptr_array_unref(ctx->custom);
   g_hash_table_unref(ctx->globals);
   g_hash_table_unref(ctx->reported);
-  g_mutex_clear(&ctx->lock);
-  g_mutex_clear(&ctx->report_lock);
+  pthread_mutex_destroy(&ctx->lock);
+  pthread_mutex_destroy(&ctx->report_lock);
   g_free(ctx->root_abs);
   g_free(ctx->top);
   g_free(ctx->prefix);

@@ -17,6 +17,7 @@
 #ifndef TRAWL_IGNORE_H
 #define TRAWL_IGNORE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -168,9 +169,10 @@ struct ignore_ctx {
   size_t plen;
   struct ignore_frame *above;  /* the frames of the directories above the root, or NULL */
   GPtrArray *custom;           /* struct ignore_file * added by the caller, relative to the root */
-  GMutex lock;                 /* guards GLOBALS (held while one is read) */
+  pthread_mutex_t lock;        /* guards GLOBALS (held while one is read); pthread's,
+                                  as in sched.c: TSan cannot see a GMutex */
   GHashTable *globals;         /* excludes file path -> struct ignore_file * (or a NULL value) */
-  GMutex report_lock;          /* guards REPORTED */
+  pthread_mutex_t report_lock; /* guards REPORTED */
   GHashTable *reported;        /* sources of the problems reported */
   ignore_problem_fn problem;
   void *problem_data;
