@@ -12,9 +12,31 @@ function(_trawl_probe out exe)
   endif()
 endfunction()
 
-# Compile trawl with the project's C compiler: the README's one command,
-# into the build directory, again only when a source is newer or the
-# compiler changed.
+# Where a trawl compiled here is kept: once per machine and user, keyed by
+# what went into it, so that every build directory of every project shares
+# it. TRAWL_CACHE_DIR, else $XDG_CACHE_HOME/trawl, else ~/.cache/trawl; the
+# build directory when none of these can be had.
+function(_trawl_cache_dir out)
+  if(TRAWL_CACHE_DIR)
+    set(dir "${TRAWL_CACHE_DIR}")
+  elseif(NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+    set(dir "$ENV{XDG_CACHE_HOME}/trawl")
+  elseif(NOT "$ENV{HOME}" STREQUAL "")
+    set(dir "$ENV{HOME}/.cache/trawl")
+  else()
+    set(dir "${CMAKE_BINARY_DIR}/CMakeFiles/trawl")
+  endif()
+  set(${out} "${dir}" PARENT_SCOPE)
+endfunction()
+
+# Compile trawl with the project's C compiler: the README's one command, once
+# per machine. The binary is kept under the cache directory in a folder
+# named by the SHA-1 of the command and of every source and header it reads,
+# so that the same checkout (or another of the same sources) with the same
+# compiler finds it there, and a change to either compiles it again. The
+# compiler writes a file of its own beside it, renamed into place when done:
+# a configure racing this one either finds no binary and compiles too, or
+# finds the whole of one (rename(2) is atomic; both are the same program).
 function(_trawl_build out)
   get_property(module_dir GLOBAL PROPERTY _TRAWL_MODULE_DIR)
   set(top "${module_dir}/..")
@@ -44,34 +66,38 @@ function(_trawl_build out)
       "(Debian: apt-get install pkg-config libglib2.0-dev libxxhash-dev), or " ${how} ".")
   endif()
   file(GLOB sources "${top}/libcore/src/*.c" "${top}/plugins/cli/*.c")
-  set(dir "${CMAKE_BINARY_DIR}/CMakeFiles/trawl/bin")
-  set(exe "${dir}/trawl")
+  file(GLOB headers "${top}/libcore/src/*.h" "${top}/libcore/include/trawl/*.h"
+       "${top}/plugins/cli/*.h")
   set(command "${CMAKE_C_COMPILER}" -std=c11 -O2 ${sources} "-I${top}/libcore/include"
-              ${_TRAWL_GLIB_CFLAGS} -o "${exe}.new" ${_TRAWL_GLIB_LDFLAGS})
-  string(SHA1 recipe "${command}")
-  set(fresh FALSE)
-  if(EXISTS "${exe}" AND EXISTS "${dir}/recipe")
-    file(READ "${dir}/recipe" was)
-    if("${was}" STREQUAL recipe)
-      set(fresh TRUE)
-      foreach(s IN LISTS sources)
-        if("${s}" IS_NEWER_THAN "${exe}")
-          set(fresh FALSE)
-        endif()
-      endforeach()
-    endif()
-  endif()
-  if(NOT fresh)
+              ${_TRAWL_GLIB_CFLAGS} ${_TRAWL_GLIB_LDFLAGS})
+  # The key: the command (the compiler, its version, GLib's flags) and what
+  # every file it reads holds, by name relative to the checkout.
+  set(recipe "${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}\n${command}\n")
+  foreach(f IN LISTS sources headers)
+    file(SHA1 "${f}" h)
+    file(RELATIVE_PATH r "${top}" "${f}")
+    string(APPEND recipe "${h} ${r}\n")
+  endforeach()
+  string(REPLACE "${top}" "<top>" recipe "${recipe}")
+  string(SHA1 key "${recipe}")
+  _trawl_cache_dir(cache)
+  set(dir "${cache}/cmake/${key}")
+  set(exe "${dir}/trawl")
+  if(NOT EXISTS "${exe}")
     file(MAKE_DIRECTORY "${dir}")
-    message(STATUS "trawl_glob: building trawl with ${CMAKE_C_COMPILER}")
-    execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+    string(RANDOM LENGTH 12 tag)
+    set(tmp "${exe}.${tag}.tmp")
+    message(STATUS "trawl_glob: building trawl with ${CMAKE_C_COMPILER} into ${dir}")
+    execute_process(COMMAND ${command} -o "${tmp}"
+      RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
     if(NOT rc EQUAL 0)
+      file(REMOVE "${tmp}")
       message(FATAL_ERROR "trawl_glob: building trawl with ${CMAKE_C_COMPILER} failed (${rc}):\n"
         "${log}\nIt needs a C11 compiler, GLib 2.68 or newer and xxhash.h (Debian: apt-get "
         "install gcc pkg-config libglib2.0-dev libxxhash-dev); or " ${how} ".")
     endif()
-    file(RENAME "${exe}.new" "${exe}")
     file(WRITE "${dir}/recipe" "${recipe}")
+    file(RENAME "${tmp}" "${exe}")
   endif()
   set(${out} "${exe}" PARENT_SCOPE)
 endfunction()

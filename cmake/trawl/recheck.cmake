@@ -137,11 +137,27 @@ endfunction()
 
 function(_trawl_finish)
   _trawl_state(state)
-  get_property(used GLOBAL PROPERTY _TRAWL_USED)
-  get_property(prefetched GLOBAL PROPERTY _TRAWL_PREFETCHED)
   set_property(GLOBAL PROPERTY _TRAWL_FINISHED TRUE)
   get_property(problems GLOBAL PROPERTY _TRAWL_PREFETCH_PROBLEMS)
+
+  # The queries of the calls without CONFIGURE_DEPENDS, for the next
+  # configure to ask first, in one process (_trawl_prefetch).
+  get_property(used GLOBAL PROPERTY _TRAWL_USED_configure)
+  get_property(prefetched GLOBAL PROPERTY _TRAWL_PREFETCHED_configure)
+  if(NOT "${used}" STREQUAL "${prefetched}")
+    _trawl_write_queries("${state}/configure-queries.jsonl" ${used})
+    file(WRITE "${state}/configure-queries.cmake" "set(_TRAWL_PREV_KEYS ${used})\n")
+  endif()
+
+  get_property(used GLOBAL PROPERTY _TRAWL_USED_recheck)
+  get_property(prefetched GLOBAL PROPERTY _TRAWL_PREFETCHED_recheck)
   if(NOT used)
+    if(prefetched)
+      file(WRITE "${state}/queries.cmake" "set(_TRAWL_PREV_KEYS)\n")
+    endif()
+    if(NOT "${problems}" STREQUAL "")
+      message(WARNING "trawl_glob: ${problems}")
+    endif()
     return()
   endif()
 

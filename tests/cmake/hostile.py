@@ -121,7 +121,7 @@ def test_names(tmp, trawl, module):
 def test_unlistable(tmp, trawl, module):
     base = os.path.join(tmp, "unlistable")
     make_files(os.path.join(base, "d"), [b"ok.c"] + UNLISTABLE)
-    project(base, module, "trawl_glob(t GLOB d/*)\n")
+    project(base, module, "trawl_glob(t GLOB CONFIGURE_DEPENDS d/*)\n")
     rc, out = configure(base, os.path.join(tmp, "u-build"), "Ninja", "-DTRAWL_EXECUTABLE=" + trawl)
     named = all(os.fsdecode(n).replace("\\", "\\\\" if False else "\\") .split("\n")[0] in out
                 for n in [b"a;b.c", b"br[==[x.c", b"y].c"])
@@ -136,6 +136,16 @@ def test_unlistable(tmp, trawl, module):
           (rc, "left out" in out, "a;b.c" in out,
            read_dump(out_t) if rc == 0 else None),
           (0, True, True, [os.path.join(os.fsencode(base), b"d", b"ok.c")]))
+    # A call that asks nothing of trawl is file() itself (docs/cmake.md):
+    # the same list, cut at the ';' as file() cuts it, and no error.
+    out_f = os.path.join(tmp, "dump-uf")
+    os.makedirs(out_f)
+    project(base, module, "trawl_glob(t GLOB d/*)\nfile(GLOB f d/*)\n" + dump("t", out_t) +
+            dump("f", out_f))
+    rc, out = configure(base, os.path.join(tmp, "u-build3"), "Ninja",
+                        "-DTRAWL_EXECUTABLE=/nonexistent")
+    check("a call with nothing beyond file() is file(): its list, and no trawl run",
+          (rc, read_dump(out_t) if rc == 0 else None), (0, read_dump(out_f) if rc == 0 else 1))
 
 
 def test_odd_directory(tmp, trawl, module):
@@ -189,11 +199,14 @@ def test_no_trawl(tmp, src):
     env = dict(os.environ, PATH="/usr/bin:/bin")
     base = os.path.join(tmp, "cxx")
     os.makedirs(os.path.join(base, "src"))
-    project(base, module, "trawl_glob(x GLOB src/*)\n", langs="CXX")
+    project(base, module, "trawl_glob(x GLOB CONFIGURE_DEPENDS src/*)\n", langs="CXX")
     rc, out = configure(base, os.path.join(tmp, "cxx-build"), "Ninja", env=env)
     out = flat(out)
     check("C++-only project, no trawl: an error saying to install trawl or enable C",
           (rc != 0, "does not enable C" in out, "install trawl" in out), (True, True, True))
+    project(base, module, "trawl_glob(x GLOB src/*)\n", langs="CXX")
+    rc, out = configure(base, os.path.join(tmp, "cxx-plain-build"), "Ninja", env=env)
+    check("... a call with nothing beyond file() needs no trawl", rc, 0)
 
     wrapper = os.path.join(tmp, "fussy-cc")
     with open(wrapper, "w") as f:
@@ -202,7 +215,7 @@ def test_no_trawl(tmp, src):
     os.chmod(wrapper, 0o755)
     base = os.path.join(tmp, "fussy")
     os.makedirs(os.path.join(base, "src"))
-    project(base, module, "trawl_glob(x GLOB src/*)\n")
+    project(base, module, "trawl_glob(x GLOB CONFIGURE_DEPENDS src/*)\n")
     rc, out = configure(base, os.path.join(tmp, "fussy-build"), "Ninja",
                         "-DCMAKE_C_COMPILER=" + wrapper, env=env)
     out = flat(out)

@@ -36,6 +36,7 @@ checkout's cmake/Trawl.cmake (there, once, with no trawl given: the module
 compiles trawl with the project's C compiler), add_subdirectory(), and
 FetchContent (FETCHCONTENT_SOURCE_DIR_TRAWL pointing at the checkout: no
 network)."""
+import glob
 import os
 import shutil
 import subprocess
@@ -98,8 +99,10 @@ class Project:
             self.args.append("-DFETCHCONTENT_SOURCE_DIR_TRAWL=" + src)
         if how != "package" and not build_trawl:
             self.args.append("-DTRAWL_EXECUTABLE=" + trawl)
-        # No trawl on the PATH: the module must find its own.
-        self.env = dict(os.environ, PATH="/usr/local/bin:/usr/bin:/bin")
+        # No trawl on the PATH: the module must find its own; a trawl it
+        # compiles is kept in this test's own cache directory.
+        self.env = dict(os.environ, PATH="/usr/local/bin:/usr/bin:/bin",
+                        XDG_CACHE_HOME=os.path.join(tmp, "xdg-cache"))
 
     def configure(self):
         return run(self.args, env=self.env)
@@ -270,6 +273,53 @@ def watched_names(tmp, src, trawl):
           (rc, reconfigured(out), q.program()), (0, True, "43"))
 
 
+def compiled_once(tmp, src):
+    """The module compiles trawl once per machine: a second build directory
+    of another project finds it in the cache; two configures that race on an
+    empty cache both succeed and leave one binary; a changed source compiles
+    it again."""
+    cache = os.path.join(tmp, "race-cache")
+    projects = []
+    for n in range(3):
+        d = os.path.join(tmp, "once%d" % n)
+        write(os.path.join(d, "src", "a.c"), "int main(void) { return 0; }\n")
+        write(os.path.join(d, "CMakeLists.txt"),
+              "cmake_minimum_required(VERSION 3.20)\nproject(once C)\n"
+              "include(%s/cmake/Trawl.cmake)\n"
+              "trawl_glob(srcs GLOB CONFIGURE_DEPENDS src/*.c)\n"
+              "add_executable(app ${srcs})\n" % src)
+        projects.append(d)
+    env = dict(os.environ, PATH="/usr/bin:/bin", XDG_CACHE_HOME=cache)
+    racers = [subprocess.Popen(["cmake", "-S", d, "-B", d + "-build", "-G", "Ninja"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+              for d in projects[:2]]
+    outs = [r.communicate()[0].decode("utf-8", "replace") for r in racers]
+    left = sorted(os.listdir(glob.glob(os.path.join(cache, "trawl", "cmake", "*"))[0]))
+    check("two configures racing on an empty cache: both succeed, one trawl, no temporary left",
+          ([r.returncode for r in racers], left), ([0, 0], ["recipe", "trawl"]))
+    if any(r.returncode for r in racers):
+        print("\n".join(outs))
+    rc, out = run(["cmake", "-S", projects[2], "-B", projects[2] + "-build", "-G", "Ninja"],
+                  env=env)
+    check("a third build directory finds it: nothing compiled",
+          (rc, "building trawl" in out), (0, False))
+    rc, out = run(["ninja", "-C", projects[2] + "-build"], env=env)
+    check("... and builds", rc, 0)
+    # Another checkout of the same sources, one of them changed: compiled again.
+    copy = os.path.join(tmp, "trawl-copy")
+    for part in ("cmake", "libcore", "plugins/cli"):
+        shutil.copytree(os.path.join(src, part), os.path.join(copy, part))
+    with open(os.path.join(copy, "plugins", "cli", "main.c"), "a") as f:
+        f.write("/* changed */\n")
+    with open(os.path.join(projects[2], "CMakeLists.txt")) as f:
+        text = f.read().replace(src + "/cmake", copy + "/cmake")
+    write(os.path.join(projects[2], "CMakeLists.txt"), text)
+    rc, out = run(["cmake", "-S", projects[2], "-B", projects[2] + "-b2", "-G", "Ninja"], env=env)
+    check("a changed source is compiled again, beside the first",
+          (rc, "building trawl" in out,
+           len(glob.glob(os.path.join(cache, "trawl", "cmake", "*", "trawl")))), (0, True, 2))
+
+
 def main():
     trawl, src, build_root = (os.path.abspath(a) for a in sys.argv[1:4])
     for tool in ("cmake", "ninja", "make", "git", "cc"):
@@ -307,9 +357,10 @@ def main():
             p = Project(tmp, "p%d" % n, generator, how, src, trawl, prefix, build_trawl)
             scenario(p)
             if build_trawl:
-                built = os.path.join(p.build, "CMakeFiles", "trawl", "bin", "trawl")
-                check("%s: trawl was compiled under the build directory" % p.label,
-                      os.access(built, os.X_OK), True)
+                built = glob.glob(os.path.join(tmp, "xdg-cache", "trawl", "cmake", "*", "trawl"))
+                check("%s: trawl was compiled once, into the user's cache directory" % p.label,
+                      [os.access(b, os.X_OK) for b in built], [True])
+        compiled_once(tmp, src)
         many_directories(tmp, src, trawl)
         watched_names(tmp, src, trawl)
     finally:
