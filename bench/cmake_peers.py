@@ -33,6 +33,17 @@ compiled: the build itself is empty, what is timed is the check). Arms:
             cache at the end; re-configure, one `trawl batch` for all calls,
             from the cache
 
+  calls per configure (--calls 10,100,1000,5000): a recursive macro that
+  globs each directory once (flecs's GroupSources: `GLOB children RELATIVE
+  dir dir/*`), over a generated tree of 5,000 directories of 3 files; the
+  macro visits the first N directories. Re-configure of an unchanged tree,
+  first configure, and (with CONFIGURE_DEPENDS) the build that picks up an
+  added source; arms
+    file      file(GLOB ...)                 trawl     trawl_glob(GLOB ...)
+    file-cd   file(GLOB ... CONFIGURE_DEPENDS)  trawl-cd  trawl_glob(GLOB ... CONFIGURE_DEPENDS)
+  and, with --callgrind, the instructions of one re-configure of each arm
+  (valgrind: the same count whatever the machine's load).
+
 Before any timing, every arm's lists are compared with file()'s (each
 configure writes them out) and must be equal, and every no-op build must
 say "ninja: no work to do." where it should. Arms interleaved, order
@@ -259,6 +270,144 @@ def configure50(shape, tree, tmp, n_rounds, trawl):
         sys.stdout.flush()
 
 
+def calls_tree(tmp, n_dirs=5000):
+    """n_dirs directories (src/, 50 x 100), 3 files each, in a git work tree."""
+    root = os.path.join(tmp, "dirs")
+    k = 0
+    for a in range(50):
+        for b in range(n_dirs // 50):
+            d = os.path.join(root, "src", "a%02d" % a, "b%03d" % b)
+            os.makedirs(d)
+            for name in ("x.c", "y.h", "z.txt"):
+                open(os.path.join(d, name), "w").close()
+            k += 1
+    subprocess.run(["git", "init", "-q", root], check=True)
+    return root
+
+
+CALLS_MACRO = r"""
+macro(walk_dirs curdir)
+  if(visited LESS {limit})
+    {call}
+    math(EXPR visited "${{visited}} + 1")
+    string(REPLACE ";" "\n" l "${{children}}")
+    file(APPEND "{dump}" "== ${{curdir}}\n${{l}}\n")
+    foreach(child ${{children}})
+      if(IS_DIRECTORY {tree}/${{curdir}}/${{child}})
+        walk_dirs(${{curdir}}/${{child}})
+      endif()
+    endforeach()
+  endif()
+endmacro()
+"""
+
+CALLS_ARMS = {
+    "file": "file(GLOB children RELATIVE {tree}/${{curdir}} {tree}/${{curdir}}/*)",
+    "trawl": "trawl_glob(GLOB children RELATIVE {tree}/${{curdir}} {tree}/${{curdir}}/*)",
+    "file-cd": "file(GLOB children CONFIGURE_DEPENDS RELATIVE {tree}/${{curdir}} "
+               "{tree}/${{curdir}}/*)",
+    "trawl-cd": "trawl_glob(GLOB children CONFIGURE_DEPENDS RELATIVE {tree}/${{curdir}} "
+                "{tree}/${{curdir}}/*)",
+}
+
+
+def calls_project(tmp, arm, tree, limit):
+    src = os.path.join(tmp, "calls%d-%s" % (limit, arm))
+    os.makedirs(src)
+    dump = src + ".lists"
+    text = ["cmake_minimum_required(VERSION 3.20)", "project(calls NONE)",
+            'include("%s")' % MODULE, "set(visited 0)", 'file(WRITE "%s" "")' % dump,
+            CALLS_MACRO.format(limit=limit, dump=dump, tree=tree,
+                               call=CALLS_ARMS[arm].format(tree=tree)),
+            "walk_dirs(src)"]
+    with open(os.path.join(src, "CMakeLists.txt"), "w") as f:
+        f.write("\n".join(text) + "\n")
+    a = Arm(arm, src, src + "-build", None)
+    a.dump = dump
+    return a
+
+
+def calls_sweep(tmp, counts, n_rounds, trawl, callgrind):
+    tree = calls_tree(tmp, max(5000, max(counts)))
+    print("\nCalls per configure: a glob per directory in a macro, arms interleaved, %d rounds "
+          "(ms, medians; ratio = trawl / file per round, then the median):\n" % n_rounds)
+    print("| calls | step | file | trawl_glob | ratio | file CONFIGURE_DEPENDS | "
+          "trawl_glob CONFIGURE_DEPENDS | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    sys.stdout.flush()
+    cg = []
+    for limit in counts:
+        arms = [calls_project(tmp, arm, tree, limit) for arm in CALLS_ARMS]
+        for a in arms:
+            a.trawl = trawl
+        times = {(a.label, step): [] for a in arms for step in ("first", "again", "add")}
+        added = os.path.join(tree, "src", "a00", "b000", "added%d.c")
+
+        def step(a, r=[0]):
+            shutil.rmtree(a.build, ignore_errors=True)
+            t, rc, out = run(a.configure_args())
+            if rc != 0:
+                sys.exit("cmake_peers: %s: %s" % (a.label, out[-2000:]))
+            times[(a.label, "first")].append(t)
+            t, rc, out = run(["cmake", a.build])
+            if rc != 0:
+                sys.exit("cmake_peers: %s: %s" % (a.label, out[-2000:]))
+            times[(a.label, "again")].append(t)
+            if a.label.endswith("-cd"):
+                _, rc, out = run(a.build_args())
+                _, rc, out = run(a.build_args())
+                if a.label == "trawl-cd" and "ninja: no work to do." not in out:
+                    sys.exit("cmake_peers: trawl-cd: a no-op build did work:\n" + out[-2000:])
+                r[0] += 1
+                path = added % r[0]
+                open(path, "w").close()
+                t, rc, out = run(a.build_args())
+                os.remove(path)
+                if rc != 0 or "Re-running CMake" not in out:
+                    sys.exit("cmake_peers: %s: the build did not pick up %s:\n%s"
+                             % (a.label, path, out[-2000:]))
+                times[(a.label, "add")].append(t)
+
+        rounds(arms, n_rounds, step)
+        for a in arms:
+            run(["cmake", a.build])   # the tree as it is, for the comparison
+        same_lists(arms, "%d calls" % limit)
+        for what in ("first", "again", "add"):
+            cells = []
+            for plain, tr in (("file", "trawl"), ("file-cd", "trawl-cd")):
+                f, t = times[(plain, what)], times[(tr, what)]
+                if not f:
+                    cells += ["", "", ""]
+                    continue
+                ratio = [b / a for a, b in zip(f, t)]
+                cells += ["%.0f" % (1e3 * med(f)), "%.0f" % (1e3 * med(t)),
+                          "%.2f" % med(ratio)]
+            label = {"first": "first configure", "again": "re-configure, unchanged",
+                     "add": "build after a source is added"}[what]
+            print("| %d | %s | %s |" % (limit, label, " | ".join(cells)))
+            sys.stdout.flush()
+        if callgrind:
+            counts_cg = {}
+            for a in arms:
+                p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                    "cmake", a.build], stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+                line = [l for l in p.stdout.splitlines() if "Collected" in l]
+                counts_cg[a.label] = int(line[-1].split()[-1]) if line else 0
+            cg.append((limit, counts_cg))
+    if cg:
+        print("\nInstructions of one re-configure of an unchanged tree (callgrind, the cmake "
+              "process only):\n")
+        print("| calls | file | trawl_glob | ratio | file CONFIGURE_DEPENDS | trawl_glob "
+              "CONFIGURE_DEPENDS | ratio |")
+        print("|---|---|---|---|---|---|---|")
+        for limit, c in cg:
+            print("| %d | %s | %s | %.2f | %s | %s | %.2f |" % (
+                limit, "{:,}".format(c["file"]), "{:,}".format(c["trawl"]),
+                c["trawl"] / c["file"], "{:,}".format(c["file-cd"]),
+                "{:,}".format(c["trawl-cd"]), c["trawl-cd"] / c["file-cd"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("shapes", nargs="*", default=["flat20k"])
@@ -269,6 +418,11 @@ def main():
     ap.add_argument("--no-make", dest="generators", action="store_const", const=["Ninja"],
                     default=["Ninja", "Unix Makefiles"],
                     help="no-op builds with Ninja only (not also `make`)")
+    ap.add_argument("--calls", default=None,
+                    help="only the calls-per-configure lane, with these counts (10,100,1000,5000)")
+    ap.add_argument("--calls-rounds", type=int, default=3)
+    ap.add_argument("--callgrind", action="store_true",
+                    help="with --calls: also count one re-configure's instructions")
     a = ap.parse_args()
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -277,6 +431,11 @@ def main():
     print("- Date: %s; trawl commit %s; %s, Ninja %s; arms interleaved, order rotated" % (
         subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip(), commit,
         cmake.splitlines()[0], ninja.strip()))
+    if a.calls:
+        with tempfile.TemporaryDirectory(prefix="trawl-cmake-calls-") as tmp:
+            calls_sweep(tmp, [int(x) for x in a.calls.split(",")], a.calls_rounds,
+                        os.path.abspath(a.trawl), a.callgrind)
+        return 0
     for shape in a.shapes:
         tree = os.path.join(os.path.abspath(a.fixtures), shape)
         if not os.path.isdir(tree):

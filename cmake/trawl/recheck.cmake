@@ -149,6 +149,10 @@ function(_trawl_finish)
     file(WRITE "${state}/configure-queries.cmake" "set(_TRAWL_PREV_KEYS ${used})\n")
   endif()
 
+  # The calls answered by file() for now, answered by trawl (one process).
+  _trawl_verify(same)
+  get_property(problems GLOBAL PROPERTY _TRAWL_PREFETCH_PROBLEMS)
+
   get_property(used GLOBAL PROPERTY _TRAWL_USED_recheck)
   get_property(prefetched GLOBAL PROPERTY _TRAWL_PREFETCHED_recheck)
   if(NOT used)
@@ -165,6 +169,11 @@ function(_trawl_finish)
   # it for the previous configure's queries; if this one asked others, ask
   # them all again with the cache, and compare.
   set(stale FALSE)
+  if(NOT same)
+    message(WARNING "trawl_glob: files changed while CMake was configuring; the next build "
+      "re-configures.")
+    set(stale TRUE)
+  endif()
   if(NOT "${used}" STREQUAL "${prefetched}")
     foreach(key IN LISTS used)
       get_property(r GLOBAL PROPERTY _TRAWL_R_${key})
@@ -188,7 +197,7 @@ function(_trawl_finish)
           set(stale TRUE)
         endif()
       endforeach()
-      if(stale)
+      if(stale AND same)
         message(WARNING "trawl_glob: files changed while CMake was configuring; the next build "
           "re-configures.")
       endif()

@@ -13,9 +13,12 @@ is asserted:
     (one configure runs both, side by side);
   - how many `trawl batch` processes a configure starts (counted by a
     TRAWL_EXECUTABLE that logs its arguments): none for calls that ask
-    nothing file() lacks; with GITIGNORE or CONFIGURE_DEPENDS, one a call
-    with new queries on the first configure, and one in all on a
-    re-configure (the previous configure's queries asked together);
+    nothing file() lacks; with CONFIGURE_DEPENDS, two on the first
+    configure (the calls answered by file(), then all asked of trawl at the
+    end, and the cache written) and one on a re-configure (the previous
+    configure's queries asked together); with GITIGNORE and no
+    CONFIGURE_DEPENDS, one a call on the first configure and one in all on
+    a re-configure;
   - with CONFIGURE_DEPENDS and Ninja: a no-op build is "no work to do", and
     a source added deep in the tree, or in the tree reached through '..',
     is compiled in the same run."""
@@ -157,7 +160,7 @@ def shape_macro(tmp, counted):
          "${PROJECT_SOURCE_DIR}/${curdir}/*)",
          "trawl_glob(GLOB_RECURSE all CONFIGURE_DEPENDS LIST_DIRECTORIES true RELATIVE "
          "${PROJECT_SOURCE_DIR}/src *)",
-         None, 1),
+         2, 1),
     ]
     for n, (label, call, recurse, first, again) in enumerate(ways):
         root = os.path.join(tmp, "macro%d" % n)
@@ -168,9 +171,6 @@ def shape_macro(tmp, counted):
         dirs = counts[0] if counts else 0
         check("macro, %s: %d calls, each list equal to file()'s" % (label, dirs),
               (rc, counts[1] if counts else None, dirs > 40), (0, 0, True))
-        if first is None:
-            # One process for each call with new queries, one at the end.
-            first = dirs + 2
         check("macro, %s: first configure, trawl batch processes" % label, batches, first)
         rc, counts, batches = configure(root, build, counted)
         check("macro, %s: re-configure, unchanged: lists equal, %d trawl batch" % (label, again),
@@ -182,9 +182,9 @@ def shape_macro(tmp, counted):
               (rc, counts[1] if counts else None, counts[0] if counts else None),
               (0, 0, dirs + 1))
         if label == "CONFIGURE_DEPENDS":
-            # The prefetch, then this configure's new query (the new
-            # directory's), then the cache for all at the end.
-            check("macro, %s: ... batch processes: prefetch, the new directory, the end" % label,
+            # The prefetch; the new directory's call answered by file(),
+            # then by trawl at the end; the cache for all.
+            check("macro, %s: ... batch processes: prefetch, the new directory, the cache" % label,
                   batches, 3)
 
 
