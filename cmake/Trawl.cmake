@@ -30,8 +30,10 @@
 # The parts, in cmake/trawl/: text.cmake (JSON and messages),
 # translate.cmake (cutting and translating CMake globs), executable.cmake
 # (finding or compiling trawl), queries.cmake (asking trawl batch, the
-# cache), plan.cmake (a call's globs as queries, its result), recheck.cmake
-# (the end of the configure: the cache, what to watch, the build edges).
+# cache, the calls answered by file() until the end), memo.cmake (the lists
+# of the previous configure's calls), plan.cmake (a call's globs as
+# queries, its result), recheck.cmake (the end of the configure: the cache,
+# what to watch, the build edges).
 
 include_guard(GLOBAL)
 if(CMAKE_VERSION VERSION_LESS 3.20)
@@ -47,7 +49,7 @@ cmake_policy(SET CMP0116 OLD)
 # Where this file is, for the functions below whichever scope calls them.
 set_property(GLOBAL PROPERTY _TRAWL_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
-foreach(_trawl_part text translate executable queries plan recheck)
+foreach(_trawl_part text translate executable queries memo plan recheck)
   include("${CMAKE_CURRENT_LIST_DIR}/trawl/${_trawl_part}.cmake")
 endforeach()
 unset(_trawl_part)
@@ -83,21 +85,43 @@ function(trawl_glob var)
     return()
   endif()
 
-  # The rest is trawl's: the arguments go one by one (one may hold ';'),
-  # as _trawl_arg_<i> of this scope, which _trawl_glob() reads; a body of
-  # its own, since the length of this one costs every call above.
+  # The rest is trawl's. A call with CONFIGURE_DEPENDS that the previous
+  # configure made the same way, when nothing any of its queries read has
+  # changed since, has the list it had then (memo.cmake, _trawl_begin()):
+  # planning a call costs a thousand commands. The call is known by its
+  # directory and its arguments, each one list element (n_argv, above).
+  get_property(begun GLOBAL PROPERTY _TRAWL_BEGUN)
+  if(NOT begun)
+    _trawl_begin()
+  endif()
+  set(sig "")
+  if(n_argv EQUAL ARGC)
+    set(sig "${CMAKE_CURRENT_SOURCE_DIR}|${TRAWL_GLOB_SKIP_UNLISTABLE}|${ARGC}|${ARGV}")
+    get_property(memo GLOBAL PROPERTY "_TRAWL_M_${sig}")
+    if(memo)
+      get_property(result GLOBAL PROPERTY "_TRAWL_MR_${sig}")
+      list(GET memo 0 at)
+      list(GET memo 1 name)
+      set_property(GLOBAL APPEND PROPERTY _TRAWL_MEMO_HITS ${at})
+      set(${name} "${result}" PARENT_SCOPE)
+      return()
+    endif()
+  endif()
+  # The arguments go one by one (one may hold ';'), as _trawl_arg_<i> of
+  # this scope, which _trawl_glob() reads; a body of its own, since the
+  # length of this one costs every call above.
   math(EXPR last "${ARGC} - 1")
   foreach(k RANGE ${last})
     set(_trawl_arg_${k} "${ARGV${k}}")
   endforeach()
-  _trawl_glob(name result "${var}" ${ARGC})
+  _trawl_glob(name result "${var}" ${ARGC} "${sig}")
   set(${name} "${result}" PARENT_SCOPE)
 endfunction()
 
 # trawl_glob() asked by trawl: ARGC arguments in _trawl_arg_0 ... of the
 # caller's scope, the first VAR; OUT_VAR = the variable to set, OUT = its
-# list.
-function(_trawl_glob out_var out var argc)
+# list. SIG: the call's name in the memo, "" when it has none.
+function(_trawl_glob out_var out var argc sig)
   set(mode "")
   if(argc GREATER 1)
     if(_trawl_arg_1 STREQUAL "GLOB" OR _trawl_arg_1 STREQUAL "GLOB_RECURSE")
@@ -137,10 +161,25 @@ function(_trawl_glob out_var out var argc)
   set(excludes "")
   set(wexcludes "")   # excludes of the queries that find what to watch
   set(n_items 0)
+  set(n_globs 0)
   while(i LESS argc)
     set(a "${_trawl_arg_${i}}")
     math(EXPR i "${i} + 1")
-    if("${a}" STREQUAL "LIST_DIRECTORIES")
+    if(NOT a IN_LIST keywords)
+      # A glob expression (the common case first: one if() for it).
+      if("${mode}" STREQUAL "")
+        message(FATAL_ERROR "trawl_glob(${what}): '${a}' is a glob expression, which needs GLOB "
+          "or GLOB_RECURSE right after the variable (PATTERNS need neither).")
+      endif()
+      math(EXPR n_items "${n_items} + 1")
+      math(EXPR n_globs "${n_globs} + 1")
+      set(item_${n_items}_kind GLOB)
+      set(item_${n_items}_list ${list_dirs})
+      set(item_${n_items}_follow ${follow})
+      set(item_${n_items}_relset ${relset})
+      set(item_${n_items}_rel "${rel}")
+      set(item_${n_items}_expr "${a}")
+    elseif("${a}" STREQUAL "LIST_DIRECTORIES")
       if(NOT i LESS argc)
         message(FATAL_ERROR "trawl_glob(${what}): LIST_DIRECTORIES missing bool value.")
       endif()
@@ -213,18 +252,6 @@ function(_trawl_glob out_var out var argc)
         endif()
         set(item_${n_items}_npats ${n})
       endif()
-    else()
-      if("${mode}" STREQUAL "")
-        message(FATAL_ERROR "trawl_glob(${what}): '${a}' is a glob expression, which needs GLOB "
-          "or GLOB_RECURSE right after the variable (PATTERNS need neither).")
-      endif()
-      math(EXPR n_items "${n_items} + 1")
-      set(item_${n_items}_kind GLOB)
-      set(item_${n_items}_list ${list_dirs})
-      set(item_${n_items}_follow ${follow})
-      set(item_${n_items}_relset ${relset})
-      set(item_${n_items}_rel "${rel}")
-      set(item_${n_items}_expr "${a}")
     endif()
   endwhile()
   if("${var}" STREQUAL "" OR ("${mode}" STREQUAL "" AND n_items EQUAL 0))
@@ -270,7 +297,7 @@ function(_trawl_glob out_var out var argc)
   # (_trawl_finish): one process a configure, not one a call.
   if(cd AND mode AND NOT (gitignore OR hidden OR skip OR rootset) AND "${excludes}" STREQUAL ""
      AND NOT _TRAWL_VERIFYING)
-    _trawl_direct(done result ${mode} ${argc} ${keys})
+    _trawl_direct(done result ${mode} ${argc} "${sig}" ${keys})
     if(done)
       set(${out_var} "${var}" PARENT_SCOPE)
       set(${out} "${result}" PARENT_SCOPE)
@@ -280,11 +307,18 @@ function(_trawl_glob out_var out var argc)
   _trawl_answer(${cd} "${what}" ${keys})
   set_property(GLOBAL PROPERTY _TRAWL_CALL_ASK "")
   _trawl_plan_links()
-  get_property(keys GLOBAL PROPERTY _TRAWL_CALL_ASK)
-  if(NOT "${keys}" STREQUAL "")
-    _trawl_answer(${cd} "${what}" ${keys})
+  get_property(more GLOBAL PROPERTY _TRAWL_CALL_ASK)
+  if(NOT "${more}" STREQUAL "")
+    _trawl_answer(${cd} "${what}" ${more})
   endif()
-  _trawl_result(result)
+  _trawl_result(result quiet)
+  # Into the memo: with CONFIGURE_DEPENDS (its queries are in the cache,
+  # whose answers the next configure compares), when it said nothing, and
+  # when no link was looked at outside the queries (EXCLUDE with globs).
+  if(cd AND quiet AND NOT "${sig}" STREQUAL "" AND
+     ("${excludes}" STREQUAL "" OR NOT n_globs GREATER 0))
+    _trawl_memo_add("${sig}" "${var}" "${result}" ${keys} ${more})
+  endif()
   set(${out_var} "${var}" PARENT_SCOPE)
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()

@@ -433,9 +433,11 @@ endfunction()
 # it: the directory's path, '/', the path below it; RELATIVE: relative to
 # that directory, as cmsys::SystemTools::RelativePath (file(RELATIVE_PATH))
 # makes them; sorted, each once. A name a list cannot carry stops the
-# configure, or with SKIP_UNLISTABLE is left out with a warning. Reads the
-# items' RELATIVE settings, skip and what from trawl_glob().
-function(_trawl_result result_var)
+# configure, or with SKIP_UNLISTABLE is left out with a warning (QUIET_VAR =
+# FALSE then). Reads the items' RELATIVE settings, skip and what from
+# trawl_glob().
+function(_trawl_result result_var quiet_var)
+  set(${quiet_var} TRUE PARENT_SCOPE)
   set(result "")
   set(n_result 0)   # parts that gave something
   set(sorted TRUE)
@@ -520,6 +522,7 @@ function(_trawl_result result_var)
     math(EXPR n_result "${n_result} + 1")
   endforeach()
   if(NOT "${unlistable}" STREQUAL "")
+    set(${quiet_var} FALSE PARENT_SCOPE)
     if(skip)
       message(WARNING "trawl_glob(${what}): left out, a CMake list cannot carry these names (a "
         "';', unbalanced '[' ']', or a trailing '\\'):${unlistable}")

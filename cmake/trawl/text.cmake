@@ -74,3 +74,19 @@ function(_trawl_shown out s)
   endif()
   set(${out} "${s}" PARENT_SCOPE)
 endfunction()
+
+# OUT = S as a CMake bracket argument, which nothing evaluates: with as many
+# '=' as S needs (none of its "]=...=]" may close it, nor a "]=...=" at its
+# end), and a newline before an S that starts with one (CMake drops the
+# first). S must not hold CR LF, which CMake reads as LF in one.
+function(_trawl_bracket out s)
+  set(eq "=")
+  while("${s}" MATCHES "]${eq}(]|$)")
+    string(APPEND eq "=")
+  endwhile()
+  string(SUBSTRING "${s}" 0 1 first)
+  if(first STREQUAL "\n")
+    set(s "\n${s}")
+  endif()
+  set(${out} "[${eq}[${s}]${eq}]" PARENT_SCOPE)
+endfunction()

@@ -8,7 +8,7 @@ same arguments; one CMakeLists.txt runs file() and trawl_glob() side by side
 for every call and records each list that differs. Then it configures
 again in the same build directory, where the answers come from the result
 cache (the previous configure's queries asked first, in one process), and
-compares again.
+compares again; and once more with the memo of the calls' lists removed.
 
 Every run covers all of these settings (they are cycled through, not left
 to the seed):
@@ -27,8 +27,9 @@ to the seed):
     order and in file()'s. Without, a call is file() itself (the argument
     handling is what is tested). With, the first configure answers a call
     with file() and asks trawl at the end, which must agree (no "files
-    changed" warning); the re-configure answers every call from trawl's
-    cache.
+    changed" warning); the re-configure takes every call's list from the
+    memo the first one kept (docs/cmake.md), and a third, with the memo
+    removed, plans every call again on answers from trawl's cache.
 Not covered here (docs/cmake.md, limits): link loops, names a CMake list
 cannot carry (tests/cmake/hostile.py), names of '~'."""
 import itertools
@@ -251,7 +252,13 @@ def main():
             print("FAIL: %d cases do not cover the %d settings" % (n, len(SETTINGS)))
             failed += 1
         build = os.path.join(tmp, "build")
-        for round_, first in (("first configure", True), ("re-configure (cache)", False)):
+        rounds = (("first configure", True), ("re-configure (memo)", False),
+                  ("re-configure (cache, no memo)", False))
+        for round_, first in rounds:
+            if round_.endswith("no memo)"):
+                # Planned again from the cache's answers, not taken from
+                # the lists the previous configure kept.
+                os.remove(os.path.join(build, "CMakeFiles", "trawl", "calls.digest"))
             rc, out = configure(build, proj, trawl, first)
             if rc != 0:
                 print("FAIL %s: cmake exited %d\n%s" % (round_, rc, out[-4000:]))

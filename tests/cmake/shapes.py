@@ -186,6 +186,48 @@ def shape_macro(tmp, counted):
             # then by trawl at the end; the cache for all.
             check("macro, %s: ... batch processes: prefetch, the new directory, the cache" % label,
                   batches, 3)
+            memo_and_watch(root, build, counted, dirs + 1)
+
+
+def memo_count(build):
+    """How many calls the memo (CMakeFiles/trawl/calls.cmake) holds, and
+    when the file was written."""
+    path = os.path.join(build, "CMakeFiles", "trawl", "calls.cmake")
+    with open(path) as f:
+        last = f.read().splitlines()[-1]
+    return int(last.split()[-1].rstrip(")")), os.stat(path).st_mtime_ns
+
+
+def memo_and_watch(root, build, counted, calls):
+    """The lists the previous configure kept: taken whole when nothing
+    changed (the memo is not even rewritten), and beside a call planned
+    anew when the CMakeLists.txt gains one; either way the re-check still
+    watches every directory."""
+    n, when = memo_count(build)
+    check("memo: one list kept per call with CONFIGURE_DEPENDS (and the GLOB_RECURSE)",
+          n, calls + 1)
+    rc, counts, batches = configure(root, build, counted)
+    check("memo: a re-configure of an unchanged tree takes every list from it, rewrites nothing",
+          (rc, counts[1] if counts else None, batches, memo_count(build)), (0, 0, 1, (n, when)))
+    # One call more: the others from the memo, this one planned.
+    with open(os.path.join(root, "CMakeLists.txt"), "a") as f:
+        f.write("trawl_glob(GLOB extra CONFIGURE_DEPENDS src/m1/*)\nfile(GLOB extra_f src/m1/*)\n"
+                "if(NOT \"${extra}\" STREQUAL \"${extra_f}\")\n"
+                "  message(FATAL_ERROR \"differ: ${extra}\")\nendif()\n")
+    rc, counts, batches = configure(root, build, counted)
+    check("memo: with a call added, the others' lists from the memo, all equal to file()'s",
+          (rc, counts[1] if counts else None, memo_count(build)[0]), (0, 0, n + 1))
+    for k in range(2):
+        rc, out = run(["ninja", "-C", build])
+    check("memo: then a no-op build does no work", (rc, "ninja: no work to do." in out), (0, True))
+    time.sleep(0.01)
+    write(os.path.join(root, "src", "m0", "p1", "q0", "late.c"), "int late;\n")
+    rc, out = run(["ninja", "-C", build])
+    check("memo: a file added where only a call from the memo looks re-configures in that build",
+          (rc, "Re-running CMake" in out), (0, True))
+    with open(os.path.join(build, "diffs.txt")) as f:
+        check("memo: ... and every list is file()'s again", f.read(), "")
+    counted.take()
 
 
 def shape_gitignore(tmp, counted):
