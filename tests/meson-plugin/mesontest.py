@@ -126,10 +126,22 @@ class Project:
     def setup(self, build="b", *extra):
         return run(["meson", "setup", *extra, build], cwd=self.root, env=self.env)
 
+    def run_meson(self, args, where="."):
+        """(exit status, stdout, stderr) of meson ARGS in the directory
+        WHERE (relative to the root)."""
+        return run(["meson"] + args, cwd=self.path(where), env=self.env)
+
     def ninja(self, build="b"):
         """(exit status, everything ninja printed)."""
         rc, out, err = run(["ninja", "-C", build], cwd=self.root, env=self.env)
         return rc, out + err
+
+    def watched(self, build="b"):
+        """The paths a no-op ninja run stats to decide whether the check
+        runs: the check's depfile, which Ninja keeps in .ninja_deps."""
+        rc, out, err = run(["ninja", "-C", build, "-t", "deps", "meson-private/trawl/checked"],
+                           cwd=self.root, env=self.env)
+        return [l.strip() for l in out.splitlines() if l.startswith("    ")]
 
     def program(self, build="b", name="prog"):
         """The sorted lines the program prints: the files linked into it."""
