@@ -210,6 +210,20 @@ meson_subproject_dir(const char *source_root, GError **error)
   return dir;
 }
 
+/* The components of PATH, without empty ones ("a//b/" is a, b). */
+static char **
+components(const char *path)
+{
+  char **all = g_strsplit(path, "/", -1);
+  GPtrArray *kept = g_ptr_array_new();
+  for (char **c = all; *c; c++)
+    if (**c != '\0')
+      g_ptr_array_add(kept, g_strdup(*c));
+  g_ptr_array_add(kept, NULL);
+  g_strfreev(all);
+  return (char **)g_ptr_array_free(kept, FALSE);
+}
+
 char *
 meson_subprojects_path(const char *source_root, const char *subdir, const char *spdir)
 {
@@ -217,7 +231,7 @@ meson_subprojects_path(const char *source_root, const char *subdir, const char *
    * strip those pairs from the front of SUBDIR, as far as they go. */
   GString *root = g_string_new(source_root);
   char **parts = g_strsplit(subdir ? subdir : "", "/", -1);
-  char **sp = g_strsplit(spdir, "/", -1);
+  char **sp = components(spdir);
   const guint n_sp = g_strv_length(sp);
   for (char **p = parts; *p;) {
     guint k = 0;
@@ -231,8 +245,10 @@ meson_subprojects_path(const char *source_root, const char *subdir, const char *
     }
     p += k + 1;
   }
-  g_string_append_c(root, '/');
-  g_string_append(root, spdir);
+  for (guint i = 0; i < n_sp; i++) {
+    g_string_append_c(root, '/');
+    g_string_append(root, sp[i]);
+  }
   g_strfreev(sp);
   g_strfreev(parts);
   return g_string_free(root, FALSE);

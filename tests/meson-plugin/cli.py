@@ -309,6 +309,9 @@ def subprojects(trawl, tmp, env):
           meson(other, "", ["**/*.c"], other), (0, "a.c\next/e.c\nsubprojects/s.c"))
     check("subproject_dir 'ext/deps': from a subproject, its own",
           meson(os.path.join(other, "ext/deps/d"), "ext/deps/d", ["**/*.c"], other), (0, "x.c"))
+    write(other, "meson.build", NON_DEFAULT.replace(b"'ext/deps'", b"'ext//deps/'"))
+    check("subproject_dir 'ext//deps/': the same directory",
+          meson(other, "", ["**/*.c"], other), (0, "a.c\next/e.c\nsubprojects/s.c"))
 
     for n, value in enumerate(["'a' + 'b'", "'a' / 'b'", "f'x'", "'''x'''", "'a\\tb'", "x"]):
         bad = os.path.join(tmp, "bad%d" % n)
