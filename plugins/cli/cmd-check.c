@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check-labels.h"
 #include "check-mark.h"
 #include "depfile.h"
 #include "cli.h"
-#include "output.h"
 #include "stamp.h"
 #include "trawl/cache.h"
 #include "trawl/plan.h"
@@ -34,45 +34,64 @@ static const char check_description[] =
   "`trawl batch --cache FILE`: stats the directories they recorded, reads\n"
   "only those that changed, and compares each query's results with the\n"
   "cached ones. Prints the paths added (+) and removed (-), a header line\n"
-  "\"FILE: query N (ROOT)\" before each query's changes.\n"
+  "\"FILE: query N (ROOT)\" before each query's changes (or the label the\n"
+  "command that wrote FILE left beside it: trawl meson's lists).\n"
   "\n"
   "Exit status: 0 nothing changed (nothing is written); 1 some results\n"
   "changed (the cache is rewritten and STAMP touched or rewritten), or a\n"
   "cache could not be read (it says nothing; the step that writes it must\n"
   "run again); 2 usage error.";
 
-/* Print one path of a change, as `trawl` prints paths. */
-static void
-print_change(char sign, const char *path)
-{
-  GString *line = g_string_new(NULL);
-  g_string_append_c(line, sign);
-  g_string_append_c(line, ' ');
-  output_lines_string(line, path, strlen(path));
-  g_string_append_c(line, '\n');
-  fwrite(line->str, 1, line->len, stdout);
-  g_string_free(line, TRUE);
-}
-
-/* Where print_change() prints: the cache, its plan, the query last
- * headed. */
+/* Where on_change() prints: the cache, its plan, its labels (read at its
+ * first change), the query last headed. */
 struct changes {
   const char *cache;
   const trawl_plan *plan;
+  check_labels *labels;   /* NULL: none, or not read yet */
+  bool labels_read;
   size_t headed;          /* the query whose header was printed, + 1 */
+  GString *line;
 };
 
-/* trawl_change_fn: a header line before a query's first change, then the
- * change. */
+/* trawl_change_fn: a header line before a query's first change — its label
+ * (check-labels.h), else "CACHE: query N (ROOT)" — then the change, each
+ * name shown as messages show it (report.h). */
 static void
 on_change(size_t q, const char *path, bool added, void *data)
 {
   struct changes *c = data;
+  if (!c->labels_read) {
+    c->labels = check_labels_read(c->cache, trawl_plan_size(c->plan));
+    c->labels_read = true;
+  }
+  GString *line = c->line;
+  g_string_truncate(line, 0);
   if (c->headed != q + 1) {
-    printf("%s: query %zu (%s)\n", c->cache, q, trawl_plan_query_root(c->plan, q));
+    if (c->labels) {
+      const char *label = check_labels_label(c->labels, q);
+      cli_append_text(line, label, strlen(label));
+    } else {
+      const char *root = trawl_plan_query_root(c->plan, q);
+      cli_append_name(line, c->cache, strlen(c->cache));
+      g_string_append_printf(line, ": query %zu (", q);
+      cli_append_name(line, root, strlen(root));
+      g_string_append_c(line, ')');
+    }
+    g_string_append_c(line, '\n');
     c->headed = q + 1;
   }
-  print_change(added ? '+' : '-', path);
+  g_string_append(line, added ? "+ " : "- ");
+  if (c->labels) {
+    const char *prefix = check_labels_prefix(c->labels, q);
+    GString *full = g_string_new(prefix);
+    g_string_append(full, path);
+    cli_append_name(line, full->str, full->len);
+    g_string_free(full, TRUE);
+  } else {
+    cli_append_name(line, path, strlen(path));
+  }
+  g_string_append_c(line, '\n');
+  fwrite(line->str, 1, line->len, stdout);
 }
 
 static bool
@@ -192,8 +211,10 @@ cli_check(int argc, char **argv)
     }
     if (rep.changed) {
       changed = true;
-      struct changes ch = {*c, plan, 0};
+      struct changes ch = {.cache = *c, .plan = plan, .line = g_string_new(NULL)};
       trawl_plan_changes(plan, on_change, &ch);
+      check_labels_free(ch.labels);
+      g_string_free(ch.line, TRUE);
     }
     if (stats)
       fprintf(stderr, "trawl: %s: directories opened %" G_GUINT64_FORMAT ", reused %"

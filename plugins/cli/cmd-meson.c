@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check-labels.h"
 #include "cli.h"
 #include "meson-plugin.h"
 #include "trawl/cache.h"
@@ -76,6 +77,9 @@ static const char meson_usage[] =
   "\n"
   "Prints each list's paths, relative to the calling directory, sorted,\n"
   "joined by '\\n'; several lists are joined by NUL (r.stdout().split('\\0')).\n"
+  "Meson's build directory is left out, and so is the project's subprojects\n"
+  "directory (subproject_dir), whose files Meson refuses, unless a pattern\n"
+  "starts with its path ('subprojects/*.wrap') or -C is in it.\n"
   "A matching file whose name Meson cannot carry (not UTF-8, a newline, a\n"
   "carriage return, '\\' or '|') is an error naming it; so is an empty list\n"
   "without --allow-empty. Exit status: 0 answered; 2 usage error, bad\n"
@@ -92,6 +96,7 @@ struct list {
   const char *dir;           /* -C DIR as given, or NULL */
   char *dialect_name;        /* --dialect, or NULL */
   gboolean hidden, no_ignore, follow, allow_empty;
+  GPtrArray *written;        /* const char *, the list's arguments as written (argv) */
   GPtrArray *include_texts;  /* const char *, borrowed from argv */
   GPtrArray *exclude_texts;
   GPtrArray *includes;       /* trawl_pattern *, owned */
@@ -118,6 +123,7 @@ list_new(unsigned number)
 {
   struct list *l = g_new0(struct list, 1);
   l->number = number;
+  l->written = g_ptr_array_new();
   l->include_texts = g_ptr_array_new();
   l->exclude_texts = g_ptr_array_new();
   l->includes = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
@@ -132,6 +138,7 @@ static void
 list_free(struct list *l)
 {
   g_free(l->dialect_name);
+  g_ptr_array_unref(l->written);
   g_ptr_array_unref(l->include_texts);
   g_ptr_array_unref(l->exclude_texts);
   g_ptr_array_unref(l->includes);
@@ -142,63 +149,11 @@ list_free(struct list *l)
   g_free(l);
 }
 
-/* ---- Messages Meson can read ---- */
+/* ---- Messages ---- */
 
-/* meson_append_shown(), with '\\' doubled only when DOUBLE_BACKSLASH (a
- * file name, where "\\n" must not read as a newline). */
-static void
-append_shown(GString *out, const char *name, size_t len, bool double_backslash)
-{
-  static const char named[] = "\a\b\t\n\v\f\r";
-  static const char letter[] = "abtnvfr";
-  const char *end = name + len;
-  for (const char *c = name; c < end;) {
-    const unsigned char b = (unsigned char)*c;
-    if (b >= 0x80) {
-      /* One valid UTF-8 sequence as it is, else this byte escaped. */
-      const char *next = g_utf8_find_next_char(c, end);
-      size_t n = next ? (size_t)(next - c) : (size_t)(end - c);
-      if (g_utf8_validate_len(c, n, NULL)) {
-        g_string_append_len(out, c, (gssize)n);
-        c += n;
-      } else {
-        g_string_append_printf(out, "\\x%02x", b);
-        c++;
-      }
-      continue;
-    }
-    const char *which = b ? strchr(named, b) : NULL;
-    if (which != NULL)
-      g_string_append_printf(out, "\\%c", letter[which - named]);
-    else if (b < 0x20 || b == 0x7f)
-      g_string_append_printf(out, "\\x%02x", b);
-    else if (b == '\\' && double_backslash)
-      g_string_append(out, "\\\\");
-    else
-      g_string_append_c(out, (char)b);
-    c++;
-  }
-}
-
-void
-meson_append_shown(GString *out, const char *name, size_t len)
-{
-  append_shown(out, name, len, true);
-}
-
-/* Print "trawl: MESSAGE" on stderr, shown as meson_append_shown() does:
- * Meson decodes a command's stderr as UTF-8 too, and a byte that is not
- * would stop Meson with a traceback instead of our message. */
-static void
-meson_message(const char *message)
-{
-  GString *line = g_string_new("trawl: ");
-  append_shown(line, message, strlen(message), false);
-  g_string_append_c(line, '\n');
-  fputs(line->str, stderr);
-  g_string_free(line, TRUE);
-}
-
+/* cli_print_message() of a formatted message. (Meson decodes a command's
+ * stderr as UTF-8: a byte that is not would stop it with a traceback
+ * instead of our message; cli_print_message() escapes every such byte.) */
 static void meson_messagef(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 
 static void
@@ -208,7 +163,7 @@ meson_messagef(const char *fmt, ...)
   va_start(ap, fmt);
   char *m = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  meson_message(m);
+  cli_print_message(m);
   g_free(m);
 }
 
@@ -284,10 +239,13 @@ parse_args(int argc, char **argv, struct discovery *d)
     const char *arg = argv[i];
     const char *value = NULL;
     const char *missing = NULL;
+    const int first = i;
+    bool of_list = true;  /* not --list, not an option for all lists */
     if (strcmp(arg, "--list") == 0) {
       l = list_new(d->lists->len + 1);
       g_ptr_array_add(d->lists, l);
       patterns_only = false;
+      of_list = false;
     } else if (patterns_only || arg[0] != '-' || arg[1] == '\0') {
       g_ptr_array_add(l->include_texts, (gpointer)arg);
     } else if (strcmp(arg, "--") == 0) {
@@ -313,6 +271,7 @@ parse_args(int argc, char **argv, struct discovery *d)
       g_free(d->cache);
       d->cache = g_strdup(value);
       missing = value ? NULL : "--cache";
+      of_list = false;
     } else if (option_value(argc, argv, &i, "-j", "--threads", &value)) {
       guint64 n = 0;
       if (value == NULL) {
@@ -322,6 +281,7 @@ parse_args(int argc, char **argv, struct discovery *d)
         return false;
       }
       d->threads = (int)n;
+      of_list = false;
     } else if (is_flag(arg, "-H", "--hidden")) {
       l->hidden = TRUE;
     } else if (is_flag(arg, "-I", "--no-ignore")) {
@@ -332,6 +292,7 @@ parse_args(int argc, char **argv, struct discovery *d)
       l->allow_empty = TRUE;
     } else if (is_flag(arg, NULL, "--stats")) {
       d->stats = true;
+      of_list = false;
     } else if (is_flag(arg, "-h", "--help")) {
       fputs(meson_usage, stdout);
       exit(EXIT_OK);
@@ -344,6 +305,8 @@ parse_args(int argc, char **argv, struct discovery *d)
       meson_messagef("meson: %s needs a value", missing);
       return false;
     }
+    for (int k = first; of_list && k <= i; k++)
+      g_ptr_array_add(l->written, argv[k]);
   }
   for (guint k = 0; k < d->lists->len; k++) {
     l = d->lists->pdata[k];
@@ -408,30 +371,89 @@ escape_as_pattern(const char *path)
   return p;
 }
 
-/* Leave Meson's build directory BUILD_ROOT (canonical) out of list L when it
- * lies below L's root: it holds no source, and every build changes it, so
- * a re-check would read it again and again. (Inside a git work tree the
- * .gitignore Meson writes there hides it anyway; outside one it would not.) */
-static void
-exclude_build_dir(struct list *l, const char *build_root)
+/* The path of DIR below ROOT (both canonical), or NULL when DIR is not
+ * below ROOT. */
+static const char *
+path_below(const char *root, const char *dir)
 {
-  char *root = realpath(l->root, NULL);
-  if (root == NULL)
-    return; /* reported by the run */
   size_t n = strlen(root);
-  bool below = strncmp(build_root, root, n) == 0 &&
-               (build_root[n] == '/' || (n == 1 && root[0] == '/'));
-  if (below) {
-    const char *rel = build_root + n + (n > 1);
-    GString *pattern = escape_as_pattern(rel);
-    g_string_append(pattern, "/**");
-    trawl_pattern *p = trawl_pattern_compile(pattern->str, pattern->len, TRAWL_DIALECT_TRAWL,
-                                             0, NULL);
-    if (p != NULL)
-      g_ptr_array_add(l->excludes, p);
-    g_string_free(pattern, TRUE);
-  }
-  free(root);
+  if (n == 1 && root[0] == '/')
+    return dir[0] == '/' && dir[1] != '\0' ? dir + 1 : NULL;
+  return strncmp(dir, root, n) == 0 && dir[n] == '/' && dir[n + 1] != '\0' ? dir + n + 1 : NULL;
+}
+
+/* Leave the directory REL (below list L's root) out of L: an exclude that
+ * covers it, so that the walk does not enter it. */
+static void
+exclude_dir(struct list *l, const char *rel)
+{
+  GString *pattern = escape_as_pattern(rel);
+  g_string_append(pattern, "/**");
+  trawl_pattern *p = trawl_pattern_compile(pattern->str, pattern->len, TRAWL_DIALECT_TRAWL, 0,
+                                           NULL);
+  if (p != NULL)
+    g_ptr_array_add(l->excludes, p);
+  g_string_free(pattern, TRUE);
+}
+
+/* Does a pattern of list L start with the path REL (of a directory below
+ * its root), asking for what is inside it? */
+static bool
+names_dir(const struct list *l, const char *rel)
+{
+  GString *start = escape_as_pattern(rel);
+  g_string_append_c(start, '/');
+  bool named = false;
+  for (guint i = 0; i < l->include_texts->len && !named; i++)
+    named = g_str_has_prefix(l->include_texts->pdata[i], start->str);
+  g_string_free(start, TRUE);
+  return named;
+}
+
+/* Leave out of list L what Meson refuses or what holds no source of this
+ * project, when it lies below L's root (ROOT, canonical):
+ *
+ * - Meson's build directory BUILD_ROOT: every build changes it, so a
+ *   re-check would read it again and again. (Inside a git work tree the
+ *   .gitignore Meson writes there hides it anyway; outside one it would
+ *   not.)
+ * - The project's subprojects directory SUBPROJECTS (meson-project.c),
+ *   unless a pattern of L starts with its path: Meson's sandbox refuses any
+ *   file in it, and a wrap is cloned there. A list whose root is in it asked
+ *   for it too, and it is not below that root. */
+static void
+leave_out(struct list *l, const char *root, const char *build_root, const char *subprojects)
+{
+  const char *rel = build_root ? path_below(root, build_root) : NULL;
+  if (rel)
+    exclude_dir(l, rel);
+  rel = subprojects ? path_below(root, subprojects) : NULL;
+  if (rel && !names_dir(l, rel))
+    exclude_dir(l, rel);
+}
+
+/* Where Meson's sandbox closes the subprojects directory to the calling
+ * meson.build (meson-project.c), canonical, into *SUBPROJECTS: NULL when
+ * Meson does not run this (no MESON_SOURCE_ROOT). False, with a message,
+ * when the top-level meson.build does not say it plainly. */
+static bool
+find_subprojects(char **subprojects)
+{
+  *subprojects = NULL;
+  const char *env = g_getenv("MESON_SOURCE_ROOT");
+  char *source_root = env && env[0] ? realpath(env, NULL) : NULL;
+  if (source_root == NULL)
+    return true;
+  GError *error = NULL;
+  char *spdir = meson_subproject_dir(source_root, &error);
+  if (spdir != NULL)
+    *subprojects = meson_subprojects_path(source_root, g_getenv("MESON_SUBDIR"), spdir);
+  else
+    meson_messagef("meson: %s", error->message);
+  g_clear_error(&error);
+  g_free(spdir);
+  free(source_root);
+  return *subprojects != NULL;
 }
 
 /* Set list L's root (the calling directory BASE, or BASE/DIR) and the
@@ -473,7 +495,7 @@ take_path(size_t q, const char *path, size_t len, void *data)
     return;
   if (d->n_bad++ < SHOWN_BAD_NAMES_MAX) {
     g_string_append(d->bad, "trawl: ");
-    meson_append_shown(d->bad, name, name_len);
+    cli_append_name(d->bad, name, name_len);
     g_string_append_printf(d->bad, ": Meson cannot carry this file name: %s (list %u)\n", why,
                            l->number);
   }
@@ -562,6 +584,60 @@ register_cache(const char *build_root, const char *base, const char *cache)
   return ok;
 }
 
+/* Append TEXT to OUT as a Meson string literal: a label shows the list as
+ * it was written in meson.build. */
+static void
+append_meson_string(GString *out, const char *text)
+{
+  g_string_append_c(out, '\'');
+  for (const char *c = text;;) {
+    const char *quote = strchr(c, '\'');
+    size_t n = quote ? (size_t)(quote - c) : strlen(c);
+    cli_append_name(out, c, n);
+    if (quote == NULL)
+      break;
+    g_string_append(out, "\\'");
+    c = quote + 1;
+  }
+  g_string_append_c(out, '\'');
+}
+
+/* Leave beside D's cache what trawl check calls each list
+ * (check-labels.h): the meson.build that asked, the list's number and its
+ * arguments as written there, and the prefix that makes its paths relative
+ * to that meson.build's directory (BASE). */
+static void
+write_labels(const struct discovery *d, const char *base)
+{
+  const char *subdir = g_getenv("MESON_SUBDIR");
+  char *meson_build = subdir == NULL ? g_build_filename(base, "meson.build", NULL)
+                      : subdir[0] == '\0' ? g_strdup("meson.build")
+                      : g_build_filename(subdir, "meson.build", NULL);
+  GPtrArray *labels = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *prefixes = g_ptr_array_new();
+  for (guint i = 0; i < d->lists->len; i++) {
+    const struct list *l = d->lists->pdata[i];
+    GString *label = g_string_new(NULL);
+    cli_append_name(label, meson_build, strlen(meson_build));
+    g_string_append_printf(label, ": list %u:", l->number);
+    for (guint k = 0; k < l->written->len; k++) {
+      g_string_append(label, k ? ", " : " ");
+      append_meson_string(label, l->written->pdata[k]);
+    }
+    g_ptr_array_add(labels, g_string_free(label, FALSE));
+    g_ptr_array_add(prefixes, l->prefix->str);
+  }
+  GError *error = NULL;
+  if (!check_labels_write(d->cache, labels, prefixes, &error)) {
+    /* Only the names of changes suffer: they read "query N". */
+    meson_messagef("meson: %s (a change would be shown by query number)", error->message);
+    g_error_free(error);
+  }
+  g_ptr_array_unref(prefixes);
+  g_ptr_array_unref(labels);
+  g_free(meson_build);
+}
+
 /* Each list whose root could not be walked; returns how many. */
 static unsigned
 report_root_errors(const struct discovery *d, const trawl_plan *plan)
@@ -610,7 +686,7 @@ discover(struct discovery *d, const char *build_root, const char *base)
     status = EXIT_USAGE;
     goto out;
   }
-  cli_report_plan_problems(plan, meson_message);
+  cli_report_plan_problems(plan, NULL);
   if (d->stats)
     cli_report_plan_stats(d->lists->len, "list", "lists", plan, d->cache ? &rep : NULL, d->start);
   if (d->n_bad > 0) {
@@ -618,7 +694,7 @@ discover(struct discovery *d, const char *build_root, const char *base)
     if (d->n_bad > SHOWN_BAD_NAMES_MAX)
       meson_messagef("... and %zu more file names Meson cannot carry",
                      d->n_bad - SHOWN_BAD_NAMES_MAX);
-    meson_message("rename them, or leave them out with --exclude (docs/meson.md)");
+    cli_print_message("rename them, or leave them out with --exclude (docs/meson.md)");
     status = EXIT_USAGE;
   }
   for (guint i = 0; i < d->lists->len; i++) {
@@ -648,6 +724,8 @@ discover(struct discovery *d, const char *build_root, const char *base)
    * has nothing to re-check. */
   if (build_root && d->cache && !register_cache(build_root, base, d->cache))
     status = EXIT_IO;
+  if (d->cache)
+    write_labels(d, base);
 
 out:
   trawl_cache_report_clear(&rep);
@@ -680,15 +758,18 @@ cli_meson(int argc, char **argv)
   char *base = g_get_current_dir();
   const char *build_env = g_getenv("MESON_BUILD_ROOT");
   char *build_root = build_env && build_env[0] ? realpath(build_env, NULL) : NULL;
-  if (!parse_args(argc, argv, &d))
+  char *subprojects = NULL;
+  if (!parse_args(argc, argv, &d) || !find_subprojects(&subprojects))
     goto out;
   bool ok = true;
   for (guint i = 0; i < d.lists->len; i++) {
     struct list *l = d.lists->pdata[i];
     ok = compile_list(l) && ok;
     place_list(l, base);
-    if (build_root)
-      exclude_build_dir(l, build_root);
+    char *root = realpath(l->root, NULL); /* NULL: reported by the run */
+    if (root)
+      leave_out(l, root, build_root, subprojects);
+    free(root);
   }
   if (!ok)
     goto out;
@@ -697,6 +778,7 @@ cli_meson(int argc, char **argv)
   status = discover(&d, build_root, base);
 
 out:
+  g_free(subprojects);
   free(build_root);
   g_free(base);
   g_free(d.cache);

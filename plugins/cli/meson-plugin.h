@@ -1,10 +1,13 @@
-/* trawl meson — what the Meson plugin's discovery (cmd-meson.c) and its
- * postconf step (meson-postconf.c) share: where they keep their files in
- * a Meson build directory, and which configure run a process belongs to.
- * docs/meson.md describes the whole plugin.
+/* trawl meson — what the Meson plugin's discovery (cmd-meson.c), its
+ * postconf step (meson-postconf.c) and its reading of the project
+ * (meson-project.c) share: where they keep their files in a Meson build
+ * directory, which configure run a process belongs to, and where the
+ * project's subprojects are. docs/meson.md describes the whole plugin.
  */
 #ifndef TRAWL_CLI_MESON_PLUGIN_H
 #define TRAWL_CLI_MESON_PLUGIN_H
+
+#include <glib.h>
 
 /* The plugin's files, relative to the build directory: the result caches
  * of `trawl meson`, the registry that lists the caches used by the
@@ -29,9 +32,17 @@ char *meson_configure_id(void);
  * the exit code. */
 int meson_postconf(int argc, char **argv);
 
-/* Append NAME (LEN bytes) to OUT for a message that Meson will decode as
- * UTF-8: valid UTF-8 as it is, '\\' doubled, control bytes as \n \r \t or
- * \xNN, and every byte that is not part of valid UTF-8 as \xNN. */
-void meson_append_shown(GString *out, const char *name, size_t len);
+/* The top-level project's subproject_dir, read from the project() call of
+ * SOURCE_ROOT/meson.build ("subprojects" when it has none, or there is no
+ * such file); NULL with ERROR
+ * set (naming the file, line and column) when the file cannot be read or
+ * the keyword is not one plain string. Free with g_free. (meson-project.c) */
+char *meson_subproject_dir(const char *source_root, GError **error);
+
+/* The subprojects directory Meson's sandbox closes to a meson.build in
+ * SUBDIR (MESON_SUBDIR: relative to SOURCE_ROOT, "" at the top): SPDIR
+ * below the root of the (sub)project SUBDIR belongs to, each subproject
+ * lying in SPDIR/NAME below the one that holds it. Free with g_free. */
+char *meson_subprojects_path(const char *source_root, const char *subdir, const char *spdir);
 
 #endif /* TRAWL_CLI_MESON_PLUGIN_H */

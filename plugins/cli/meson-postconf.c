@@ -67,6 +67,11 @@ static const char *const verified_meson[] = {"1.0.1"};
 static const char regen_edge[] = "build build.ninja: REGENERATE_BUILD ";
 
 #define CHECK_RULE "TRAWL_MESON_CHECK"
+/* What Ninja shows when the stamp edge runs (a rule without a description
+ * shows its command, a bare ":"). It runs after every run of the check,
+ * whose mark is then newer, whether or not a list changed: only a change
+ * touches the stamp, and restat leaves build.ninja clean otherwise. */
+#define STAMP_DESCRIPTION "Handing any change of the file lists found by trawl to Meson"
 #define STAMP_RULE "TRAWL_MESON_STAMP"
 #define ALWAYS MESON_TRAWL_DIR "/always"
 #define CHECKED MESON_TRAWL_DIR "/checked"
@@ -365,7 +370,8 @@ meson_postconf(int argc, char **argv)
   g_string_append(text, "\n restat = 1\n");
   if (watch) {
     g_string_append(text, " depfile = " DEPFILE "\n deps = gcc\n\n"
-                          "rule " STAMP_RULE "\n command = :\n restat = 1\n\n"
+                          "rule " STAMP_RULE "\n command = :\n"
+                          " description = " STAMP_DESCRIPTION "\n restat = 1\n\n"
                           "build " CHECKED ": " CHECK_RULE "\n"
                           "build " MESON_TRAWL_STAMP ": " STAMP_RULE " " CHECKED "\n");
     g_string_insert(text, (gssize)regen_end, " | " MESON_TRAWL_STAMP);

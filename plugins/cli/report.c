@@ -4,16 +4,59 @@
 
 #include "report.h"
 
+/* cli_append_name(), with '\\' doubled only when DOUBLE_BACKSLASH (a name,
+ * where "\\n" must not read as a newline). */
+static void
+append_shown(GString *out, const char *s, size_t len, bool double_backslash)
+{
+  static const char named[] = "\a\b\t\n\v\f\r";
+  static const char letter[] = "abtnvfr";
+  const char *end = s + len;
+  for (const char *c = s; c < end;) {
+    const unsigned char b = (unsigned char)*c;
+    if (b >= 0x80) {
+      /* One valid UTF-8 sequence as it is, else this byte escaped. */
+      const char *next = g_utf8_find_next_char(c, end);
+      size_t n = next ? (size_t)(next - c) : (size_t)(end - c);
+      if (g_utf8_validate_len(c, n, NULL)) {
+        g_string_append_len(out, c, (gssize)n);
+        c += n;
+      } else {
+        g_string_append_printf(out, "\\x%02x", b);
+        c++;
+      }
+      continue;
+    }
+    const char *which = b ? strchr(named, b) : NULL;
+    if (which != NULL)
+      g_string_append_printf(out, "\\%c", letter[which - named]);
+    else if (b < 0x20 || b == 0x7f)
+      g_string_append_printf(out, "\\x%02x", b);
+    else if (b == '\\' && double_backslash)
+      g_string_append(out, "\\\\");
+    else
+      g_string_append_c(out, (char)b);
+    c++;
+  }
+}
+
+void
+cli_append_name(GString *out, const char *name, size_t len)
+{
+  append_shown(out, name, len, true);
+}
+
+void
+cli_append_text(GString *out, const char *text, size_t len)
+{
+  append_shown(out, text, len, false);
+}
+
 void
 cli_print_message(const char *message)
 {
   GString *line = g_string_new("trawl: ");
-  for (const unsigned char *c = (const unsigned char *)message; *c; c++) {
-    if (*c < 0x20 || *c == 0x7f)
-      g_string_append_printf(line, "\\%03o", *c);
-    else
-      g_string_append_c(line, (char)*c);
-  }
+  cli_append_text(line, message, strlen(message));
   g_string_append_c(line, '\n');
   fputs(line->str, stderr);
   g_string_free(line, TRUE);
@@ -35,7 +78,7 @@ print_caret(const char *pattern, size_t len, const GError *error)
 void
 cli_report_pattern_error(const char *pattern, const GError *error)
 {
-  fprintf(stderr, "trawl: %s\n", error->message);
+  cli_print_message(error->message);
   print_caret(pattern, strlen(pattern), error);
 }
 

@@ -1,9 +1,11 @@
 /* trawl — what the commands tell on stderr (the command's I/O, shared by
  * every cmd-*.c and the plugins built into the command).
  *
- * Every line starts "trawl: ". A message that holds a name (a path, a
- * pattern) has its control bytes written as \ooo, so that a file name cannot
- * forge a line of its own.
+ * Every line starts "trawl: ". A name in a message or a report (a path, a
+ * pattern) is shown as cli_append_name() writes it — the one escaper of
+ * what the command tells people: a file name cannot forge a line of its
+ * own, and a byte that is not UTF-8 cannot stop a reader that decodes the
+ * text as UTF-8 (Meson does, for a configure-time command's output).
  */
 #ifndef TRAWL_CLI_REPORT_H
 #define TRAWL_CLI_REPORT_H
@@ -16,7 +18,17 @@
 #include "trawl/plan.h"
 #include "trawl/walk.h"
 
-/* Print "trawl: MESSAGE" and a newline on stderr, control bytes as \ooo. */
+/* Append NAME (LEN bytes, any bytes) to OUT as it is shown to people:
+ * valid UTF-8 as it is, '\\' doubled, control bytes as \a \b \t \n \v \f
+ * \r or \xNN, and every byte that is not part of valid UTF-8 as \xNN. */
+void cli_append_name(GString *out, const char *name, size_t len);
+
+/* Append TEXT (LEN bytes) as cli_append_name() does but with '\\' as it
+ * is: a message's own text holds some ("write '\-'"). */
+void cli_append_text(GString *out, const char *text, size_t len);
+
+/* Print "trawl: MESSAGE" and a newline on stderr, MESSAGE shown by
+ * cli_append_text(). */
 void cli_print_message(const char *message);
 
 /* Print a pattern compile error, and a caret under the offending byte when

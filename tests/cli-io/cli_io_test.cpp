@@ -221,9 +221,37 @@ std::string stderr_of(const std::function<void()> &fn)
   return slurp_and_remove(fd, name);
 }
 
+// The one escaper of what the command tells people (report.h): a name
+// cannot forge a line, nor stop a reader that decodes UTF-8 (Meson).
 TEST(CliIo, MessagesCannotForgeALine)
 {
-  EXPECT_EQ(stderr_of([] { cli_print_message("a\nb\x7f" "c"); }), "trawl: a\\012b\\177c\n");
+  EXPECT_EQ(stderr_of([] { cli_print_message("a\nb\x7f" "c"); }), "trawl: a\\nb\\x7fc\n");
+  EXPECT_EQ(stderr_of([] { cli_print_message("t\tr\r\x01 '\\-' \xc3\xa9 \xff\xc3 \xe2\x82"); }),
+            "trawl: t\\tr\\r\\x01 '\\-' \xc3\xa9 \\xff\\xc3 \\xe2\\x82\n");
+}
+
+TEST(CliIo, NamesAreShownWithTheirBackslashesDoubled)
+{
+  const struct {
+    std::string name, shown;
+  } rows[] = {
+    {"plain.c", "plain.c"},
+    {"back\\slash", "back\\\\slash"},
+    {"new\nline\a\b\v\f", "new\\nline\\a\\b\\v\\f"},
+    {std::string("nul\0x", 5), "nul\\x00x"},
+    {"\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9"},          // UTF-8 as it is
+    {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"},          // four bytes
+    {"lat\xe9n", "lat\\xe9n"},                        // not UTF-8
+    {"over\xc0\xaflong", "over\\xc0\\xaflong"},        // an overlong '/'
+    {"cut\xe2\x82", "cut\\xe2\\x82"},                  // a sequence cut short
+    {"\xed\xa0\x80", "\\xed\\xa0\\x80"},                // a surrogate
+  };
+  for (const auto &row : rows) {
+    GString *out = g_string_new(nullptr);
+    cli_append_name(out, row.name.data(), row.name.size());
+    EXPECT_EQ(std::string(out->str, out->len), row.shown) << row.name;
+    g_string_free(out, TRUE);
+  }
 }
 
 TEST(CliIo, APlanRunsStatsLine)

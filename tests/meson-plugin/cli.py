@@ -18,12 +18,19 @@
   below the calling directory left out, and the registry of this
   configure run (one line per cache, started afresh by another run);
 - --check is `trawl check` with "a list changed" made exit 0;
+- the labels trawl check shows changes under: the meson.build that asked
+  and the list as written there, paths relative to its directory;
+- the subprojects directory left out (a pattern that starts with its path,
+  or a root in it, asks for it), read from project() — another
+  subproject_dir, one that is not a plain string (an error at its line and
+  column) — and a subproject's own;
 - --postconf outside Meson is a usage error.
 """
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -188,8 +195,9 @@ def under_meson(trawl, tmp, env):
           (rc, out, os.path.exists(stamp)), (0, "", False))
     write(src, "src/new.c")
     rc, out, err = run([trawl, "meson", "--check", "--touch", stamp, "--cache", cache], env=env)
-    check("--check, a list changed: exit 0 (trawl check: 1), the change, the stamp",
-          (rc, out.splitlines()[1:], os.path.exists(stamp)), (0, ["+ src/new.c"], True))
+    check("--check, a list changed: exit 0 (trawl check: 1), the change labelled by the list "
+          "as written, the stamp", (rc, out.splitlines(), os.path.exists(stamp)),
+          (0, ["meson.build: list 1: '**/*.c'", "+ src/new.c"], True))
     rc, out, err = run([trawl, "check", "--cache", cache], env=env)
     check("--check rewrote the cache as trawl check does", (rc, out), (0, ""))
     rc, out, err = run([trawl, "meson", "--check", "--touch", stamp], env=env)
@@ -202,6 +210,119 @@ def under_meson(trawl, tmp, env):
           (0, True, True))
 
 
+def labels(trawl, tmp, env):
+    """What trawl check calls each list (CACHE.labels, check-labels.h): the
+    meson.build that asked, relative to the source root, the list's number
+    and its arguments as written there (Meson string literals, without the
+    options for all lists), and the prefix that makes its paths relative to
+    that meson.build's directory."""
+    src = os.path.join(tmp, "labelled")
+    write(src, "meson.build", b"project('labelled', 'c')\n")
+    for f in ("lib/a.c", "lib/it's\t.c", "other/o.c"):
+        write(src, f)
+    build = os.path.join(src, "b")
+    os.makedirs(build)
+    menv = dict(env, MESON_SOURCE_ROOT=src, MESON_BUILD_ROOT=build, MESON_SUBDIR="lib")
+    args = ["meson", "*.c", "-j", "2", "--list", "-C", "../other", "-x", "x/**", "--stats", "*.c",
+            "--list", "it's\t*.c", "--allow-empty"]
+    rc, out, err = run([trawl] + args, cwd=os.path.join(src, "lib"), env=menv)
+    check("labels: the answer", (rc, out.split("\0")),
+          (0, ["a.c\nit's\t.c", "../other/o.c", "it's\t.c"]))
+    tdir = os.path.join(build, "meson-private", "trawl")
+    cache = [os.path.join(tdir, f) for f in os.listdir(tdir) if f.endswith(".cache")][0]
+    with open(cache + ".labels", "rb") as f:
+        text = f.read()
+    check("labels: one entry per list, beside the cache", text.split(b"\0"), [
+        b"trawl check labels 1\nlib/meson.build: list 1: '*.c'", b"",
+        b"lib/meson.build: list 2: '-C', '../other', '-x', 'x/**', '*.c'", b"../other/",
+        b"lib/meson.build: list 3: 'it\\'s\\t*.c', '--allow-empty'", b"", b""])
+    before = os.stat(cache + ".labels").st_mtime_ns
+    time.sleep(0.02)
+    run([trawl] + args, cwd=os.path.join(src, "lib"), env=menv)
+    check("labels: the same run again leaves the file alone",
+          os.stat(cache + ".labels").st_mtime_ns, before)
+    write(src, "other/n.c")
+    write(src, b"lib/w\xff.c")
+    rc, out, err = run([trawl, "check", "--cache", cache], cwd=build, env=env)
+    check("labels: trawl check heads each list's changes with its label, paths as the list "
+          "printed them, names escaped", (rc, out.splitlines()),
+          (1, ["lib/meson.build: list 1: '*.c'", "+ w\\xff.c",
+               "lib/meson.build: list 2: '-C', '../other', '-x', 'x/**', '*.c'",
+               "+ ../other/n.c"]))
+
+
+NON_DEFAULT = b"""# project(subproject_dir : 'no')
+project('p2', 'c',  # subproject_dir : 'no'
+  version : '1 (subproject_dir : \\'no\\')',
+  default_options : ['subproject_dir=no', '''multi
+line'''], license : f'x',
+  subproject_dir : 'ext/deps')
+subproject_dir = 'not this'
+"""
+
+
+def subprojects(trawl, tmp, env):
+    """The subprojects directory (docs/meson.md, "The subprojects
+    directory"): left out of every list whose root lies above it, unless a
+    pattern starts with its path or the root is in it; read from the
+    top-level project() call; below the root of the (sub)project that
+    asks."""
+    outer = os.path.join(tmp, "outer")
+    proj = os.path.join(outer, "proj")
+    write(proj, "meson.build", b"project('p', 'c')\n")
+    for f in ("a.c", "src/s.c", "subprojects/z.wrap", "subprojects/dep/x.c",
+              "subprojects/dep/subprojects/inner/y.c"):
+        write(proj, f)
+
+    def meson(cwd, subdir, args, root=proj):
+        menv = dict(env, MESON_SOURCE_ROOT=root, MESON_BUILD_ROOT=os.path.join(root, "b"),
+                    MESON_SUBDIR=subdir)
+        rc, out, err = run([trawl, "meson"] + args, cwd=cwd, env=menv)
+        return (rc, out) if rc == 0 else (rc, err)
+
+    for args, want in [
+            (["**/*.c"], "a.c\nsrc/s.c"),
+            (["**"], "a.c\nmeson.build\nsrc/s.c"),
+            (["subprojects/*.wrap"], "subprojects/z.wrap"),
+            (["subprojects/**/*.c"], "subprojects/dep/subprojects/inner/y.c\nsubprojects/dep/x.c"),
+            (["subproject[s]/**/*.c", "--allow-empty"], ""),
+            # Asking is the list's: its other patterns reach in too.
+            (["**/*.c", "subprojects/dep/*.c"],
+             "a.c\nsrc/s.c\nsubprojects/dep/subprojects/inner/y.c\nsubprojects/dep/x.c"),
+            (["-C", "subprojects/dep", "**/*.c"],
+             "subprojects/dep/subprojects/inner/y.c\nsubprojects/dep/x.c"),
+            (["-C", "..", "**/*.c"], "../proj/a.c\n../proj/src/s.c"),
+            (["-C", "src", "**/*.c"], "src/s.c")]:
+        check("subprojects: %r" % args, meson(proj, "", args), (0, want))
+    check("subprojects: from a subproject, its own subprojects directory",
+          meson(os.path.join(proj, "subprojects/dep"), "subprojects/dep", ["**/*.c"]), (0, "x.c"))
+    rc, out, err = run([trawl, "meson", "**/*.c"], cwd=proj, env=env)
+    check("subprojects: run by hand, without Meson's variables, nothing is left out", (rc, out),
+          (0, "a.c\nsrc/s.c\nsubprojects/dep/subprojects/inner/y.c\nsubprojects/dep/x.c"))
+
+    other = os.path.join(tmp, "other-dir")
+    write(other, "meson.build", NON_DEFAULT)
+    for f in ("a.c", "subprojects/s.c", "ext/deps/d/x.c", "ext/deps/d/ext/deps/n/y.c",
+              "ext/e.c"):
+        write(other, f)
+    check("subproject_dir 'ext/deps': left out, and subprojects/ is any directory",
+          meson(other, "", ["**/*.c"], other), (0, "a.c\next/e.c\nsubprojects/s.c"))
+    check("subproject_dir 'ext/deps': from a subproject, its own",
+          meson(os.path.join(other, "ext/deps/d"), "ext/deps/d", ["**/*.c"], other), (0, "x.c"))
+    write(other, "meson.build", NON_DEFAULT.replace(b"'ext/deps'", b"'ext//deps/'"))
+    check("subproject_dir 'ext//deps/': the same directory",
+          meson(other, "", ["**/*.c"], other), (0, "a.c\next/e.c\nsubprojects/s.c"))
+
+    for n, value in enumerate(["'a' + 'b'", "'a' / 'b'", "f'x'", "'''x'''", "'a\\tb'", "x"]):
+        bad = os.path.join(tmp, "bad%d" % n)
+        write(bad, "meson.build", ("project('p', 'c',\n  subproject_dir : %s)\n" % value).encode())
+        write(bad, "a.c")
+        rc, msg = meson(bad, "", ["**/*.c"], bad)
+        check("subproject_dir : %s: exit 2" % value, rc, 2)
+        check_in("subproject_dir : %s: the message names the file, line and column" % value,
+                 "meson.build:2:20: subproject_dir is not one plain string", msg)
+
+
 def main(argv):
     trawl = os.path.abspath(argv[1])
     with tempfile.TemporaryDirectory(prefix="trawl-meson-cli-") as tmp:
@@ -209,6 +330,8 @@ def main(argv):
         output_and_grammar(trawl, tmp, env)
         refused_names(trawl, tmp, env)
         under_meson(trawl, tmp, env)
+        labels(trawl, tmp, env)
+        subprojects(trawl, tmp, env)
     finish()
 
 

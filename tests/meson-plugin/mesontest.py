@@ -126,10 +126,22 @@ class Project:
     def setup(self, build="b", *extra):
         return run(["meson", "setup", *extra, build], cwd=self.root, env=self.env)
 
+    def run_meson(self, args, where="."):
+        """(exit status, stdout, stderr) of meson ARGS in the directory
+        WHERE (relative to the root)."""
+        return run(["meson"] + args, cwd=self.path(where), env=self.env)
+
     def ninja(self, build="b"):
         """(exit status, everything ninja printed)."""
         rc, out, err = run(["ninja", "-C", build], cwd=self.root, env=self.env)
         return rc, out + err
+
+    def watched(self, build="b"):
+        """The paths a no-op ninja run stats to decide whether the check
+        runs: the check's depfile, which Ninja keeps in .ninja_deps."""
+        rc, out, err = run(["ninja", "-C", build, "-t", "deps", "meson-private/trawl/checked"],
+                           cwd=self.root, env=self.env)
+        return [l.strip() for l in out.splitlines() if l.startswith("    ")]
 
     def program(self, build="b", name="prog"):
         """The sorted lines the program prints: the files linked into it."""
@@ -143,5 +155,50 @@ class Project:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def git_repository(dest, files, env):
+    """A git repository in DEST holding FILES ({relative path: str, bytes,
+    or (bytes, mode)}) in one commit: what a wrap-git's url names."""
+    for rel, data in files.items():
+        path = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        mode = None
+        if isinstance(data, tuple):
+            data, mode = data
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+        if mode is not None:
+            os.chmod(path, mode)
+    git = ["git", "-C", dest, "-c", "user.name=trawl tests", "-c", "user.email=tests@invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "import"]):
+        rc, out, err = run(git + args, env=env)
+        assert rc == 0, (args, out, err)
+    return dest
+
+
+def trawl_sources(source_root, env):
+    """trawl's own files, as a clone of it holds them ({relative path:
+    (bytes, mode)}): what git lists in SOURCE_ROOT (tracked, and new files not
+    ignored), or, outside a work tree, every file but build directories."""
+    rc, out, _ = run(["git", "-C", source_root, "ls-files", "-z", "--cached", "--others",
+                      "--exclude-standard"], env=env, text=False)
+    if rc == 0:
+        names = [os.fsdecode(n) for n in out.split(b"\0") if n]
+    else:
+        names = []
+        for top, dirs, files in os.walk(source_root):
+            rel = os.path.relpath(top, source_root)
+            dirs[:] = [d for d in dirs if not (rel == "." and (d.startswith("build") or
+                                                                 d == ".git"))]
+            names += [os.path.normpath(os.path.join(rel, f)) for f in files]
+    sources = {}
+    for name in names:
+        path = os.path.join(source_root, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as f:
+                sources[name] = (f.read(), os.stat(path).st_mode & 0o777)
+    return sources
+
+
 REGENERATED = "Regenerating build files"
 NO_WORK = "ninja: no work to do."
+RECHECK = "Re-checking the file lists found by trawl"

@@ -35,7 +35,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from mesontest import (MAIN, NO_WORK, REGENERATED, Project, check, check_in, check_not_in,
+from mesontest import (MAIN, NO_WORK, RECHECK, REGENERATED, Project, check, check_in, check_not_in,
                        environment, finish, run, settle)
 
 TOP = """project('app', 'c')
@@ -47,8 +47,6 @@ assert(r.returncode() == 0, r.stderr())
 executable('prog', 'main.c', files(r.stdout().split('\\n')))
 """
 
-
-RECHECK = "Re-checking the file lists found by trawl"
 
 
 def no_op(p, what, build="b", check_may_run=False):

@@ -10,7 +10,8 @@ right answer; `trawl check` exits 0 and writes nothing when nothing changed,
 and when something did prints "+ path" / "- path", rewrites the cache,
 touches (--touch) or rewrites (--bump, a digest of the results) the stamp and
 exits 1; several caches in one call; a cache that cannot be read counts as
-a change; usage errors exit 2.
+a change; changed names shown escaped, and headed by a labels file beside the
+cache when there is one; usage errors exit 2.
 """
 import os
 import sys
@@ -91,6 +92,40 @@ def work_tree(trawl, tmp, env):
                 check(what + ": then check, unchanged", (code, out), (0, ""))
                 got = run(trawl, ["-C", t, "--cache", c, "**/*"], env)
                 check(what + ": then the cached run answers as a fresh walk", got[1], fresh)
+
+
+def shown_names(trawl, tmp, env):
+    """trawl check shows each changed name as messages show names (report.h):
+    valid UTF-8 as it is, '\\' doubled, control bytes and bytes that are not
+    UTF-8 escaped, so that a name cannot forge a line or stop a reader that
+    decodes UTF-8; and a cache's labels file (CACHE.labels, written by trawl
+    meson) heads the changes and prefixes the paths instead."""
+    tree = os.fsencode(os.path.join(tmp, "names"))
+    os.makedirs(tree)
+    cache = os.path.join(tmp, "names.cache")
+    run(trawl, ["-C", os.fsdecode(tree), "--cache", cache, "**"], env)
+    for name in (b"w\xff.c", b"t\tab.c", b"back\\slash.c", "\u00e9.c".encode(), b"n\nl.c"):
+        with open(os.path.join(tree, name), "wb"):
+            pass
+    settle()
+    code, out, _ = run(trawl, ["check", "--cache", cache], env)
+    check("check, names: shown escaped, one line each", (code, out.splitlines()),
+          (1, ["%s: query 0 (%s)" % (cache, os.fsdecode(tree)), "+ back\\\\slash.c",
+               "+ n\\nl.c", "+ t\\tab.c", "+ w\\xff.c", "+ \u00e9.c"]))
+    with open(cache + ".labels", "wb") as f:
+        f.write(b"trawl check labels 1\nsrc/meson.build: list 1: '**'\0../names/\0")
+    os.unlink(os.path.join(tree, b"t\tab.c"))
+    settle()
+    code, out, _ = run(trawl, ["check", "--cache", cache], env)
+    check("check, labelled: the label and the prefixed path", (code, out.splitlines()),
+          (1, ["src/meson.build: list 1: '**'", "- ../names/t\\tab.c"]))
+    with open(cache + ".labels", "wb") as f:
+        f.write(b"trawl check labels 1\na\0\0b\0\0")  # two entries, one query
+    os.unlink(os.path.join(tree, b"n\nl.c"))
+    settle()
+    code, out, _ = run(trawl, ["check", "--cache", cache], env)
+    check("check, labels of another cache: not used", (code, out.splitlines()),
+          (1, ["%s: query 0 (%s)" % (cache, os.fsdecode(tree)), "- n\\nl.c"]))
 
 
 def main(argv):
@@ -280,6 +315,7 @@ def main(argv):
             check("problem, %s cached run: --strict exits 3" % n, code, 3)
 
         work_tree(trawl, tmp, env)
+        shown_names(trawl, tmp, env)
 
         # Usage.
         for args in (["check"], ["check", "--cache", cache, "--touch", stamp, "--bump", bump],
