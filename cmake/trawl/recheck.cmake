@@ -361,7 +361,11 @@ function(_trawl_finish)
     # the check, and miss a change made while it ran).
     # (It depends on the mark, which every check rewrites: a symbolic output
     # does not exist before or after, so Ninja's restat would skip it.)
-    add_custom_command(OUTPUT "${stamp}" DEPENDS "${checked}" COMMAND true VERBATIM)
+    # It runs after every check (Ninja runs an edge whose input was rewritten;
+    # restat then keeps build.ninja from re-running when the stamp did not
+    # change), so its line says what it does either way.
+    add_custom_command(OUTPUT "${stamp}" DEPENDS "${checked}" COMMAND true
+      COMMENT "trawl: handing any change of the lists to CMake" VERBATIM)
     add_custom_target(trawl_glob_check ALL DEPENDS "${stamp}" "${output}")
     set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${stamp}")
   elseif(make)
