@@ -118,7 +118,6 @@ endfunction()
 function(_trawl_memo_write answers watch depfile depfile_ok)
   _trawl_state(state)
   set(calls "")
-  set(keys_text "")
   set(n 0)
   get_property(hits GLOBAL PROPERTY _TRAWL_MEMO_HITS)
   if(hits)
@@ -152,13 +151,14 @@ function(_trawl_memo_write answers watch depfile depfile_ok)
     foreach(what B ROOT IGNORE WATCH)
       get_property(v GLOBAL PROPERTY _TRAWL_${what}_${key})
       _trawl_bracket(v "${v}")
-      string(APPEND keys_text "set_property(GLOBAL PROPERTY _TRAWL_${what}_${key} ${v})\n")
+      set_property(GLOBAL APPEND_STRING PROPERTY _TRAWL_MEMO_KEYS_TEXT
+        "set_property(GLOBAL PROPERTY _TRAWL_${what}_${key} ${v})\n")
     endforeach()
   endforeach()
   get_property(entries GLOBAL PROPERTY _TRAWL_MEMO_TEXT)
   get_property(entry_keys GLOBAL PROPERTY _TRAWL_MEMO_KEYS_TEXT)
   file(WRITE "${state}/calls.cmake" "${entries}${calls}")
-  file(WRITE "${state}/calls-keys.cmake" "${entry_keys}${keys_text}")
+  file(WRITE "${state}/calls-keys.cmake" "${entry_keys}")
   _trawl_bracket(w "${watch}")
   _trawl_bracket(d "${depfile}")
   file(WRITE "${state}/watch.cmake"
@@ -170,7 +170,8 @@ endfunction()
 
 # The text of memo entry N (SIG, NAME, RESULT, KEYS), appended to the
 # global _TRAWL_MEMO_TEXT (calls.cmake) and _TRAWL_MEMO_KEYS_TEXT
-# (calls-keys.cmake).
+# (calls-keys.cmake): properties appended to in place, where a variable
+# would be copied whole at every entry.
 function(_trawl_memo_entry n sig name result)
   _trawl_bracket(m "_TRAWL_M_${sig}")
   _trawl_bracket(r "_TRAWL_MR_${sig}")

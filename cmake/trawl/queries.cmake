@@ -27,13 +27,16 @@ endfunction()
 
 # Write the queries KEYS to FILE as `trawl batch` lines, their ids 1, 2, ...
 function(_trawl_write_queries file)
-  set(lines "")
+  # (Appended to a global property in place: string(APPEND) copies the
+  # whole text every time, quadratic over thousands of queries.)
+  set_property(GLOBAL PROPERTY _TRAWL_LINES "")
   set(k 0)
   foreach(key IN LISTS ARGN)
     math(EXPR k "${k} + 1")
     get_property(body GLOBAL PROPERTY _TRAWL_B_${key})
-    string(APPEND lines "{\"id\": ${k}, ${body}}\n")
+    set_property(GLOBAL APPEND_STRING PROPERTY _TRAWL_LINES "{\"id\": ${k}, ${body}}\n")
   endforeach()
+  get_property(lines GLOBAL PROPERTY _TRAWL_LINES)
   file(WRITE "${file}" "${lines}")
 endfunction()
 

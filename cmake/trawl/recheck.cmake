@@ -50,20 +50,27 @@ function(_trawl_depfile_append var ok_var path)
 endfunction()
 
 # The files and directories outside the walks that decide what git ignores
-# below ROOT (trawl records them in the cache; docs/cache.md), for the watch
-# list: the ignore files of ROOT's ancestors up to the work tree's top and
-# those directories, the top's info/exclude and config, git's global config
-# and excludes files. One that does not exist is watched through the
-# nearest directory above it that does.
-function(_trawl_ignore_sources out root)
-  set(found "")
+# below ROOT (trawl records them in the cache; docs/cache.md), appended to
+# the global list _TRAWL_WATCHING: the ignore files of ROOT's ancestors up to
+# the work tree's top and those directories, the top's info/exclude and
+# config, git's global config and excludes files (core.excludesFile as git
+# reports it from the top, relative to it as trawl reads it). One that does
+# not exist is watched through the nearest directory above it that does.
+# Each directory and each top is looked at once a configure, however many
+# roots share it (a glob per directory: thousands).
+function(_trawl_ignore_sources root)
   set(dir "${root}")
   set(top "")
   while(TRUE)
-    list(APPEND found "${dir}")
+    get_property(seen GLOBAL PROPERTY "_TRAWL_ISEEN_${dir}")
+    if(seen)
+      return()   # and so was the way on up
+    endif()
+    set_property(GLOBAL PROPERTY "_TRAWL_ISEEN_${dir}" TRUE)
+    set_property(GLOBAL APPEND PROPERTY _TRAWL_WATCHING "${dir}")
     foreach(f .gitignore .ignore)
       if(EXISTS "${dir}/${f}")
-        list(APPEND found "${dir}/${f}")
+        set_property(GLOBAL APPEND PROPERTY _TRAWL_WATCHING "${dir}/${f}")
       endif()
     endforeach()
     if(EXISTS "${dir}/.git")
@@ -91,12 +98,16 @@ function(_trawl_ignore_sources out root)
   endif()
   find_program(_TRAWL_GIT git)
   if(_TRAWL_GIT)
+    set(from "${top}")
+    if(NOT top)
+      set(from "${root}")
+    endif()
     execute_process(COMMAND "${_TRAWL_GIT}" config --path --get core.excludesFile
-      WORKING_DIRECTORY "${root}" OUTPUT_VARIABLE excludes OUTPUT_STRIP_TRAILING_WHITESPACE
+      WORKING_DIRECTORY "${from}" OUTPUT_VARIABLE excludes OUTPUT_STRIP_TRAILING_WHITESPACE
       ERROR_QUIET RESULT_VARIABLE rc)
     if(rc EQUAL 0 AND NOT "${excludes}" STREQUAL "")
       if(NOT IS_ABSOLUTE "${excludes}")
-        set(excludes "${root}/${excludes}")
+        set(excludes "${from}/${excludes}")
       endif()
       list(APPEND candidates "${excludes}")
     endif()
@@ -110,10 +121,9 @@ function(_trawl_ignore_sources out root)
       set(f "${up}")
     endwhile()
     if(EXISTS "${f}")
-      list(APPEND found "${f}")
+      set_property(GLOBAL APPEND PROPERTY _TRAWL_WATCHING "${f}")
     endif()
   endforeach()
-  set(${out} "${found}" PARENT_SCOPE)
 endfunction()
 
 # Every target of directory DIR and the directories below it that can
@@ -229,19 +239,21 @@ function(_trawl_finish)
     # What to watch: the root of every query, and every directory the watch
     # queries found below theirs; with GITIGNORE, ignore files too. (Make
     # re-checks on every build and watches nothing.)
-    set(watch "")
+    # (Gathered in a global property, appended to in place: a variable
+    # that grows a path at a time is copied whole every time, and a
+    # configure may glob thousands of directories.)
     set(depfile "")
     set(depfile_ok TRUE)
-    set(gitroots "")
+    set_property(GLOBAL PROPERTY _TRAWL_WATCHING "")
     foreach(key IN LISTS used)
       if(make)
         break()
       endif()
       get_property(root GLOBAL PROPERTY _TRAWL_ROOT_${key})
-      list(APPEND watch "${root}")
+      set_property(GLOBAL APPEND PROPERTY _TRAWL_WATCHING "${root}")
       get_property(ign GLOBAL PROPERTY _TRAWL_IGNORE_${key})
-      if(ign AND NOT root IN_LIST gitroots)
-        list(APPEND gitroots "${root}")
+      if(ign)
+        _trawl_ignore_sources("${root}")
       endif()
       get_property(w GLOBAL PROPERTY _TRAWL_WATCH_${key})
       if(NOT w)
@@ -250,7 +262,7 @@ function(_trawl_finish)
       get_property(dirs GLOBAL PROPERTY _TRAWL_R_${key})
       if(NOT "${dirs}" STREQUAL "")
         list(TRANSFORM dirs PREPEND "${root}/")
-        list(APPEND watch ${dirs})
+        set_property(GLOBAL APPEND PROPERTY _TRAWL_WATCHING ${dirs})
       endif()
       get_property(nu GLOBAL PROPERTY _TRAWL_N_${key})
       if(nu GREATER 0)
@@ -259,14 +271,11 @@ function(_trawl_finish)
           get_property(u GLOBAL PROPERTY _TRAWL_U_${key}_${j})
           _trawl_depfile_append(depfile depfile_ok "${root}/${u}")
           get_filename_component(parent "${root}/${u}" DIRECTORY)
-          list(APPEND watch "${parent}")
+          set_property(GLOBAL APPEND PROPERTY _TRAWL_WATCHING "${parent}")
         endforeach()
       endif()
     endforeach()
-    foreach(root IN LISTS gitroots)
-      _trawl_ignore_sources(more "${root}")
-      list(APPEND watch ${more})
-    endforeach()
+    get_property(watch GLOBAL PROPERTY _TRAWL_WATCHING)
     list(REMOVE_DUPLICATES watch)
     if(NOT "${problems}" STREQUAL "")
       message(WARNING "trawl_glob: ${problems}")
