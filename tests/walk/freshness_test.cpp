@@ -253,10 +253,12 @@ TEST(Freshness, StartDirectoryNotThere)
   EXPECT_EQ(dir_check(&was, &st, AT_FDCWD, tmp.path().c_str()), DIR_CHANGED);
 }
 
-// The racy rule: from FROM on, and whole seconds within two seconds.
+// The racy rule: from FROM on; a time cut to whole seconds (vfat keeps 2 s)
+// from two seconds before it, one cut to hundredths (exFAT) from 10 ms
+// before it — the mtime or the ctime alone.
 TEST(Freshness, RacyRule)
 {
-  struct timespec from = {1000, 500};
+  struct timespec from = {1000, 25000000};
   auto at = [](int64_t s, uint32_t ns) {
     stamp st{};
     st.present = true;
@@ -264,17 +266,25 @@ TEST(Freshness, RacyRule)
     st.mtime_ns = st.ctime_ns = ns;
     return st;
   };
-  stamp s = at(1000, 500);
+  stamp s = at(1000, 25000000);
   EXPECT_TRUE(stamp_racy(&s, &from)) << "at FROM";
-  s = at(1000, 499);
+  s = at(1000, 24999999);
   EXPECT_FALSE(stamp_racy(&s, &from)) << "just before FROM";
   s.ctime_s = 1001;
   EXPECT_TRUE(stamp_racy(&s, &from)) << "a ctime after FROM";
+  s = at(999, 0);
+  EXPECT_TRUE(stamp_racy(&s, &from)) << "whole seconds, within two seconds before";
   s = at(998, 0);
-  EXPECT_TRUE(stamp_racy(&s, &from)) << "whole seconds, two before";
-  s = at(997, 0);
-  EXPECT_FALSE(stamp_racy(&s, &from)) << "whole seconds, three before";
-  s = at(1000, 500);
+  EXPECT_FALSE(stamp_racy(&s, &from)) << "whole seconds, more than two seconds before";
+  s = at(1000, 20000000);
+  EXPECT_TRUE(stamp_racy(&s, &from)) << "hundredths, within 10 ms before";
+  s = at(1000, 10000000);
+  EXPECT_FALSE(stamp_racy(&s, &from)) << "hundredths, more than 10 ms before";
+  s = at(990, 123);
+  s.mtime_s = 999;
+  s.mtime_ns = 0;
+  EXPECT_TRUE(stamp_racy(&s, &from)) << "the mtime alone in whole seconds, within two";
+  s = at(1000, 25000000);
   s.present = false;
   EXPECT_FALSE(stamp_racy(&s, &from)) << "nothing there";
 }
