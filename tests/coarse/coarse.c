@@ -7,10 +7,11 @@
  * times"). Some file systems keep coarser times than that clock: vfat 2 s
  * (its ctime is its mtime since Linux 5.19), exFAT 10 ms, ext4 with
  * 128-byte inodes 1 s. The kernel cuts every time it stores down to the
- * file system's granularity (timestamp_truncate(): a change's "now" and a
- * time set with utimensat alike), so cutting every time a process reads
- * down to it shows what that file system would hold — exactly, for the
- * times set to "now" and the ones set explicitly.
+ * file system's granularity (timestamp_truncate(), and vfat's own code for
+ * its 2 s: a change's "now" and a time set with utimensat alike), so
+ * cutting every time a process reads down to it shows what that file
+ * system would hold — for the times set to "now" and the ones set
+ * explicitly.
  *
  * Preloaded with TRAWL_COARSE_GRAN_NS=N (nanoseconds, 1 to 10 s), every
  * st_atim, st_mtim and st_ctim that stat, lstat, fstat, fstatat (and their
@@ -51,9 +52,10 @@ coarse_init(void)
   gran = n;
 }
 
-/* T rounded down to the granularity (toward the past for times before 1970,
- * as the kernel's truncation of the nanoseconds is). Times beyond what 64
- * bits of nanoseconds hold (the year 2262) stay as they are. */
+/* The time SEC.NSEC rounded down to the granularity (toward the past for
+ * times before 1970 too, as the kernel's cut of the nanoseconds is). Times
+ * beyond what 64 bits of nanoseconds hold (the year 2262) stay as they
+ * are. */
 static void
 cut(int64_t *sec, int64_t *nsec)
 {
