@@ -92,8 +92,9 @@ int subtree_order(const char *a, size_t alen, const char *b, size_t blen);
  * coarse clock (file times come from it), at least 1 ms, before now. */
 void racy_from_now(struct timespec *from);
 
-/* Is S (present) at or after FROM, or in whole seconds (a file system
- * without finer stamps) within two seconds of it? */
+/* Is S (present) at or after FROM, or its mtime or ctime cut to a file
+ * system's grain (whole seconds: 2 s; hundredths: 10 ms) within that grain
+ * before it? */
 bool stamp_racy(const struct stamp *s, const struct timespec *from);
 
 struct memo_dir {

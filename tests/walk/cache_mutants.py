@@ -2,18 +2,27 @@
 """Remove each comparison the result cache's answers rest on, one at a time,
 and see which tests then fail (docs/cache.md, "What an answer depends on").
 
-    cache_mutants.py SOURCE_CHECKOUT BUILD_DIR [NAME...]
+    cache_mutants.py SOURCE_CHECKOUT BUILD_DIR [--modes fine,coarse] [NAME...]
 
 SOURCE_CHECKOUT must be a clean checkout whose BUILD_DIR is configured (not
 the one you work in: its files are edited while this runs, and put back).
 For each mutant: the edit is made (its text must be found exactly once, so a
-mutant that no longer fits the code is reported, not skipped), BUILD_DIR is
-rebuilt, the cache's suites run — walk-freshness, walk-memo, walk-cache,
-walk-cache-worktree, walk-ignore and tests/walk/cache_cli.py — and the tests that failed are
-listed. A mutant no test kills is a comparison no test pins: the script
+mutant that no longer fits the code is reported, not skipped), the suites'
+programs are rebuilt, the cache's suites run — walk-freshness, walk-memo,
+walk-cache, walk-cache-worktree, walk-ignore and tests/walk/cache_cli.py —
+and the tests that failed are listed, in each mode:
+
+- fine: as scripts/test runs them, on this machine's file times (every
+  change to a directory trawl has looked at gets a time of its own);
+- coarse: the same on the kernel's coarse clock (tests/coarse/run.sh: /tmp
+  on ramfs), and Freshness.ChangedAgainInTheGrain* on vfat's 2 s and
+  exFAT's 10 ms times (tests/coarse/coarse.c preloaded), as suite
+  'coarse' runs them.
+
+A mutant no test kills in any mode is a comparison no test pins: the script
 exits 1 and names it (but for GUARDS, below: comparisons no change of the
-tree can reach, kept as guards). It takes about two minutes a mutant on two cores; it
-is not part of scripts/test.
+tree can reach, kept as guards). It takes about two minutes a mutant and
+mode on two cores; it is not part of scripts/test.
 """
 import os
 import re
@@ -43,7 +52,18 @@ MUTANTS = {
         ("  if (was->rules_racy)\n    return DIR_RULES_CHANGED;\n", ""),
         ("if (was->rules_racy || was->has != has_now)", "if (was->has != has_now)")]),
     "racy rule: nothing is racy": ("libcore/src/memo.c", [
-        ("  if (!s->present)\n    return false;\n  if (s->mtime_s", "  return false;\n  if (s->mtime_s")]),
+        ("  return s->present &&\n", "  return false && s->present &&\n")]),
+    # The racy window (issue 30): on fine times a change after a reading has
+    # a stamp of its own, and none of these can fail there.
+    "racy window: no granule": ("libcore/src/memo.c", [
+        ("  const long granule = MAX(2 * res.tv_nsec, 1000000L);", "  const long granule = 0;")]),
+    "racy window: half the granule (one tick)": ("libcore/src/memo.c", [
+        ("  const long granule = MAX(2 * res.tv_nsec, 1000000L);",
+         "  const long granule = MAX(2 * res.tv_nsec, 1000000L) / 2;")]),
+    "racy window: whole seconds have no grain": ("libcore/src/memo.c", [
+        ("  {1000000000u, 2000000000LL},", "  {1000000000u, 0},")]),
+    "racy window: hundredths have no grain": ("libcore/src/memo.c", [
+        ("  {10000000u, 10000000LL},", "  {10000000u, 0},")]),
     "ignore files and .git (has) not compared": ("libcore/src/memo.c", [
         ("if (was->rules_racy || was->has != has_now)", "if (was->rules_racy)")]),
     "ignore file stamps not compared": ("libcore/src/memo.c", [
@@ -102,37 +122,76 @@ MUTANTS = {
 }
 
 SUITES = ["walk-freshness", "walk-memo", "walk-cache", "walk-cache-worktree", "walk-ignore"]
+# The coarse mode's runs of the freshness test on a file system's grain.
+GRAINS = {"vfat": "2000000000", "exfat": "10000000"}
+GRAIN_TEST = "--gtest_filter=Freshness.ChangedAgainInTheGrain*"
+MODES = ["fine", "coarse"]
 # Guards no input can reach, and so no test can pin: listed, run, and not
 # counted as survivors (docs/cache.md says why of each).
 GUARDS = {"stamp: inode not compared", "stamp: mtime not compared", "stamp: size not compared",
           "the queries that read a directory not compared", "outside sources' list not compared"}
 
 
-def run_tests(src, build):
+def failed_gtests(label, cmd, env=None):
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900,
+                           env=env)
+        out = p.stdout.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        return [label + " (timeout)"]
+    names = sorted(set(re.findall(r"^\[  FAILED  \] (\S+?)(?:,| \(|$)", out, re.M)))
+    failed = ["%s %s" % (label, n) for n in names]
+    if p.returncode != 0 and not names:
+        failed.append("%s (exit %d)" % (label, p.returncode))
+    return failed
+
+
+def run_tests(src, build, mode):
+    """The tests that fail in MODE, each as "SUITE NAME"."""
+    wrap = [os.path.join(src, "tests/coarse/run.sh")] if mode == "coarse" else []
     failed = []
     for t in SUITES:
-        exe = os.path.join(build, "tests/walk", t)
-        try:
-            p = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
-            out = p.stdout.decode("utf-8", "replace")
-        except subprocess.TimeoutExpired:
-            failed.append(t + " (timeout)")
-            continue
-        names = sorted(set(re.findall(r"^\[  FAILED  \] (\S+?)(?:,| \(|$)", out, re.M)))
-        failed += ["%s %s" % (t, n) for n in names]
-        if p.returncode != 0 and not names:
-            failed.append("%s (exit %d)" % (t, p.returncode))
-    p = subprocess.run([sys.executable, os.path.join(src, "tests/walk/cache_cli.py"),
-                        os.path.join(build, "plugins/cli/trawl")],
+        failed += failed_gtests(t, wrap + [os.path.join(build, "tests/walk", t)])
+    if mode == "coarse":
+        shim = os.path.join(build, "tests/coarse/libtrawl-coarse.so")
+        for fs, gran in GRAINS.items():
+            env = dict(os.environ, LD_PRELOAD=shim, TRAWL_COARSE_GRAN_NS=gran)
+            failed += failed_gtests("walk-freshness-" + fs, wrap + [
+                os.path.join(build, "tests/walk/walk-freshness"), GRAIN_TEST], env)
+    p = subprocess.run(wrap + [sys.executable, os.path.join(src, "tests/walk/cache_cli.py"),
+                               os.path.join(build, "plugins/cli/trawl")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = p.stdout.decode("utf-8", "replace")
     failed += ["cache_cli.py: " + l[5:] for l in out.splitlines() if l.startswith("FAIL ")]
     return failed
 
 
+def rebuild(build):
+    """Only what the runs need: the suites' programs, trawl and the shim."""
+    targets = ["tests/walk/" + t for t in SUITES] + [
+        "plugins/cli/trawl", "tests/coarse/libtrawl-coarse.so"]
+    return subprocess.run(["ninja", "-C", build] + targets, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+
+
+def report(mode, failed):
+    print("   %s: %d failed" % (mode, len(failed)))
+    by_suite = {}
+    for f in failed:
+        by_suite.setdefault(f.split(" ", 1)[0], []).append(f.split(" ", 1)[-1])
+    for suite, names in by_suite.items():
+        more = " and %d more" % (len(names) - 4) if len(names) > 4 else ""
+        print("      %s %d: %s%s" % (suite, len(names), ", ".join(names[:4]), more))
+
+
 def main(argv):
     src, build = os.path.abspath(argv[1]), os.path.abspath(argv[2])
-    only = set(argv[3:])
+    rest = argv[3:]
+    modes = MODES
+    if rest[:1] == ["--modes"]:
+        modes = rest[1].split(",")
+        rest = rest[2:]
+    only = set(rest)
     survivors = []
     for name, (path, edits) in MUTANTS.items():
         if only and name not in only:
@@ -151,26 +210,22 @@ def main(argv):
         try:
             with open(full, "w") as f:
                 f.write(text)
-            b = subprocess.run(["ninja", "-C", build], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            b = rebuild(build)
             if b.returncode != 0:
                 print("MUTANT DOES NOT BUILD: %s\n%s" % (name, b.stdout.decode()[-2000:]))
                 survivors.append(name + " (does not build)")
                 continue
-            failed = run_tests(src, build)
+            failed = {mode: run_tests(src, build, mode) for mode in modes}
         finally:
             with open(full, "w") as f:
                 f.write(original)
-        print("== %s: %d failed" % (name, len(failed)))
-        by_suite = {}
-        for f in failed:
-            by_suite.setdefault(f.split(" ", 1)[0], []).append(f.split(" ", 1)[-1])
-        for suite, names in by_suite.items():
-            more = " and %d more" % (len(names) - 4) if len(names) > 4 else ""
-            print("   %s %d: %s%s" % (suite, len(names), ", ".join(names[:4]), more))
+        print("== %s: %s" % (name, ", ".join("%s %d failed" % (m, len(failed[m])) for m in modes)))
+        for mode in modes:
+            report(mode, failed[mode])
         sys.stdout.flush()
-        if not failed and name not in GUARDS:
+        if not any(failed.values()) and name not in GUARDS:
             survivors.append(name)
-    subprocess.run(["ninja", "-C", build], stdout=subprocess.DEVNULL)
+    rebuild(build)
     print("\nsurvivors (no test failed): %s" % (", ".join(survivors) if survivors else "none"))
     return 1 if survivors else 0
 
