@@ -21,7 +21,8 @@
 #    configure used (the tree changed meanwhile) the next build re-configures.
 #  * The re-check at build time is one `trawl check` for the whole build
 #    directory. Ninja runs it only when a directory or ignore file it watches
-#    is newer than the last check (a depfile lists them), and it touches a
+#    is newer than the last check (the depfile the check itself writes, the
+#    one list the Meson plugin uses too), and it touches a
 #    stamp that build.ninja depends on only when an answer changed: a new
 #    source is compiled in the same ninja run, and a no-op build is
 #    "ninja: no work to do". Make runs it before every target, and
@@ -159,7 +160,7 @@ function(_trawl_glob out_var out var argc sig)
   set(root "${CMAKE_CURRENT_SOURCE_DIR}")
   set(rootset FALSE)
   set(excludes "")
-  set(wexcludes "")   # excludes of the queries that find what to watch
+  set(wexcludes "")   # excludes of the queries of directories
   set(n_items 0)
   set(n_globs 0)
   while(i LESS argc)
@@ -235,7 +236,7 @@ function(_trawl_glob out_var out var argc sig)
         if("${a}" STREQUAL "EXCLUDE")
           _trawl_json_append(excludes "${p}")
           _trawl_json_append(wexcludes "${p}")
-          # A directory such a pattern covers is never read: not watched.
+          # A directory such a pattern covers is never read: not listed.
           if("${p}" MATCHES "^(.+)/\\*\\*$")
             _trawl_json_append(wexcludes "${CMAKE_MATCH_1}")
           endif()
@@ -265,12 +266,6 @@ function(_trawl_glob out_var out var argc sig)
   set(ignore false)
   if(gitignore)
     set(ignore true)
-  endif()
-  # Which directories to watch is for Ninja (and generators that re-configure
-  # on a watched change); Make re-checks on every build (_trawl_finish).
-  set(watchdirs FALSE)
-  if(cd AND NOT (CMAKE_GENERATOR MATCHES "Makefiles$" AND NOT CMAKE_HOST_WIN32))
-    set(watchdirs TRUE)
   endif()
   _trawl_call_reset()
   foreach(it RANGE 1 ${n_items})

@@ -71,26 +71,6 @@ function(_trawl_body out root includes excludes hidden ignore follow types)
   set(body "\"root\": ${r}, \"include\": [${includes}], \"exclude\": [${excludes}], \"hidden\": ${hidden}, \"ignore\": ${ignore}, \"follow\": ${follow}, \"type\": [${types}]")
   string(SHA1 key "${body}")
   set_property(GLOBAL PROPERTY _TRAWL_B_${key} "${body}")
-  set_property(GLOBAL PROPERTY _TRAWL_ROOT_${key} "${root}")
-  set_property(GLOBAL PROPERTY _TRAWL_IGNORE_${key} ${ignore})
-  set(${out} ${key} PARENT_SCOPE)
-endfunction()
-
-# With GITIGNORE, the ignore files of the directories a watch query lists
-# are watched too (an edit in place changes no directory): register the
-# query for them beside the watch query of ROOT, INCLUDES (JSON items, each a
-# directory pattern), EXCLUDES, HIDDEN, FOLLOW; OUT = its key, or "" when
-# IGNORE is false.
-function(_trawl_ignore_files out root includes excludes hidden ignore follow)
-  set(${out} "" PARENT_SCOPE)
-  if(NOT ignore)
-    return()
-  endif()
-  string(REGEX REPLACE "\"((\\\\.|[^\"\\\\])*)\"" "\"\\1/.gitignore\", \"\\1/.ignore\""
-         files "${includes}")
-  _trawl_body(key "${root}" "\".gitignore\", \".ignore\", ${files}" "${excludes}" ${hidden}
-              true ${follow} "\"f\"")
-  set_property(GLOBAL PROPERTY _TRAWL_WATCH_${key} TRUE)
   set(${out} ${key} PARENT_SCOPE)
 endfunction()
 
