@@ -239,6 +239,25 @@ def main(argv):
         check("names: a backslash at the end, left out", os.path.join(n, "tail\\") in ours, False)
         check("names: so a path never there is listed", nd + ".always" in ours, True)
 
+        # --watch-limit: at the count, the list; one below it, the path
+        # never there alone.
+        code, _, _ = run(trawl, check_args, env)
+        n_paths = len(parse(dep)[1])
+        code, _, _ = run(trawl, check_args + ["--watch-limit", str(n_paths)], env)
+        check("--watch-limit at the count: the same list", (code, len(parse(dep)[1])),
+              (0, n_paths))
+        code, _, _ = run(trawl, check_args + ["--watch-limit", str(n_paths - 1)], env)
+        check("--watch-limit one below: a path never there, alone", (code, parse(dep)[1]),
+              (0, [dep + ".always"]))
+        for args, why in ((["--watch-limit", "x"], "--watch-limit 'x'"),
+                          (["--watch-limit", "-1"], "--watch-limit '-1'")):
+            code, out, err = run(trawl, check_args + args, env)
+            check("--watch-limit %s: exit 2, says why" % args[1], (code, why in err), (2, True))
+        code, out, err = run(trawl, ["check", "--checked", mark, "--watch-limit", "3", "--cache",
+                                     cache], env)
+        check("--watch-limit without --depfile: exit 2", (code, "goes with --depfile" in err),
+              (2, True))
+
         # Usage, and a depfile that cannot be written.
         other = os.path.join(b, "other.d")
         code, out, err = run(trawl, ["check", "--depfile", other, "--cache", cache], env)
