@@ -24,10 +24,13 @@ G_BEGIN_DECLS
 
 /* The header (cachefile.c has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 4u
+#define CACHE_FORMAT 5u
 #define HEADER_SIZE 56
 
-/* An outside source's kind, when its stamp was racy when recorded. */
+/* An outside source's kind, when its stamp was racy when recorded: the
+ * index (whose answers a cache asks again, whatever its stamp), and any
+ * other (not trusted). */
+#define SOURCE_INDEX_RACY 0xfe
 #define SOURCE_RACY 0xff
 
 struct cache_file;
@@ -93,6 +96,16 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
 
+/* Hand FN every question cached walk W (its file's records read and
+ * checked) asked of the index: the directory's path (DLEN bytes, relative to
+ * the root; a directory on the way to a start directory included), the name
+ * of the entry asked about and the question's type (ASKED_* of memo.h: the
+ * answer too). False if the records do not parse. */
+bool cached_walk_asked(const struct cached_walk *w,
+                       void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
+                                  unsigned type, void *data),
+                       void *data);
+
 /* Hand FN the path of every directory cached walk W recorded (relative to
  * its root, "" the root; the directories on the way to a start directory
  * too) and of each ignore file one of them holds. *ALWAYS set when no list
@@ -133,6 +146,13 @@ void cache_index_begin(GByteArray *b, const char *version, const GByteArray *que
  * source stamped at or after RACY_FROM is recorded as racy. */
 void cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *w,
                       const struct source_list *src, const struct timespec *racy_from);
+
+/* Append cached walk W to index B as it is, but for its sources, SRC (the
+ * same list, stamped again): its directories' entries as they were, their
+ * records where they were in its file's records (read and checked), which
+ * the caller writes as they are. */
+void cache_write_walk_restamped(GByteArray *b, const struct cached_walk *w,
+                                const struct source_list *src, const struct timespec *racy_from);
 
 /* Write INDEX (the version, the queries, the walks) and RECS to PATH
  * through a temporary file renamed into place; false with *WHY set. */

@@ -141,6 +141,10 @@ nodes_emit(struct run *run, bool done)
       continue;
     }
     struct rec *r = &f->node->recs[f->next];
+    if (r->kind == REC_ASKED) {
+      f->next++;
+      continue;
+    }
     if (r->kind == REC_SUBTREE) {
       struct node *child = g_atomic_pointer_get(&r->child.node);
       if (child == NULL && !done)

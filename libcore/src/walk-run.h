@@ -76,7 +76,7 @@ struct chain {
  * read, and frees it. A serial walk so holds only the nodes of the
  * directories above the one being read; a parallel one holds what the
  * helpers read ahead of the printing. */
-enum { REC_RESULT, REC_SUBTREE };
+enum { REC_RESULT, REC_SUBTREE, REC_ASKED /* a question the index answered: memo only */ };
 
 struct node;
 
@@ -132,6 +132,8 @@ struct item {
   uint64_t live;        /* the queries that read this directory (0: on the way to a
                            start directory below it, for another query) */
   bool fresh;           /* read it whatever the memo says (an ignore file above changed) */
+  bool tracked_only;    /* git's rules leave it (or a directory above) out, and the index
+                           holds paths below it: entered for those alone */
 };
 
 /* A worker's items: a ring of pointers, newest at the tail: no list node
@@ -225,6 +227,8 @@ struct run {
   const struct walk_memo *memo_old;
   struct walk_memo *memo_out;
   struct timespec racy_from;
+  GHashTable *ways;     /* "root/path" -> struct memo_dir *: the directories on the way
+                           to start directories, while they are planned */
 };
 
 struct trawl_walker {
@@ -366,9 +370,14 @@ void memo_missing(struct worker *wk, const struct item *it);
 bool replay_dir(struct worker *wk, struct item *it);
 /* The ignore rules for start directory D of root R, from the directories
  * on the way, in *FRAME; *SAME false when one of them is not as the last
- * walk recorded. False when D or one on the way is ignored. */
+ * walk recorded; *TRACKED_ONLY when D, or one on the way, is one git's rules
+ * leave out but the index holds paths below. False when D or one on the way
+ * is ignored. */
 bool start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_frame **frame,
-                       bool *same);
+                       bool *same, bool *tracked_only);
+/* File the records of the directories on the way (start_not_ignored()) in
+ * the memo, once every start directory is planned. */
+void way_records(struct run *run);
 
 G_END_DECLS
 
