@@ -280,7 +280,7 @@ sources_recheck(struct sources *s, const struct cached_walk *was, const char *ab
 /* ---- the index's answers, asked again ---- */
 
 struct asking {
-  const struct git_index *ix;
+  const struct gitindex *ix;
   GString *path;        /* the root's path below the top, then a question's path */
   size_t plen;
   GHashTable *changed;  /* char * -> NULL: directories whose answers changed */
@@ -296,8 +296,8 @@ ask_again(const char *dir, size_t dlen, const char *name, size_t nlen, unsigned 
     g_string_append_c(a->path, '/');
   }
   g_string_append_len(a->path, name, (gssize)nlen);
-  const bool now = type & ASKED_DIR ? git_index_has_dir(a->ix, a->path->str, a->path->len)
-                                    : git_index_has_file(a->ix, a->path->str, a->path->len);
+  const bool now = type & ASKED_DIR ? gitindex_has_dir(a->ix, a->path->str, a->path->len)
+                                    : gitindex_has_file(a->ix, a->path->str, a->path->len);
   if (now != ((type & ASKED_TRACKED) != 0))
     g_hash_table_add(a->changed, g_strndup(dir, dlen));
 }
@@ -323,7 +323,7 @@ index_recheck(const struct cached_walk *w, const char *root, const struct source
     g_free(top);
     return false;
   }
-  struct git_index *ix = ignore_index_read(index_path, NULL);
+  struct gitindex *ix = ignore_index_read(index_path, NULL);
   if (!w->file->records_checked)
     records_read(w->file);
   struct asking a = {ix, g_string_new(NULL), 0, g_hash_table_new_full(g_str_hash, g_str_equal,
@@ -334,7 +334,7 @@ index_recheck(const struct cached_walk *w, const char *root, const struct source
     g_string_append_printf(a.path, "%s/", abs + (tl == 1 ? 1 : tl + 1));
   a.plen = a.path->len;
   const bool ok = ix && cached_walk_asked(w, ask_again, &a);
-  git_index_free(ix);
+  gitindex_free(ix);
   g_string_free(a.path, TRUE);
   free(abs);
   g_free(top);

@@ -60,7 +60,7 @@ struct index_file {
   void *map;
   size_t len;
   unsigned version;
-  struct git_index_entry *entries;
+  struct gitindex_entry *entries;
   uint32_t n;
   GByteArray *names;    /* format 4: the paths spelt out (entries hold offsets until done) */
   const guint8 *link;   /* the `link` extension (a split index), or NULL */
@@ -115,7 +115,7 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
 {
   const guint8 *p = *at;
   const size_t fixed = STAT_LEN + hash_len + 2;
-  f->entries = g_new(struct git_index_entry, f->n ? f->n : 1);
+  f->entries = g_new(struct gitindex_entry, f->n ? f->n : 1);
   if (f->version == 4)
     f->names = g_byte_array_new();
   size_t prev_off = 0, prev_len = 0; /* format 4: the previous path in f->names */
@@ -135,12 +135,12 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
       xflags = (unsigned)p[0] << 8 | p[1];
       p += 2;
     }
-    struct git_index_entry *out = &f->entries[i];
+    struct gitindex_entry *out = &f->entries[i];
     out->stage = (uint8_t)((flags >> STAGE_SHIFT) & 3);
-    out->flags = (uint8_t)(((mode & MODE_TYPE) == MODE_DIR ? GIT_INDEX_SPARSE_DIR : 0) |
-                           ((mode & MODE_TYPE) == MODE_GITLINK ? GIT_INDEX_GITLINK : 0) |
-                           (xflags & XFLAG_SKIP_WORKTREE ? GIT_INDEX_SKIP_WORKTREE : 0) |
-                           (xflags & XFLAG_INTENT_TO_ADD ? GIT_INDEX_INTENT_TO_ADD : 0));
+    out->flags = (uint8_t)(((mode & MODE_TYPE) == MODE_DIR ? GITINDEX_SPARSE_DIR : 0) |
+                           ((mode & MODE_TYPE) == MODE_GITLINK ? GITINDEX_GITLINK : 0) |
+                           (xflags & XFLAG_SKIP_WORKTREE ? GITINDEX_SKIP_WORKTREE : 0) |
+                           (xflags & XFLAG_INTENT_TO_ADD ? GITINDEX_INTENT_TO_ADD : 0));
     if (f->version == 4) {
       uint64_t strip;
       if (!read_varint(&p, end, &strip) || strip > prev_len)
@@ -202,7 +202,7 @@ parse_file(struct index_file *f, const char *path, size_t hash_len, bool missing
       close(fd);
     if (err == ENOENT && missing_ok) {
       f->version = 2;
-      f->entries = g_new(struct git_index_entry, 1);
+      f->entries = g_new(struct gitindex_entry, 1);
       return true;
     }
     g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "%s: %s", path,
@@ -336,13 +336,13 @@ merge_split(const struct index_file *main, const struct index_file *base, size_t
   }
   uint32_t next = 0; /* MAIN's next replacement */
   for (uint32_t i = 0; i < base->n && ok; i++) {
-    struct git_index_entry e = base->entries[i];
+    struct gitindex_entry e = base->entries[i];
     if (marks[i] & MARK_REPLACE) {
       if (next == main->n || main->entries[next].len != 0) {
         ok = corrupt(error, main, "a replaced entry is missing, or has a path");
         break;
       }
-      const struct git_index_entry *r = &main->entries[next++];
+      const struct gitindex_entry *r = &main->entries[next++];
       e.flags = r->flags;
       e.stage = r->stage;
     }
@@ -371,14 +371,14 @@ compare_paths(const char *a, size_t alen, const char *b, size_t blen)
 static int
 compare_entries(const void *pa, const void *pb)
 {
-  const struct git_index_entry *a = pa, *b = pb;
+  const struct gitindex_entry *a = pa, *b = pb;
   const int c = compare_paths(a->path, a->len, b->path, b->len);
   return c ? c : (int)a->stage - (int)b->stage;
 }
 
 /* Move the mapping and the names of F into slot K of IX. */
 static void
-keep_file(struct git_index *ix, int k, struct index_file *f)
+keep_file(struct gitindex *ix, int k, struct index_file *f)
 {
   ix->map[k] = f->map;
   ix->map_len[k] = f->len;
@@ -399,8 +399,8 @@ all_zero(const guint8 *hash, size_t hash_len)
   return true;
 }
 
-struct git_index *
-git_index_read(const char *path, size_t hash_len, GError **error)
+struct gitindex *
+gitindex_read(const char *path, size_t hash_len, GError **error)
 {
   g_return_val_if_fail(hash_len == 20 || hash_len == 32, NULL);
   struct index_file main, base;
@@ -409,9 +409,9 @@ git_index_read(const char *path, size_t hash_len, GError **error)
     index_file_clear(&main);
     return NULL;
   }
-  struct git_index *ix = g_new0(struct git_index, 1);
+  struct gitindex *ix = g_new0(struct gitindex, 1);
   ix->version = main.version;
-  GArray *all = g_array_sized_new(FALSE, FALSE, sizeof(struct git_index_entry), main.n);
+  GArray *all = g_array_sized_new(FALSE, FALSE, sizeof(struct gitindex_entry), main.n);
   bool ok = true;
   if (main.link && main.link_len < hash_len) {
     ok = corrupt(error, &main, "its link extension is too short");
@@ -442,7 +442,7 @@ git_index_read(const char *path, size_t hash_len, GError **error)
     return NULL;
   }
   ix->n = all->len;
-  ix->entries = (struct git_index_entry *)(void *)g_array_free(all, FALSE);
+  ix->entries = (struct gitindex_entry *)(void *)g_array_free(all, FALSE);
   /* git writes entries sorted; the additions of a split index come sorted
    * too. Lookups need the order, so it is checked, and made if it is not
    * there (a tool other than git may have written the file). */
@@ -452,7 +452,7 @@ git_index_read(const char *path, size_t hash_len, GError **error)
   if (!sorted)
     qsort(ix->entries, ix->n, sizeof *ix->entries, compare_entries);
   for (size_t i = 0; i < ix->n; i++)
-    ix->sparse = ix->sparse || (ix->entries[i].flags & GIT_INDEX_SPARSE_DIR);
+    ix->sparse = ix->sparse || (ix->entries[i].flags & GITINDEX_SPARSE_DIR);
   keep_file(ix, 0, &main);
   keep_file(ix, 1, &base);
   index_file_clear(&main);
@@ -461,7 +461,7 @@ git_index_read(const char *path, size_t hash_len, GError **error)
 }
 
 void
-git_index_free(struct git_index *ix)
+gitindex_free(struct gitindex *ix)
 {
   if (ix == NULL)
     return;
@@ -479,13 +479,13 @@ git_index_free(struct git_index *ix)
 /* The first entry of IX whose path is not before PATH (LEN bytes) followed
  * by TAIL (LEN2 bytes): a binary search. */
 static size_t
-lower_bound(const struct git_index *ix, const char *path, size_t len, const char *tail,
+lower_bound(const struct gitindex *ix, const char *path, size_t len, const char *tail,
             size_t len2)
 {
   size_t lo = 0, hi = ix->n;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    const struct git_index_entry *e = &ix->entries[mid];
+    const struct gitindex_entry *e = &ix->entries[mid];
     int c = memcmp(e->path, path, MIN(e->len, len));
     if (c == 0 && e->len < len)
       c = -1;
@@ -506,13 +506,13 @@ lower_bound(const struct git_index *ix, const char *path, size_t len, const char
 /* Is there an entry named exactly PATH (LEN bytes) then TAIL (LEN2 bytes)?
  * Its flags in *FLAGS. */
 static bool
-has_exact(const struct git_index *ix, const char *path, size_t len, const char *tail,
+has_exact(const struct gitindex *ix, const char *path, size_t len, const char *tail,
           size_t len2, unsigned *flags)
 {
   const size_t i = lower_bound(ix, path, len, tail, len2);
   if (i == ix->n)
     return false;
-  const struct git_index_entry *e = &ix->entries[i];
+  const struct gitindex_entry *e = &ix->entries[i];
   if (e->len != len + len2 || memcmp(e->path, path, len) != 0 ||
       memcmp(e->path + len, tail, len2) != 0)
     return false;
@@ -522,36 +522,36 @@ has_exact(const struct git_index *ix, const char *path, size_t len, const char *
 
 /* Is a directory above PATH (LEN bytes) a sparse directory entry? */
 static bool
-sparse_above(const struct git_index *ix, const char *path, size_t len)
+sparse_above(const struct gitindex *ix, const char *path, size_t len)
 {
   for (size_t i = 0; i < len; i++) {
     unsigned flags;
     if (path[i] == '/' && has_exact(ix, path, i + 1, "", 0, &flags) &&
-        (flags & GIT_INDEX_SPARSE_DIR))
+        (flags & GITINDEX_SPARSE_DIR))
       return true;
   }
   return false;
 }
 
 bool
-git_index_has_file(const struct git_index *ix, const char *path, size_t len)
+gitindex_has_file(const struct gitindex *ix, const char *path, size_t len)
 {
   unsigned flags;
   return has_exact(ix, path, len, "", 0, &flags) || (ix->sparse && sparse_above(ix, path, len));
 }
 
 bool
-git_index_has_dir(const struct git_index *ix, const char *path, size_t len)
+gitindex_has_dir(const struct gitindex *ix, const char *path, size_t len)
 {
   g_return_val_if_fail(len > 0, false);
   const size_t i = lower_bound(ix, path, len, "/", 1);
   if (i < ix->n) {
-    const struct git_index_entry *e = &ix->entries[i];
+    const struct gitindex_entry *e = &ix->entries[i];
     if (e->len > len && memcmp(e->path, path, len) == 0 && e->path[len] == '/')
       return true;
   }
   unsigned flags;
-  if (has_exact(ix, path, len, "", 0, &flags) && (flags & GIT_INDEX_GITLINK))
+  if (has_exact(ix, path, len, "", 0, &flags) && (flags & GITINDEX_GITLINK))
     return true;
   return ix->sparse && sparse_above(ix, path, len);
 }

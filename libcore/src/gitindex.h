@@ -17,7 +17,7 @@
  * docs/adr/0006-index-reader.md says why this is written here rather than
  * taken from libgit2.
  *
- * A git_index is immutable once read: any thread may ask it.
+ * A gitindex is immutable once read: any thread may ask it.
  */
 #ifndef TRAWL_GITINDEX_H
 #define TRAWL_GITINDEX_H
@@ -31,21 +31,21 @@ G_BEGIN_DECLS
 
 /* What an entry is, beyond its path. */
 enum {
-  GIT_INDEX_SPARSE_DIR = 1 << 0,   /* mode 040000: `dir/` of a sparse index, its whole tree */
-  GIT_INDEX_GITLINK = 1 << 1,      /* mode 0160000: a submodule's commit */
-  GIT_INDEX_SKIP_WORKTREE = 1 << 2,
-  GIT_INDEX_INTENT_TO_ADD = 1 << 3,
+  GITINDEX_SPARSE_DIR = 1 << 0,   /* mode 040000: `dir/` of a sparse index, its whole tree */
+  GITINDEX_GITLINK = 1 << 1,      /* mode 0160000: a submodule's commit */
+  GITINDEX_SKIP_WORKTREE = 1 << 2,
+  GITINDEX_INTENT_TO_ADD = 1 << 3,
 };
 
-struct git_index_entry {
+struct gitindex_entry {
   const char *path;     /* relative to the top, not NUL-terminated; `dir/` for a sparse directory */
   uint32_t len;
-  uint8_t flags;        /* GIT_INDEX_* */
+  uint8_t flags;        /* GITINDEX_* */
   uint8_t stage;        /* 0, or 1-3 in a merge */
 };
 
-struct git_index {
-  struct git_index_entry *entries; /* sorted bytewise by path, then by stage */
+struct gitindex {
+  struct gitindex_entry *entries; /* sorted bytewise by path, then by stage */
   size_t n;
   unsigned version;     /* of the file read (2, 3 or 4) */
   bool split;           /* it had a shared index */
@@ -61,19 +61,19 @@ struct git_index {
  * same directory), whose object names are HASH_LEN bytes long (20: SHA-1,
  * 32: SHA-256). A missing file is an empty index (a repository with nothing
  * added yet). NULL with ERROR set (G_FILE_ERROR) naming the file and what is
- * wrong with it; never a partial index. Free with git_index_free(). */
-struct git_index *git_index_read(const char *path, size_t hash_len, GError **error);
+ * wrong with it; never a partial index. Free with gitindex_free(). */
+struct gitindex *gitindex_read(const char *path, size_t hash_len, GError **error);
 
-void git_index_free(struct git_index *ix);
+void gitindex_free(struct gitindex *ix);
 
 /* Does IX hold the file PATH (LEN bytes, relative to the top): an entry of
  * that name at any stage, or a sparse directory entry above it? */
-bool git_index_has_file(const struct git_index *ix, const char *path, size_t len);
+bool gitindex_has_file(const struct gitindex *ix, const char *path, size_t len);
 
 /* Does IX hold paths below the directory PATH (LEN bytes, relative to the
  * top; not "" ): an entry whose name starts with PATH/, a submodule at
  * PATH, or a sparse directory entry at or above it? */
-bool git_index_has_dir(const struct git_index *ix, const char *path, size_t len);
+bool gitindex_has_dir(const struct gitindex *ix, const char *path, size_t len);
 
 G_END_DECLS
 

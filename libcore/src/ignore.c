@@ -586,12 +586,12 @@ hash_len_of(const char *common)
   return len;
 }
 
-struct git_index *
+struct gitindex *
 ignore_index_read(const char *index_path, GError **error)
 {
   char *git_dir = g_path_get_dirname(index_path);
   char *common = common_of(git_dir);
-  struct git_index *ix = git_index_read(index_path, hash_len_of(common), error);
+  struct gitindex *ix = gitindex_read(index_path, hash_len_of(common), error);
   g_free(common);
   g_free(git_dir);
   return ix;
@@ -802,7 +802,7 @@ repo_unref(struct ignore_repo *r)
     return;
   ignore_file_unref(r->info);
   ignore_file_unref(r->global);
-  git_index_free(r->index);
+  gitindex_free(r->index);
   g_free(r->index_path);
   g_free(r);
 }
@@ -839,7 +839,7 @@ ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char 
     return false;
   const char *p = mpath + r->base;
   const size_t len = mlen - r->base;
-  return is_dir ? git_index_has_dir(r->index, p, len) : git_index_has_file(r->index, p, len);
+  return is_dir ? gitindex_has_dir(r->index, p, len) : gitindex_has_file(r->index, p, len);
 }
 
 struct ignore_frame *

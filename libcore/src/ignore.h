@@ -134,7 +134,7 @@ struct ignore_repo {
   char *index_path;            /* $GIT_DIR/index */
   size_t hash_len;             /* of its object names (extensions.objectFormat) */
   gsize index_once;            /* the index is read the first time it is asked */
-  struct git_index *index;     /* then: NULL when it could not be (a problem told) */
+  struct gitindex *index;     /* then: NULL when it could not be (a problem told) */
 };
 
 /* A file of rules in force, and where the paths it matches start. */
@@ -243,7 +243,7 @@ bool ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const 
 
 /* The index file INDEX_PATH ($GIT_DIR/index) read for its repository (the
  * length of object names from its configuration), or NULL with ERROR set. */
-struct git_index *ignore_index_read(const char *index_path, GError **error);
+struct gitindex *ignore_index_read(const char *index_path, GError **error);
 
 /* The rule that decides whether the entry at match path MPATH (MLEN bytes,
  * below the directory of frame F) is ignored: the last matching rule of the

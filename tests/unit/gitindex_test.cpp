@@ -2,7 +2,7 @@
 // real git writes: formats 2, 3 and 4, a split index (and one in format 4),
 // a sparse index, skip-worktree and intent-to-add entries, a merge's
 // stages, a submodule, a path longer than 0xfff bytes, a SHA-256
-// repository. Each index is read by git_index_read() and compared entry by
+// repository. Each index is read by gitindex_read() and compared entry by
 // entry with `git ls-files --sparse -s -t -z` (path, stage, mode, the
 // skip-worktree tag); then the lookups are asked for every path and every
 // directory of the listing, and for near misses. Damaged files (cut short,
@@ -90,7 +90,7 @@ private:
 struct Entry {
   std::string path;
   unsigned stage = 0;
-  unsigned flags = 0; // GIT_INDEX_SPARSE_DIR | GIT_INDEX_GITLINK | GIT_INDEX_SKIP_WORKTREE
+  unsigned flags = 0; // GITINDEX_SPARSE_DIR | GITINDEX_GITLINK | GITINDEX_SKIP_WORKTREE
   bool operator==(const Entry &o) const
   {
     return path == o.path && stage == o.stage && flags == o.flags;
@@ -123,25 +123,25 @@ std::vector<Entry> git_entries(const Repo &repo, const std::string &where = ".")
     e.path = rec.substr(tab + 1);
     e.stage = stage;
     if (mode == "040000")
-      e.flags |= GIT_INDEX_SPARSE_DIR;
+      e.flags |= GITINDEX_SPARSE_DIR;
     if (mode == "160000")
-      e.flags |= GIT_INDEX_GITLINK;
+      e.flags |= GITINDEX_GITLINK;
     if (tag == "S")
-      e.flags |= GIT_INDEX_SKIP_WORKTREE;
+      e.flags |= GITINDEX_SKIP_WORKTREE;
     v.push_back(e);
   }
   return v;
 }
 
 struct IndexFree {
-  void operator()(git_index *ix) const { git_index_free(ix); }
+  void operator()(gitindex *ix) const { gitindex_free(ix); }
 };
-using Index = std::unique_ptr<git_index, IndexFree>;
+using Index = std::unique_ptr<gitindex, IndexFree>;
 
 Index read_index(const std::string &path, size_t hash_len = 20, std::string *error = nullptr)
 {
   GError *e = nullptr;
-  git_index *ix = git_index_read(path.c_str(), hash_len, &e);
+  gitindex *ix = gitindex_read(path.c_str(), hash_len, &e);
   if (error)
     *error = e ? e->message : "";
   else if (e)
@@ -151,11 +151,11 @@ Index read_index(const std::string &path, size_t hash_len = 20, std::string *err
   return Index(ix);
 }
 
-std::vector<Entry> our_entries(const git_index *ix, unsigned mask = ~0u)
+std::vector<Entry> our_entries(const gitindex *ix, unsigned mask = ~0u)
 {
   std::vector<Entry> v;
   for (size_t i = 0; i < ix->n; i++) {
-    const git_index_entry &e = ix->entries[i];
+    const gitindex_entry &e = ix->entries[i];
     Entry x;
     x.path.assign(e.path, e.len);
     x.stage = e.stage;
@@ -165,17 +165,17 @@ std::vector<Entry> our_entries(const git_index *ix, unsigned mask = ~0u)
   return v;
 }
 
-bool has_file(const git_index *ix, const std::string &p)
+bool has_file(const gitindex *ix, const std::string &p)
 {
   // An exact-size copy: a read past the path is an overflow ASan reports.
   std::vector<char> buf(p.begin(), p.end());
-  return git_index_has_file(ix, buf.data(), buf.size());
+  return gitindex_has_file(ix, buf.data(), buf.size());
 }
 
-bool has_dir(const git_index *ix, const std::string &p)
+bool has_dir(const gitindex *ix, const std::string &p)
 {
   std::vector<char> buf(p.begin(), p.end());
-  return git_index_has_dir(ix, buf.data(), buf.size());
+  return gitindex_has_dir(ix, buf.data(), buf.size());
 }
 
 // The entries agree with git's, and every lookup with the listing: each
@@ -187,12 +187,12 @@ void agree(const Repo &repo, const std::string &index = ".git/index",
   const std::vector<Entry> want = git_entries(repo, where);
   Index ix = read_index(repo.path(index), hash_len);
   ASSERT_TRUE(ix);
-  EXPECT_EQ(our_entries(ix.get(), GIT_INDEX_SPARSE_DIR | GIT_INDEX_GITLINK |
-                                      GIT_INDEX_SKIP_WORKTREE),
+  EXPECT_EQ(our_entries(ix.get(), GITINDEX_SPARSE_DIR | GITINDEX_GITLINK |
+                                      GITINDEX_SKIP_WORKTREE),
             want);
   std::set<std::string> dirs;
   for (const Entry &e : want) {
-    if (e.flags & GIT_INDEX_SPARSE_DIR) {
+    if (e.flags & GITINDEX_SPARSE_DIR) {
       // Its whole tree: anything below, files and directories.
       const std::string d = e.path.substr(0, e.path.size() - 1);
       EXPECT_TRUE(has_dir(ix.get(), d)) << d;
@@ -203,7 +203,7 @@ void agree(const Repo &repo, const std::string &index = ".git/index",
       EXPECT_TRUE(has_file(ix.get(), e.path)) << e.path;
       EXPECT_FALSE(has_file(ix.get(), e.path + "x")) << e.path;
       // A submodule is a directory with paths below it; a file is not.
-      EXPECT_EQ(has_dir(ix.get(), e.path), (e.flags & GIT_INDEX_GITLINK) != 0) << e.path;
+      EXPECT_EQ(has_dir(ix.get(), e.path), (e.flags & GITINDEX_GITLINK) != 0) << e.path;
     }
     for (size_t i = 0; i < e.path.size(); i++)
       if (e.path[i] == '/')
@@ -263,11 +263,11 @@ TEST(GitIndex, Format3SkipWorktreeAndIntentToAdd)
   unsigned ita = 0, skip = 0;
   for (size_t i = 0; i < ix->n; i++) {
     const std::string p(ix->entries[i].path, ix->entries[i].len);
-    if (ix->entries[i].flags & GIT_INDEX_INTENT_TO_ADD) {
+    if (ix->entries[i].flags & GITINDEX_INTENT_TO_ADD) {
       ita++;
       EXPECT_TRUE(p == "later.c" || p == "new/x") << p;
     }
-    skip += (ix->entries[i].flags & GIT_INDEX_SKIP_WORKTREE) != 0;
+    skip += (ix->entries[i].flags & GITINDEX_SKIP_WORKTREE) != 0;
   }
   EXPECT_EQ(ita, 2u);
   EXPECT_EQ(skip, 2u);
@@ -350,7 +350,7 @@ TEST(GitIndex, SparseIndex)
   const std::vector<Entry> want = git_entries(r);
   bool any_sparse = false;
   for (const Entry &e : want)
-    any_sparse = any_sparse || (e.flags & GIT_INDEX_SPARSE_DIR);
+    any_sparse = any_sparse || (e.flags & GITINDEX_SPARSE_DIR);
   ASSERT_TRUE(any_sparse) << "git wrote no sparse directory entry";
   Index ix = read_index(r.path(".git/index"));
   ASSERT_TRUE(ix);
