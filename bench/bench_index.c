@@ -54,10 +54,12 @@ questions_of(const struct gitindex *ix, struct questions *q)
       if (e->path[k] != '/')
         continue;
       char *d = g_strndup(e->path, k + 1);
-      if (g_hash_table_add(seen, d))
-        g_ptr_array_add(q->dirs, d);
-      else
+      if (g_hash_table_contains(seen, d)) {
         g_free(d);
+        continue;
+      }
+      g_hash_table_add(seen, d);
+      g_ptr_array_add(q->dirs, d);
     }
   }
   g_hash_table_steal_all(seen);
