@@ -11,7 +11,8 @@
  * say which of its entries the entries of this file replace (those come
  * first, their paths left empty) and which are deleted; the rest of this
  * file's entries are added. The result is one array of paths sorted as git
- * sorts them (bytewise, then by stage), looked up by binary search: a file
+ * writes them (bytewise, then by stage; not checked, as git does not check
+ * it when it reads), looked up by binary search: a file
  * is one search, a directory one search for the first path not before
  * "dir/", and a sparse index one more per ancestor for a `dir/` entry.
  *
@@ -41,10 +42,18 @@
 #define MODE_DIR 0040000u
 #define MODE_GITLINK 0160000u
 
-static uint32_t
+static inline uint32_t
 be32(const guint8 *p)
 {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return GUINT32_FROM_BE(v);
+}
+
+static inline unsigned
+be16(const guint8 *p)
+{
+  return (unsigned)p[0] << 8 | p[1];
 }
 
 static uint64_t
@@ -123,24 +132,26 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
     const guint8 *e = p;
     if ((size_t)(end - p) < fixed)
       return corrupt(error, f, "an entry runs past the end");
-    const uint32_t mode = be32(e + MODE_AT);
-    const unsigned flags = (unsigned)e[fixed - 2] << 8 | e[fixed - 1];
+    const uint32_t type = be32(e + MODE_AT) & MODE_TYPE;
+    const unsigned flags = be16(e + fixed - 2);
     p += fixed;
-    unsigned xflags = 0;
-    if (flags & FLAG_EXTENDED) {
+    struct gitindex_entry *out = &f->entries[i];
+    out->stage = (uint8_t)((flags >> STAGE_SHIFT) & 3);
+    out->flags = 0;
+    if (G_UNLIKELY(flags & FLAG_EXTENDED)) {
       if (f->version < 3)
         return corrupt(error, f, "extended flags in format 2");
       if (end - p < 2)
         return corrupt(error, f, "an entry runs past the end");
-      xflags = (unsigned)p[0] << 8 | p[1];
+      const unsigned xflags = be16(p);
       p += 2;
+      out->flags = (uint8_t)((xflags & XFLAG_SKIP_WORKTREE ? GITINDEX_SKIP_WORKTREE : 0) |
+                             (xflags & XFLAG_INTENT_TO_ADD ? GITINDEX_INTENT_TO_ADD : 0));
     }
-    struct gitindex_entry *out = &f->entries[i];
-    out->stage = (uint8_t)((flags >> STAGE_SHIFT) & 3);
-    out->flags = (uint8_t)(((mode & MODE_TYPE) == MODE_DIR ? GITINDEX_SPARSE_DIR : 0) |
-                           ((mode & MODE_TYPE) == MODE_GITLINK ? GITINDEX_GITLINK : 0) |
-                           (xflags & XFLAG_SKIP_WORKTREE ? GITINDEX_SKIP_WORKTREE : 0) |
-                           (xflags & XFLAG_INTENT_TO_ADD ? GITINDEX_INTENT_TO_ADD : 0));
+    /* Files and links are most entries; a sparse directory or a submodule
+     * is the rare one. */
+    if (G_UNLIKELY(type == MODE_DIR || type == MODE_GITLINK))
+      out->flags |= type == MODE_DIR ? GITINDEX_SPARSE_DIR : GITINDEX_GITLINK;
     if (f->version == 4) {
       uint64_t strip;
       if (!read_varint(&p, end, &strip) || strip > prev_len)
@@ -308,6 +319,23 @@ ewah_mark(const guint8 *p, size_t len, guint8 *marks, size_t n, guint8 bit, size
   return true;
 }
 
+/* Bytewise order of paths (a shorter one first when it is a prefix of the
+ * other), then of stages: git's order of entries. */
+static int
+compare_paths(const char *a, size_t alen, const char *b, size_t blen)
+{
+  const int c = memcmp(a, b, MIN(alen, blen));
+  return c ? c : alen < blen ? -1 : alen > blen;
+}
+
+static int
+compare_entries(const void *pa, const void *pb)
+{
+  const struct gitindex_entry *a = pa, *b = pb;
+  const int c = compare_paths(a->path, a->len, b->path, b->len);
+  return c ? c : (int)a->stage - (int)b->stage;
+}
+
 enum { MARK_DELETE = 1, MARK_REPLACE = 2 };
 
 /* The entries of the split index MAIN on top of its shared index BASE, into
@@ -349,31 +377,26 @@ merge_split(const struct index_file *main, const struct index_file *base, size_t
     if (!(marks[i] & MARK_DELETE))
       g_array_append_val(out, e);
   }
-  for (uint32_t i = next; i < main->n && ok; i++) {
+  /* The added entries, sorted as the file has them, merged in: the result
+   * is in git's order, as lookups need. */
+  const guint kept = out->len;
+  for (uint32_t i = next; i < main->n && ok; i++)
     if (main->entries[i].len == 0)
       ok = corrupt(error, main, "an added entry has no path");
-    else
-      g_array_append_val(out, main->entries[i]);
+  if (ok && next < main->n) {
+    const struct gitindex_entry *add = main->entries + next;
+    const size_t n_add = main->n - next;
+    struct gitindex_entry *old = g_memdup2(out->data, kept * sizeof *old);
+    g_array_set_size(out, (guint)(kept + n_add));
+    struct gitindex_entry *to = (struct gitindex_entry *)(void *)out->data;
+    size_t i = 0, j = 0, k = 0;
+    while (i < kept || j < n_add)
+      to[k++] = j == n_add || (i < kept && compare_entries(&old[i], &add[j]) <= 0) ? old[i++]
+                                                                                : add[j++];
+    g_free(old);
   }
   g_free(marks);
   return ok;
-}
-
-/* Bytewise order of paths (a shorter one first when it is a prefix of the
- * other), then of stages: git's order of entries. */
-static int
-compare_paths(const char *a, size_t alen, const char *b, size_t blen)
-{
-  const int c = memcmp(a, b, MIN(alen, blen));
-  return c ? c : alen < blen ? -1 : alen > blen;
-}
-
-static int
-compare_entries(const void *pa, const void *pb)
-{
-  const struct gitindex_entry *a = pa, *b = pb;
-  const int c = compare_paths(a->path, a->len, b->path, b->len);
-  return c ? c : (int)a->stage - (int)b->stage;
 }
 
 /* Move the mapping and the names of F into slot K of IX. */
@@ -411,7 +434,7 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
   }
   struct gitindex *ix = g_new0(struct gitindex, 1);
   ix->version = main.version;
-  GArray *all = g_array_sized_new(FALSE, FALSE, sizeof(struct gitindex_entry), main.n);
+  GArray *all = g_array_new(FALSE, FALSE, sizeof(struct gitindex_entry));
   bool ok = true;
   if (main.link && main.link_len < hash_len) {
     ok = corrupt(error, &main, "its link extension is too short");
@@ -431,8 +454,6 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
     g_free(name);
     g_free(dir);
     g_free(hex);
-  } else {
-    g_array_append_vals(all, main.entries, main.n);
   }
   if (!ok) {
     g_array_unref(all);
@@ -441,18 +462,20 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
     g_free(ix);
     return NULL;
   }
-  ix->n = all->len;
-  ix->entries = (struct gitindex_entry *)(void *)g_array_free(all, FALSE);
-  /* git writes entries sorted; the additions of a split index come sorted
-   * too. Lookups need the order, so it is checked, and made if it is not
-   * there (a tool other than git may have written the file). */
-  bool sorted = true;
-  for (size_t i = 1; i < ix->n && sorted; i++)
-    sorted = compare_entries(&ix->entries[i - 1], &ix->entries[i]) <= 0;
-  if (!sorted)
-    qsort(ix->entries, ix->n, sizeof *ix->entries, compare_entries);
+  if (ix->split) {
+    ix->n = all->len;
+    ix->entries = (struct gitindex_entry *)(void *)g_array_free(all, FALSE);
+  } else {
+    /* Not split: the entries as parsed. */
+    g_array_unref(all);
+    ix->n = main.n;
+    ix->entries = main.entries;
+    main.entries = NULL;
+  }
+  unsigned any = 0;
   for (size_t i = 0; i < ix->n; i++)
-    ix->sparse = ix->sparse || (ix->entries[i].flags & GITINDEX_SPARSE_DIR);
+    any |= ix->entries[i].flags;
+  ix->sparse = (any & GITINDEX_SPARSE_DIR) != 0;
   keep_file(ix, 0, &main);
   keep_file(ix, 1, &base);
   index_file_clear(&main);

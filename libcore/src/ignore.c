@@ -741,8 +741,11 @@ load(struct ignore_ctx *ctx, int dirfd, const char *name, bool nofollow, bool vc
     tell(ctx, source, err == EFBIG   ? "ignore file larger than 100 MiB, not read"
                       : err == ELOOP ? "ignore file is a symbolic link, not read"
                                      : g_strerror(err));
-  if (f)
+  if (f) {
     f->vcs = vcs;
+    for (size_t i = 0; i < f->n; i++)
+      f->rules[i].vcs = vcs;
+  }
   return f;
 }
 

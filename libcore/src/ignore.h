@@ -34,6 +34,7 @@ struct ignore_rule {
   unsigned line;          /* 1-based line in the file */
   bool negated;           /* '!': a match re-includes */
   bool dir_only;          /* trailing '/': matches directories only */
+  bool vcs;               /* its file is one of git's (ignore_file.vcs) */
   bool basename;          /* no '/' in the pattern: matched against the last component */
   const char *suffix;     /* the pattern's literal suffix (trawl_pattern_literal_suffix), */
   size_t suffix_len;      /* compared first, inline (0: none) */

@@ -28,13 +28,27 @@
 /* The memo entry of the directory whose sorted records are NODE: the
  * records, with each subtree's live queries. */
 struct memo_dir *
-memo_of_node(const struct item *it, const struct node *node)
+memo_of_node(const struct item *it, const struct node *node, const GArray *asked)
 {
   size_t names = 0;
   for (guint i = 0; i < node->n; i++)
     names += node->recs[i].len;
-  struct memo_dir *d = memo_dir_new(it->root, it->path, it->len, node->n, names);
+  for (guint i = 0; i < asked->len; i++)
+    names += g_array_index(asked, struct asked, i).len;
+  struct memo_dir *d = memo_dir_new(it->root, it->path, it->len, node->n + asked->len, names);
   char *at = memo_dir_names(d);
+  /* The questions after the records (a pass over the records skips them). */
+  for (guint i = 0; i < asked->len; i++) {
+    const struct asked *q = &g_array_index(asked, struct asked, i);
+    struct memo_rec *m = &d->recs[node->n + i];
+    memcpy(at, q->name, q->len);
+    m->name = at;
+    m->len = q->len;
+    m->kind = MEMO_ASKED;
+    m->type = q->type;
+    m->mask = 0;
+    at += q->len;
+  }
   for (guint i = 0; i < node->n; i++) {
     const struct rec *r = &node->recs[i];
     struct memo_rec *m = &d->recs[i];
@@ -46,9 +60,6 @@ memo_of_node(const struct item *it, const struct node *node)
     if (r->kind == REC_RESULT) {
       m->kind = MEMO_RESULT;
       m->mask = r->child.queries;
-    } else if (r->kind == REC_ASKED) {
-      m->kind = MEMO_ASKED;
-      m->mask = 0;
     } else {
       m->kind = r->child.item->via_link ? MEMO_SUBTREE_LINK : MEMO_SUBTREE;
       m->type = r->child.item->tracked_only ? MEMO_TRACKED_ONLY : 0;

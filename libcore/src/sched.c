@@ -250,6 +250,7 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
     listing_init(&wk->listing);
     wk->hits = g_array_new(FALSE, FALSE, sizeof(guint));
     wk->memos = g_ptr_array_new();
+    wk->asked = g_array_new(FALSE, FALSE, sizeof(struct asked));
     if (sorted) {
       wk->kids = g_ptr_array_new();
     }
@@ -334,6 +335,7 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
       memo_dir_unref(wk->memos->pdata[k]);
     }
     g_ptr_array_free(wk->memos, TRUE);
+    g_array_free(wk->asked, TRUE);
     if (wk->kids) {
       g_free(wk->recs);
       g_ptr_array_free(wk->kids, TRUE);

@@ -91,8 +91,8 @@ enum keep {
   LEAVE_OUT,
 };
 
-/* Do the ignore rules in force leave out the entry NAME (NLEN bytes) whose
- * match path is in WK's path buffer? The lstat type decides IS_DIR: a link
+/* Do the ignore rules in force leave out the entry NAME (NLEN bytes, in the
+ * listing) whose match path is in WK's path buffer? The lstat type decides IS_DIR: a link
  * to a directory is not one, for git. Where git's rules would leave it out
  * — a rule of .gitignore, info/exclude or the excludes file, or an ignored
  * directory above (D->tracked_only) — the index has the last word: git
@@ -100,16 +100,31 @@ enum keep {
  * rules leave nothing out never reads it; the answer is recorded for the
  * memo (a cache asks again when the index changes). A rule of .ignore or
  * of the caller's files leaves out tracked paths too: they are not git's. */
-static enum keep
+static enum keep keep_asked(struct worker *wk, struct dir_read *d, const char *name,
+                           size_t nlen, bool is_dir, const struct ignore_rule *r);
+
+static inline enum keep
 keep_entry(struct worker *wk, struct dir_read *d, const char *name, size_t nlen, bool is_dir)
 {
   if (d->igc == NULL)
     return KEEP;
-  const struct ignore_file *from = NULL;
   const struct ignore_rule *r = ignore_verdict(d->igc, d->frame, wk->path.data, wk->path.len,
-                                               is_dir, &from);
+                                               is_dir, NULL);
+  /* Most entries: no rule matches them, and no directory above was left
+   * out. The rest, out of line: the common path stays as short as it was. */
+  if (G_LIKELY(r == NULL && !d->tracked_only))
+    return KEEP;
+  return keep_asked(wk, d, name, nlen, is_dir, r);
+}
+
+/* keep_entry() where a rule matches the entry, or a directory above was
+ * left out. */
+static enum keep
+keep_asked(struct worker *wk, struct dir_read *d, const char *name, size_t nlen, bool is_dir,
+           const struct ignore_rule *r)
+{
   const bool left_out = r && !r->negated;
-  if (left_out && !from->vcs)
+  if (left_out && !r->vcs)
     return LEAVE_OUT;
   if (!left_out && !d->tracked_only)
     return KEEP;
@@ -117,9 +132,12 @@ keep_entry(struct worker *wk, struct dir_read *d, const char *name, size_t nlen,
   const bool tracked = ignore_tracked(d->igc, d->frame, wk->path.data, wk->path.len, is_dir, &top);
   /* A nested repository's questions are not recorded: everything in it is
    * read again by every walk (enter_rules). */
-  if (d->memo && top)
-    add_rec(wk, name, nlen, REC_ASKED, (is_dir ? ASKED_DIR : 0) | (tracked ? ASKED_TRACKED : 0),
-            NULL, 0);
+  if (d->memo && top) {
+    /* NAME is the listing's, copied when the memo entry is made. */
+    const struct asked q = {name, (uint32_t)nlen,
+                            (uint8_t)((is_dir ? ASKED_DIR : 0) | (tracked ? ASKED_TRACKED : 0))};
+    g_array_append_val(wk->asked, q);
+  }
   return tracked ? KEEP_TRACKED : LEAVE_OUT;
 }
 

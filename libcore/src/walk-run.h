@@ -76,7 +76,15 @@ struct chain {
  * read, and frees it. A serial walk so holds only the nodes of the
  * directories above the one being read; a parallel one holds what the
  * helpers read ahead of the printing. */
-enum { REC_RESULT, REC_SUBTREE, REC_ASKED /* a question the index answered: memo only */ };
+enum { REC_RESULT, REC_SUBTREE };
+
+/* A question a directory's reading asked of the index (step.c, keep_entry),
+ * kept for its memo entry: the entry's name (in the listing) and ASKED_*. */
+struct asked {
+  const char *name;
+  uint32_t len;
+  uint8_t type;
+};
 
 struct node;
 
@@ -195,6 +203,7 @@ struct worker {
   GArray *hits;         /* guint: pattern-set answers */
   struct buf scratch;
   GPtrArray *memos;     /* struct memo_dir *: the directories it read or replayed */
+  GArray *asked;        /* struct asked: the questions of the directory being read */
   trawl_walk_stats stats;
 };
 
@@ -359,8 +368,9 @@ compare_recs(const struct rec *a, const struct rec *b)
 
 /* ---- replay.c: memos, recorded and replayed ---- */
 
-/* The memo entry of the directory IT whose sorted records are NODE. */
-struct memo_dir *memo_of_node(const struct item *it, const struct node *node);
+/* The memo entry of the directory IT whose sorted records are NODE, and
+ * the questions ASKED (struct asked) of the index there. */
+struct memo_dir *memo_of_node(const struct item *it, const struct node *node, const GArray *asked);
 /* Record in D the rules directory FD holds, as HAS says. */
 void record_rules(const struct run *run, int fd, unsigned has, struct dir_stamp *d);
 /* Record that start directory IT was not there. */
