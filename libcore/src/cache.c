@@ -838,14 +838,12 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
   uint64_t racy_now = 0;
   for (guint g = 0; !quick && g < n_groups; g++)
     racy_now += st->groups[g].memo ? st->groups[g].memo->racy : 0;
-  /* So does an index that changed and gave the same answers: its new stamp
-   * spares the next one asking it again. */
-  bool index_moved = false;
-  for (guint g = 0; usable && g < n_groups; g++)
-    index_moved = index_moved || (st->groups[g].trusted && src[g].index_moved);
+  /* Not an index that changed and gave the same answers: writing the cache
+   * again would cost more than asking it again next time (one read of the
+   * index; docs/cache.md). */
   const bool write = (flags & TRAWL_CACHE_WRITE_ON_CHANGE)
-                         ? report->changed || report->dirs_read > racy_now || index_moved
-                         : report->changed || report->dirs_read > 0 || index_moved;
+                         ? report->changed || report->dirs_read > racy_now
+                         : report->changed || report->dirs_read > 0;
   /* A run that could not answer every query records nothing. */
   if (write && grouped && walked && !quick) {
     GByteArray *body = g_byte_array_new(), *recs = g_byte_array_new();
@@ -858,22 +856,6 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
       cache_write_walk(body, recs, &w, &sl, &racy_from);
     }
     report->written = cache_store(path, body, recs, &report->write_error);
-    g_byte_array_unref(body);
-    g_byte_array_unref(recs);
-  } else if (write && quick) {
-    /* Nothing was walked: the walks and their records as they are, with
-     * the sources stamped again (records_read by index_recheck). */
-    const struct cache_file *c = st->file;
-    GByteArray *body = g_byte_array_new(), *recs = g_byte_array_new();
-    cache_index_begin(body, TRAWL_VERSION_STRING, queries, n_groups);
-    for (guint g = 0; g < n_groups; g++) {
-      const struct source_list sl = source_list_of(&src[g]);
-      cache_write_walk_restamped(body, st->groups[g].cached, &sl, &racy_from);
-    }
-    if (c->records_checked && c->records_ok) {
-      g_byte_array_append(recs, c->recs, (guint)(c->recs_end - c->recs));
-      report->written = cache_store(path, body, recs, &report->write_error);
-    }
     g_byte_array_unref(body);
     g_byte_array_unref(recs);
   }

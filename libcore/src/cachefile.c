@@ -312,6 +312,37 @@ r_stamp(struct rd *r, struct stamp *s, guint64 dev)
   s->size = r_var(r);
 }
 
+/* Step over a var (or svar) at R. */
+static inline void
+r_skip_var(struct rd *r)
+{
+  if (G_UNLIKELY(r->bad || r->p == r->end)) {
+    r->bad = true;
+    return;
+  }
+  const unsigned n = *r->p ? (unsigned)__builtin_ctz(*r->p) + 1 : 9;
+  if (G_UNLIKELY((size_t)(r->end - r->p) < n))
+    r->bad = true;
+  else
+    r->p += n;
+}
+
+/* Step over a stamp written by w_stamp(). */
+static void
+r_skip_stamp(struct rd *r)
+{
+  const guint8 tag = (guint8)r_le(r, 1);
+  if (tag == 0)
+    return;
+  if (tag > (STAMP_PRESENT | STAMP_DEV | STAMP_CTIME) || !(tag & STAMP_PRESENT)) {
+    r->bad = true;
+    return;
+  }
+  const unsigned vars = 4 + (tag & STAMP_DEV ? 0 : 1) + (tag & STAMP_CTIME ? 0 : 2);
+  for (unsigned k = 0; k < vars; k++)
+    r_skip_var(r);
+}
+
 /* A directory's entry in the index. */
 struct dir_entry {
   const char *path;     /* PATH's text, NUL-terminated */
@@ -767,7 +798,7 @@ racy_kind(guint8 kind)
  * and its sources SRC, stamps at or after RACY_FROM written as racy. */
 static void
 w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool problems,
-            const GArray *members, bool members64, const struct source_list *src,
+            const GArray *members, const struct source_list *src,
             const struct timespec *racy_from)
 {
   w_str(b, root, strlen(root));
@@ -776,8 +807,7 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
   w_u8(b, problems ? WALK_PROBLEMS : 0);
   w_le(b, members->len, 4);
   for (guint i = 0; i < members->len; i++)
-    w_le(b, members64 ? g_array_index(members, guint64, i) : g_array_index(members, size_t, i),
-         8);
+    w_le(b, g_array_index(members, size_t, i), 8);
   w_str(b, src->env->str, src->env->len);
   w_le(b, src->paths->len, 4);
   for (guint i = 0; i < src->paths->len; i++) {
@@ -790,20 +820,10 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
 }
 
 void
-cache_write_walk_restamped(GByteArray *b, const struct cached_walk *w,
-                           const struct source_list *src, const struct timespec *racy_from)
-{
-  w_walk_head(b, w->root, w->dev, w->ino, w->problems, w->members, true, src, racy_from);
-  w_le(b, w->n_dirs, 4);
-  w_le(b, (guint64)(w->dirs_end - w->dirs_at), 8);
-  g_byte_array_append(b, w->dirs_at, (guint)(w->dirs_end - w->dirs_at));
-}
-
-void
 cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
                  const struct source_list *src, const struct timespec *racy_from)
 {
-  w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, false, src, racy_from);
+  w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, racy_from);
   /* In path order, so that the same walk writes the same file. */
   GPtrArray *all = g_ptr_array_new();
   GHashTableIter it;
@@ -1212,6 +1232,34 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
   return !differs;
 }
 
+/* The next directory entry of a walk at R as r_dir() reads it, but its
+ * stamps only stepped over (E's were, has and live are not filled): what a
+ * pass that wants the paths and the records needs. */
+static void
+r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
+{
+  const guint64 shared = r_var(r), len = r_var(r);
+  const char *rest = r_bytes(r, (!r->bad && shared <= path->len) ? (size_t)len : 0);
+  if (shared > path->len || (!r->bad && memchr(rest, '\0', (size_t)len)))
+    r->bad = true;
+  if (r->bad) {
+    g_string_truncate(path, 0);
+  } else {
+    g_string_truncate(path, (gsize)shared);
+    g_string_append_len(path, rest, (gssize)len);
+  }
+  e->path = path->str;
+  e->len = path->len;
+  r_skip_var(r);   /* live */
+  r_skip_stamp(r); /* the directory's */
+  r_skip_var(r);   /* has */
+  r_skip_stamp(r); /* its ignore files' */
+  r_skip_stamp(r);
+  e->flags = (guint8)r_le(r, 1);
+  e->n = (guint32)r_var(r);
+  e->off = r_var(r);
+}
+
 bool
 cached_walk_asked(const struct cached_walk *w,
                   void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
@@ -1225,7 +1273,7 @@ cached_walk_asked(const struct cached_walk *w,
   GString *path = g_string_new(NULL);
   for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
     struct dir_entry e;
-    r_dir(&r, &e, w->dev, path);
+    r_dir_skim(&r, &e, path);
     /* Only the directories that asked: the rest of the records stay unread. */
     if (r.bad || !(e.flags & DIR_ASKED))
       continue;

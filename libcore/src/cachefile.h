@@ -147,13 +147,6 @@ void cache_index_begin(GByteArray *b, const char *version, const GByteArray *que
 void cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *w,
                       const struct source_list *src, const struct timespec *racy_from);
 
-/* Append cached walk W to index B as it is, but for its sources, SRC (the
- * same list, stamped again): its directories' entries as they were, their
- * records where they were in its file's records (read and checked), which
- * the caller writes as they are. */
-void cache_write_walk_restamped(GByteArray *b, const struct cached_walk *w,
-                                const struct source_list *src, const struct timespec *racy_from);
-
 /* Write INDEX (the version, the queries, the walks) and RECS to PATH
  * through a temporary file renamed into place; false with *WHY set. */
 bool cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **why);

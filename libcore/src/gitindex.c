@@ -74,7 +74,7 @@ struct index_file {
   GByteArray *names;    /* format 4: the paths spelt out (entries hold offsets until done) */
   const guint8 *link;   /* the `link` extension (a split index), or NULL */
   size_t link_len;
-  bool sdir;            /* the `sdir` extension: sparse directory entries */
+  bool sparse;          /* it holds sparse directory entries */
 };
 
 static void
@@ -116,8 +116,42 @@ read_varint(const guint8 **pp, const guint8 *end, uint64_t *out)
   return true;
 }
 
-/* The entries of F (mapped), from the header to END (where the extensions
- * start is found on the way: *AT). */
+/* What an entry's mode and flags say, at E (FIXED bytes of stat data,
+ * object name and flags); *NAME where its path starts. False when the
+ * extended flags do not fit or may not be there. */
+static inline bool
+entry_head(struct index_file *f, const guint8 *e, size_t fixed, const guint8 *end,
+           struct gitindex_entry *out, const guint8 **name)
+{
+  const unsigned flags = be16(e + fixed - 2);
+  const uint32_t type = be32(e + MODE_AT) & MODE_TYPE;
+  unsigned kind = 0;
+  *name = e + fixed;
+  if (G_UNLIKELY(flags & FLAG_EXTENDED)) {
+    if (f->version < 3 || end - *name < 2)
+      return false;
+    const unsigned xflags = be16(*name);
+    *name += 2;
+    kind = (xflags & XFLAG_SKIP_WORKTREE ? GITINDEX_SKIP_WORKTREE : 0) |
+           (xflags & XFLAG_INTENT_TO_ADD ? GITINDEX_INTENT_TO_ADD : 0);
+  }
+  /* Files and links are most entries; a sparse directory or a submodule
+   * is the rare one. */
+  if (G_UNLIKELY(type == MODE_DIR || type == MODE_GITLINK)) {
+    kind |= type == MODE_DIR ? GITINDEX_SPARSE_DIR : GITINDEX_GITLINK;
+    f->sparse = f->sparse || type == MODE_DIR;
+  }
+  out->flags = (uint8_t)kind;
+  out->stage = (uint8_t)((flags >> STAGE_SHIFT) & 3);
+  out->len = flags & NAME_MASK; /* formats 2 and 3: the path's length, if below 0xfff */
+  return true;
+}
+
+/* The entries of F (mapped), from *AT to END; *AT then where the
+ * extensions start. The path of an entry of format 2 or 3 is kept where it
+ * is (NUL-terminated, padded with NULs to a multiple of eight bytes); one of
+ * format 4 is spelt out into F->names, from the previous one's start and
+ * its own bytes. */
 static bool
 parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const guint8 *end,
               GError **error)
@@ -125,74 +159,59 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
   const guint8 *p = *at;
   const size_t fixed = STAT_LEN + hash_len + 2;
   f->entries = g_new(struct gitindex_entry, f->n ? f->n : 1);
-  if (f->version == 4)
-    f->names = g_byte_array_new();
-  size_t prev_off = 0, prev_len = 0; /* format 4: the previous path in f->names */
-  for (uint32_t i = 0; i < f->n; i++) {
-    const guint8 *e = p;
-    if ((size_t)(end - p) < fixed)
-      return corrupt(error, f, "an entry runs past the end");
-    const uint32_t type = be32(e + MODE_AT) & MODE_TYPE;
-    const unsigned flags = be16(e + fixed - 2);
-    p += fixed;
-    struct gitindex_entry *out = &f->entries[i];
-    out->stage = (uint8_t)((flags >> STAGE_SHIFT) & 3);
-    out->flags = 0;
-    if (G_UNLIKELY(flags & FLAG_EXTENDED)) {
-      if (f->version < 3)
-        return corrupt(error, f, "extended flags in format 2");
-      if (end - p < 2)
-        return corrupt(error, f, "an entry runs past the end");
-      const unsigned xflags = be16(p);
-      p += 2;
-      out->flags = (uint8_t)((xflags & XFLAG_SKIP_WORKTREE ? GITINDEX_SKIP_WORKTREE : 0) |
-                             (xflags & XFLAG_INTENT_TO_ADD ? GITINDEX_INTENT_TO_ADD : 0));
-    }
-    /* Files and links are most entries; a sparse directory or a submodule
-     * is the rare one. */
-    if (G_UNLIKELY(type == MODE_DIR || type == MODE_GITLINK))
-      out->flags |= type == MODE_DIR ? GITINDEX_SPARSE_DIR : GITINDEX_GITLINK;
-    if (f->version == 4) {
-      uint64_t strip;
-      if (!read_varint(&p, end, &strip) || strip > prev_len)
-        return corrupt(error, f, "a path's prefix is longer than the path before it");
-      const guint8 *nul = memchr(p, '\0', (size_t)(end - p));
-      if (nul == NULL)
-        return corrupt(error, f, "a path runs past the end");
-      const size_t keep = prev_len - (size_t)strip, add = (size_t)(nul - p);
-      const size_t off = f->names->len;
-      /* The kept prefix is copied from the previous path (before the
-       * array may move), then the new bytes. */
-      g_byte_array_set_size(f->names, (guint)(off + keep + add));
-      memmove(f->names->data + off, f->names->data + prev_off, keep);
-      memcpy(f->names->data + off + keep, p, add);
-      out->path = (const char *)(uintptr_t)off;
-      out->len = (uint32_t)(keep + add);
-      prev_off = off;
-      prev_len = keep + add;
-      p = nul + 1;
-    } else {
-      size_t len = flags & NAME_MASK;
-      if (len == NAME_MASK) {
-        const guint8 *nul = memchr(p, '\0', (size_t)(end - p));
+  if (f->version != 4) {
+    for (uint32_t i = 0; i < f->n; i++) {
+      struct gitindex_entry *out = &f->entries[i];
+      const guint8 *e = p, *name;
+      if ((size_t)(end - e) < fixed || !entry_head(f, e, fixed, end, out, &name))
+        return corrupt(error, f, "an entry runs past the end, or has flags it may not");
+      size_t len = out->len;
+      if (G_UNLIKELY(len == NAME_MASK)) {
+        const guint8 *nul = memchr(name, '\0', (size_t)(end - name));
         if (nul == NULL)
           return corrupt(error, f, "a path runs past the end");
-        len = (size_t)(nul - p);
-      } else if ((size_t)(end - p) <= len || p[len] != '\0') {
-        return corrupt(error, f, "a path is not as long as its entry says");
+        len = (size_t)(nul - name);
       }
-      out->path = (const char *)p;
-      out->len = (uint32_t)len;
-      /* NUL-padded to a multiple of eight bytes, one NUL at least. */
-      const size_t size = ((size_t)(p - e) + len + 8) & ~(size_t)7;
+      /* One NUL at least after the path, then up to the eight-byte mark. */
+      const size_t size = ((size_t)(name - e) + len + 8) & ~(size_t)7;
       if ((size_t)(end - e) < size)
         return corrupt(error, f, "an entry runs past the end");
+      out->path = (const char *)name;
+      out->len = (uint32_t)len;
       p = e + size;
     }
+    *at = p;
+    return true;
   }
-  if (f->version == 4)
-    for (uint32_t i = 0; i < f->n; i++)
-      f->entries[i].path = (const char *)f->names->data + (uintptr_t)f->entries[i].path;
+  f->names = g_byte_array_new();
+  size_t prev_off = 0, prev_len = 0; /* the previous path in f->names */
+  for (uint32_t i = 0; i < f->n; i++) {
+    struct gitindex_entry *out = &f->entries[i];
+    const guint8 *name;
+    if ((size_t)(end - p) < fixed || !entry_head(f, p, fixed, end, out, &name))
+      return corrupt(error, f, "an entry runs past the end, or has flags it may not");
+    p = name;
+    uint64_t strip;
+    if (!read_varint(&p, end, &strip) || strip > prev_len)
+      return corrupt(error, f, "a path's prefix is longer than the path before it");
+    const guint8 *nul = memchr(p, '\0', (size_t)(end - p));
+    if (nul == NULL)
+      return corrupt(error, f, "a path runs past the end");
+    const size_t keep = prev_len - (size_t)strip, add = (size_t)(nul - p);
+    const size_t off = f->names->len;
+    /* The kept prefix is copied from the previous path (after the array
+     * may have moved), then the new bytes. */
+    g_byte_array_set_size(f->names, (guint)(off + keep + add));
+    memmove(f->names->data + off, f->names->data + prev_off, keep);
+    memcpy(f->names->data + off + keep, p, add);
+    out->path = (const char *)(uintptr_t)off; /* an offset until the array is done */
+    out->len = (uint32_t)(keep + add);
+    prev_off = off;
+    prev_len = keep + add;
+    p = nul + 1;
+  }
+  for (uint32_t i = 0; i < f->n; i++)
+    f->entries[i].path = (const char *)f->names->data + (uintptr_t)f->entries[i].path;
   *at = p;
   return true;
 }
@@ -265,7 +284,7 @@ parse_file(struct index_file *f, const char *path, size_t hash_len, bool missing
       f->link = p;
       f->link_len = size;
     } else if (memcmp(sig, "sdir", 4) == 0) {
-      f->sdir = true;
+      /* A sparse index: its directory entries are known by their mode. */
     } else if (!(sig[0] >= 'A' && sig[0] <= 'Z')) {
       /* Not optional: what it changes is not known (git stops too). */
       g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
@@ -472,10 +491,7 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
     ix->entries = main.entries;
     main.entries = NULL;
   }
-  unsigned any = 0;
-  for (size_t i = 0; i < ix->n; i++)
-    any |= ix->entries[i].flags;
-  ix->sparse = (any & GITINDEX_SPARSE_DIR) != 0;
+  ix->sparse = main.sparse || base.sparse;
   keep_file(ix, 0, &main);
   keep_file(ix, 1, &base);
   index_file_clear(&main);
