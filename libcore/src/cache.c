@@ -545,7 +545,10 @@ trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
     for (guint k = 0; k < w->paths->len; k++) {
       const char *p = w->paths->pdata[k];
       const guint8 kind = w->kinds->data[k];
-      *always = *always || kind == SOURCE_RACY || kind == SOURCE_INDEX_RACY;
+      /* (An index racy when recorded is no reason: every check asks it
+       * again whatever its stamp, so a check proves it as of the mark, and
+       * a later write moves its time past the mark.) */
+      *always = *always || kind == SOURCE_RACY;
       /* A file that is there as itself: an edit, a rename over it or its
        * deletion shows on it (a missing input is a change to a build
        * tool). A directory (a `.git`: only its being one counts, and git
