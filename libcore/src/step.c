@@ -399,11 +399,24 @@ visit(struct worker *wk, struct item *it, struct dir_read *d, const struct listi
   if (!entry_kind(wk, it, d, name, type, rel, &kind, &via_link))
     return;
 
-  /* A result? The rules are asked once, and only of an entry a query wants. */
+  /* A result? The rules are asked once, and only of an entry a query wants.
+   * Files and links first, apart: most entries, and the shortest path. */
   const unsigned k = kind == TRAWL_ENTRY_DIR ? KIND_DIR
                      : kind == TRAWL_ENTRY_SYMLINK ? KIND_SYMLINK : KIND_FILE;
-  int keep = -1; /* enum keep, once asked */
   uint64_t hit = shown & d->report_here & qt->types[k];
+  if (kind != TRAWL_ENTRY_DIR) {
+    if (hit && (hit = select_mask(qt, rel, rlen, hit, wk->hits)) &&
+        keep_entry(wk, d, name, nlen, false) != LEAVE_OUT) {
+      if (run->sorted) {
+        wk->stats.results++;
+        add_rec(wk, name, nlen, REC_RESULT, kind, NULL, hit);
+      } else {
+        report(wk, it->root, kind, hit);
+      }
+    }
+    return;
+  }
+  int keep = -1; /* enum keep, once asked */
   if (hit) {
     hit = select_mask(qt, rel, rlen, hit, wk->hits);
     if (hit && (keep = keep_entry(wk, d, name, nlen, type == DT_DIR)) != LEAVE_OUT) {
@@ -415,8 +428,6 @@ visit(struct worker *wk, struct item *it, struct dir_read *d, const struct listi
       }
     }
   }
-  if (kind != TRAWL_ENTRY_DIR)
-    return;
 
   /* A directory to open? */
   uint64_t opens = shown & d->descend;
