@@ -22,8 +22,8 @@ where git has one:
  - the cache: `git add -f` and `git rm --cached` of an ignored path change
    the answer (`trawl check` exit 1, the path printed); an unrelated
    `git add`, a commit, skip-worktree, a refresh change none (exit 0, no
-   directory read: one index read, and the cache restamped so that the
-   next check reads nothing).
+   directory read: one index read, nothing written), and neither does the
+   check after it; a checkout that changes the index changes the answer.
 
 Exits 77 (skipped) when git is not installed.
 """
