@@ -117,6 +117,10 @@ def main(argv):
         _, out, _ = walk(r.path, "-t", "d", "**")
         check("only directories with tracked paths are entered and listed", out,
               ["build", "build/sub", "build/sub/deeper", "src"])
+        _, _, err = walk(r.path, "--stats", "**")
+        opened = re.search(r"directories opened: *(\d+)", err)
+        check("... and only those opened: the root, build, build/sub, build/sub/deeper, src "
+              "(not build/empty)", int(opened.group(1)) if opened else None, 5)
         _, out, _ = walk(r.path, "build/sub/**")
         check("a start directory inside the ignored one", out,
               ["build/sub/deeper/d.c", "build/sub/k.c"])
