@@ -183,7 +183,9 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
     *at = p;
     return true;
   }
-  f->names = g_byte_array_new();
+  /* Allocated from the start: a path of no bytes (a split index's
+   * replaced entries) still points somewhere. */
+  f->names = g_byte_array_sized_new((guint)MIN((size_t)f->n * 16 + 64, (size_t)1 << 26));
   size_t prev_off = 0, prev_len = 0; /* the previous path in f->names */
   for (uint32_t i = 0; i < f->n; i++) {
     struct gitindex_entry *out = &f->entries[i];
