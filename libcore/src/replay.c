@@ -253,11 +253,12 @@ void
 way_records(struct run *run)
 {
   GHashTableIter it;
-  gpointer value;
+  gpointer key, value;
   g_hash_table_iter_init(&it, run->ways);
-  while (g_hash_table_iter_next(&it, NULL, &value)) {
-    g_ptr_array_add(run->workers[0].memos, value);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    g_ptr_array_add(run->workers[0].memos, value); /* its reference, moved */
     g_hash_table_iter_steal(&it);
+    g_free(key);
   }
 }
 
