@@ -54,7 +54,6 @@ problem_loop_once(struct run *run, unsigned root, const char *path,
     problem_add(run, root, path, TRAWL_WALK_ERROR_LOOP, what);
 }
 
-
 static void
 report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
 {
@@ -64,6 +63,20 @@ report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
   trawl_entry e = {wk->path.data + plen, wk->path.len - plen, type, root, queries};
   if (!run->fn(&e, run->data))
     g_atomic_int_set(&run->stop, 1);
+}
+
+/* Entry NAME (NLEN bytes) of directory IT, of KIND, is a result for the
+ * queries HIT: a record of a sorted run's node, or handed over now. */
+static inline void
+result(struct worker *wk, struct item *it, const char *name, size_t nlen, TrawlEntryType kind,
+       uint64_t hit)
+{
+  if (wk->run->sorted) {
+    wk->stats.results++;
+    add_rec(wk, name, nlen, REC_RESULT, kind, NULL, hit);
+  } else {
+    report(wk, it->root, kind, hit);
+  }
 }
 
 /* What the steps of one directory share. */
@@ -92,14 +105,15 @@ enum keep {
 };
 
 /* Do the ignore rules in force leave out the entry NAME (NLEN bytes, in the
- * listing) whose match path is in WK's path buffer? The lstat type decides IS_DIR: a link
- * to a directory is not one, for git. Where git's rules would leave it out
- * — a rule of .gitignore, info/exclude or the excludes file, or an ignored
- * directory above (D->tracked_only) — the index has the last word: git
- * ignores untracked paths only. It is asked then alone, so a walk whose
- * rules leave nothing out never reads it; the answer is recorded for the
- * memo (a cache asks again when the index changes). A rule of .ignore or
- * of the caller's files leaves out tracked paths too: they are not git's. */
+ * listing) whose match path is in WK's path buffer? The lstat type decides
+ * IS_DIR: a link to a directory is not one, for git. Where git's rules
+ * would leave it out — a rule of .gitignore, info/exclude or the excludes
+ * file, or an ignored directory above (D->tracked_only) — the index has the
+ * last word: git ignores untracked paths only. It is asked then alone, so a
+ * walk whose rules leave nothing out never reads it; the answer is recorded
+ * for the memo (a cache asks again when the index changes). A rule of
+ * .ignore or of the caller's files leaves out tracked paths too: they are
+ * not git's. */
 static enum keep keep_asked(struct worker *wk, struct dir_read *d, const char *name,
                            size_t nlen, bool is_dir, const struct ignore_rule *r);
 
@@ -406,27 +420,15 @@ visit(struct worker *wk, struct item *it, struct dir_read *d, const struct listi
   uint64_t hit = shown & d->report_here & qt->types[k];
   if (kind != TRAWL_ENTRY_DIR) {
     if (hit && (hit = select_mask(qt, rel, rlen, hit, wk->hits)) &&
-        keep_entry(wk, d, name, nlen, false) != LEAVE_OUT) {
-      if (run->sorted) {
-        wk->stats.results++;
-        add_rec(wk, name, nlen, REC_RESULT, kind, NULL, hit);
-      } else {
-        report(wk, it->root, kind, hit);
-      }
-    }
+        keep_entry(wk, d, name, nlen, false) != LEAVE_OUT)
+      result(wk, it, name, nlen, kind, hit);
     return;
   }
   int keep = -1; /* enum keep, once asked */
   if (hit) {
     hit = select_mask(qt, rel, rlen, hit, wk->hits);
-    if (hit && (keep = keep_entry(wk, d, name, nlen, type == DT_DIR)) != LEAVE_OUT) {
-      if (run->sorted) {
-        wk->stats.results++;
-        add_rec(wk, name, nlen, REC_RESULT, kind, NULL, hit);
-      } else {
-        report(wk, it->root, kind, hit);
-      }
-    }
+    if (hit && (keep = keep_entry(wk, d, name, nlen, type == DT_DIR)) != LEAVE_OUT)
+      result(wk, it, name, nlen, kind, hit);
   }
 
   /* A directory to open? */
