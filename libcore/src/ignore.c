@@ -793,6 +793,7 @@ repo_new(struct ignore_ctx *ctx, const char *top, size_t base)
   g_free(excludes);
   /* Named now, read when first asked (ignore_tracked). */
   r->index_path = g_build_filename(git_dir, "index", NULL);
+  pthread_mutex_init(&r->index_lock, NULL);
   g_free(common);
   g_free(git_dir);
   return r;
@@ -807,8 +808,11 @@ repo_unref(struct ignore_repo *r)
   ignore_file_unref(r->global);
   gitindex_free(r->index);
   g_free(r->index_path);
+  pthread_mutex_destroy(&r->index_lock);
   g_free(r);
 }
+
+static void repo_index_read(struct ignore_ctx *ctx, struct ignore_repo *r);
 
 bool
 ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char *mpath,
@@ -821,28 +825,39 @@ ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char 
     return false;
   /* Read once, by whichever worker asks first; the others wait for it. A
    * walk whose rules leave nothing out never reads it. */
-  if (g_once_init_enter(&r->index_once)) {
-    GError *err = NULL;
-    r->index = ignore_index_read(r->index_path, &err);
-    if (err) {
-      char *shown = shown_name(ctx, r->index_path);
-      /* The message names the file; told as the index's problem. */
-      const size_t n = strlen(r->index_path);
-      const char *what = strncmp(err->message, r->index_path, n) == 0 &&
-                                 strncmp(err->message + n, ": ", 2) == 0
-                             ? err->message + n + 2
-                             : err->message;
-      tell(ctx, shown, what);
-      g_free(shown);
-      g_error_free(err);
-    }
-    g_once_init_leave(&r->index_once, 1);
+  if (!g_atomic_int_get(&r->index_read)) {
+    pthread_mutex_lock(&r->index_lock);
+    if (!g_atomic_int_get(&r->index_read))
+      repo_index_read(ctx, r);
+    pthread_mutex_unlock(&r->index_lock);
   }
   if (r->index == NULL)
     return false;
   const char *p = mpath + r->base;
   const size_t len = mlen - r->base;
   return is_dir ? gitindex_has_dir(r->index, p, len) : gitindex_has_file(r->index, p, len);
+}
+
+/* Read R's index into R->index (NULL, and a problem told, when it cannot be
+ * read), then mark it read. R->index_lock held. */
+static void
+repo_index_read(struct ignore_ctx *ctx, struct ignore_repo *r)
+{
+  GError *err = NULL;
+  r->index = ignore_index_read(r->index_path, &err);
+  if (err) {
+    char *shown = shown_name(ctx, r->index_path);
+    /* The message names the file; told as the index's problem. */
+    const size_t n = strlen(r->index_path);
+    const char *what = strncmp(err->message, r->index_path, n) == 0 &&
+                               strncmp(err->message + n, ": ", 2) == 0
+                           ? err->message + n + 2
+                           : err->message;
+    tell(ctx, shown, what);
+    g_free(shown);
+    g_error_free(err);
+  }
+  g_atomic_int_set(&r->index_read, 1);
 }
 
 struct ignore_frame *

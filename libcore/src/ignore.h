@@ -17,6 +17,7 @@
 #ifndef TRAWL_IGNORE_H
 #define TRAWL_IGNORE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -133,9 +134,10 @@ struct ignore_repo {
   struct ignore_file *info;    /* $GIT_DIR/info/exclude, or NULL */
   struct ignore_file *global;  /* the excludes file, or NULL */
   char *index_path;            /* $GIT_DIR/index */
-  size_t hash_len;             /* of its object names (extensions.objectFormat) */
-  gsize index_once;            /* the index is read the first time it is asked */
-  struct gitindex *index;     /* then: NULL when it could not be (a problem told) */
+  pthread_mutex_t index_lock;  /* held by the worker that reads it, the first time it is asked
+                                  (a pthread mutex: ThreadSanitizer sees it, not GLib's) */
+  gint index_read;             /* it has been read (atomic) */
+  struct gitindex *index;      /* then: NULL when it could not be (a problem told) */
 };
 
 /* A file of rules in force, and where the paths it matches start. */
