@@ -38,6 +38,8 @@ struct cgroup {
   struct walk_memo *memo_prev;      /* the cache's record, trusted or not: the previous results */
   struct walk_memo *memo;           /* this run's record */
   bool trusted;                     /* memo_prev may be replayed: the sources held */
+  GHashTable *asked;                /* the index changed: the directories (char *, relative to
+                                       the root) where it now answers a question otherwise */
 };
 
 struct cache_state {
@@ -61,6 +63,8 @@ groups_clear(struct cache_state *st)
   for (guint g = 0; g < st->n_groups; g++) {
     walk_memo_free(st->groups[g].memo_prev);
     walk_memo_free(st->groups[g].memo);
+    if (st->groups[g].asked)
+      g_hash_table_unref(st->groups[g].asked);
   }
   g_free(st->groups);
   st->groups = NULL;
@@ -140,7 +144,10 @@ struct sources {
   GByteArray *kinds;
   GArray *stamps;       /* struct stamp */
   GString *env;
-  bool held;            /* they are the cached walk's, every stamp as recorded */
+  bool held;            /* they are the cached walk's, every stamp as recorded (but the
+                           index's, which INDEX_MOVED tells) */
+  bool index_moved;     /* the index is not stamped as recorded (or was racy then): its
+                           answers are to be asked again (index_recheck) */
 };
 
 static bool sources_recheck(struct sources *s, const struct cached_walk *was, const char *abs,
@@ -154,7 +161,7 @@ sources_init(struct sources *s, const char *root, const trawl_walk_options *o,
 {
   s->stamps = g_array_new(FALSE, FALSE, sizeof(struct stamp));
   s->env = g_string_new(NULL);
-  s->held = false;
+  s->held = s->index_moved = false;
   G_STATIC_ASSERT((int)TRAWL_IGNORE_VCS == (int)IGNORE_VCS &&
                   (int)TRAWL_IGNORE_DOT == (int)IGNORE_DOT);
   char *abs = realpath(root, NULL);
@@ -164,6 +171,7 @@ sources_init(struct sources *s, const char *root, const trawl_walk_options *o,
   }
   s->paths = g_ptr_array_new_with_free_func(g_free);
   s->kinds = g_byte_array_new();
+  s->index_moved = false;
   g_string_truncate(s->env, 0);
   g_array_set_size(s->stamps, 0);
   if (abs)
@@ -185,16 +193,31 @@ sources_clear(struct sources *s)
   g_string_free(s->env, TRUE);
 }
 
-/* Were W's sources stamped as SRC's are now (and not racy then)? */
+/* Is a source recorded as KIND the index? */
 static bool
-sources_unchanged(const struct cached_walk *w, const struct sources *src)
+is_index(guint8 kind)
+{
+  return kind == IGNORE_SOURCE_INDEX || kind == SOURCE_INDEX_RACY;
+}
+
+/* Were W's sources stamped as SRC's are now (and not racy then)? The index
+ * may differ: SRC->index_moved says so, and its answers decide
+ * (index_recheck). */
+static bool
+sources_unchanged(const struct cached_walk *w, struct sources *src)
 {
   bool same = w->env->len == src->env->len && memcmp(w->env->str, src->env->str, w->env->len) == 0 &&
               w->paths->len == src->paths->len;
-  for (guint i = 0; same && i < w->paths->len; i++)
-    same = w->kinds->data[i] != SOURCE_RACY && strcmp(w->paths->pdata[i], src->paths->pdata[i]) == 0 &&
-           stamp_equal(&g_array_index(w->stamps, struct stamp, i),
-                       &g_array_index(src->stamps, struct stamp, i));
+  for (guint i = 0; same && i < w->paths->len; i++) {
+    const guint8 kind = w->kinds->data[i];
+    const bool stamped = stamp_equal(&g_array_index(w->stamps, struct stamp, i),
+                                     &g_array_index(src->stamps, struct stamp, i));
+    same = strcmp(w->paths->pdata[i], src->paths->pdata[i]) == 0 &&
+           (is_index(kind) ? src->kinds->data[i] == IGNORE_SOURCE_INDEX
+                           : kind != SOURCE_RACY && stamped);
+    if (same && is_index(kind) && (kind == SOURCE_INDEX_RACY || !stamped))
+      src->index_moved = true;
+  }
   return same;
 }
 
@@ -223,18 +246,103 @@ sources_recheck(struct sources *s, const struct cached_walk *was, const char *ab
   } else if (was->paths->len > 0) {
     return false;
   }
+  bool racy_index = false;
   for (guint i = 0; i < was->paths->len; i++) {
     struct stamp st;
-    if (was->kinds->data[i] == SOURCE_RACY)
+    const guint8 kind = was->kinds->data[i];
+    if (kind == SOURCE_RACY)
       return false;
-    source_stamp(was->paths->pdata[i], was->kinds->data[i], &st);
-    if (!stamp_equal(&st, &g_array_index(was->stamps, struct stamp, i)))
+    source_stamp(was->paths->pdata[i], kind, &st);
+    const bool stamped = stamp_equal(&st, &g_array_index(was->stamps, struct stamp, i));
+    if (is_index(kind)) {
+      s->index_moved = s->index_moved || kind == SOURCE_INDEX_RACY || !stamped;
+      racy_index = racy_index || kind == SOURCE_INDEX_RACY;
+    } else if (!stamped) {
       return false;
+    }
     g_array_append_val(s->stamps, st);
   }
   s->paths = g_ptr_array_ref(was->paths);
-  s->kinds = g_byte_array_ref(was->kinds);
+  if (racy_index) {
+    /* The kinds to write: an index racy then is an index now. */
+    s->kinds = g_byte_array_new();
+    for (guint i = 0; i < was->kinds->len; i++) {
+      const guint8 kind = is_index(was->kinds->data[i]) ? IGNORE_SOURCE_INDEX : was->kinds->data[i];
+      g_byte_array_append(s->kinds, &kind, 1);
+    }
+  } else {
+    s->kinds = g_byte_array_ref(was->kinds);
+  }
   s->held = true;
+  return true;
+}
+
+/* ---- the index's answers, asked again ---- */
+
+struct asking {
+  const struct gitindex *ix;
+  GString *path;        /* the root's path below the top, then a question's path */
+  size_t plen;
+  GHashTable *changed;  /* char * -> NULL: directories whose answers changed */
+};
+
+static void
+ask_again(const char *dir, size_t dlen, const char *name, size_t nlen, unsigned type, void *data)
+{
+  struct asking *a = data;
+  g_string_truncate(a->path, a->plen);
+  if (dlen) {
+    g_string_append_len(a->path, dir, (gssize)dlen);
+    g_string_append_c(a->path, '/');
+  }
+  g_string_append_len(a->path, name, (gssize)nlen);
+  const bool now = type & ASKED_DIR ? gitindex_has_dir(a->ix, a->path->str, a->path->len)
+                                    : gitindex_has_file(a->ix, a->path->str, a->path->len);
+  if (now != ((type & ASKED_TRACKED) != 0))
+    g_hash_table_add(a->changed, g_strndup(dir, dlen));
+}
+
+/* The index of walk W (of ROOT, its sources SRC) changed: ask it again
+ * every question the walk asked of it. Into *CHANGED the directories where
+ * an answer differs (none: the walk's answer stands, and so does the
+ * cache's). False when that cannot be known (the index or the records
+ * cannot be read): nothing of the walk is to be trusted. */
+static bool
+index_recheck(const struct cached_walk *w, const char *root, const struct sources *src,
+              GHashTable **changed)
+{
+  *changed = NULL;
+  const char *index_path = NULL;
+  for (guint i = 0; i < src->paths->len && index_path == NULL; i++)
+    if (src->kinds->data[i] == IGNORE_SOURCE_INDEX)
+      index_path = src->paths->pdata[i];
+  char *abs = realpath(root, NULL);
+  char *top = abs ? ignore_find_top(abs) : NULL;
+  if (index_path == NULL || top == NULL) {
+    free(abs);
+    g_free(top);
+    return false;
+  }
+  struct gitindex *ix = ignore_index_read(index_path, NULL);
+  if (!w->file->records_checked)
+    records_read(w->file);
+  struct asking a = {ix, g_string_new(NULL), 0, g_hash_table_new_full(g_str_hash, g_str_equal,
+                                                                     g_free, NULL)};
+  /* Questions are asked by paths below the top, as the walk asked them. */
+  const size_t tl = strlen(top);
+  if (strcmp(top, abs) != 0)
+    g_string_append_printf(a.path, "%s/", abs + (tl == 1 ? 1 : tl + 1));
+  a.plen = a.path->len;
+  const bool ok = ix && cached_walk_asked(w, ask_again, &a);
+  gitindex_free(ix);
+  g_string_free(a.path, TRUE);
+  free(abs);
+  g_free(top);
+  if (!ok) {
+    g_hash_table_unref(a.changed);
+    return false;
+  }
+  *changed = a.changed;
   return true;
 }
 
@@ -307,6 +415,21 @@ same_records(const struct walk_memo *now, const struct walk_memo *old)
       return false;
   }
   return true;
+}
+
+/* Make every directory of MEMO named in DIRS (char *, relative to the
+ * root) one to read again: racy (dir_check()). */
+static void
+read_again(struct walk_memo *memo, GHashTable *dirs)
+{
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, dirs);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    const struct memo_dir *d = walk_memo_lookup(memo, 0, key, strlen(key));
+    if (d)
+      ((struct memo_dir *)d)->was.racy = true; /* the memo's own, parsed for this run */
+  }
 }
 
 /* ---- the cache's results ---- */
@@ -422,6 +545,9 @@ trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
     for (guint k = 0; k < w->paths->len; k++) {
       const char *p = w->paths->pdata[k];
       const guint8 kind = w->kinds->data[k];
+      /* (An index racy when recorded is no reason: every check asks it
+       * again whatever its stamp, so a check proves it as of the mark, and
+       * a later write moves its time past the mark.) */
       *always = *always || kind == SOURCE_RACY;
       /* A file that is there as itself: an edit, a rename over it or its
        * deletion shows on it (a missing input is a change to a build
@@ -615,6 +741,12 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
       struct cgroup *cg = &st->groups[g];
       cg->cached = cache->walks->pdata[g];
       cg->trusted = src[g].held || sources_unchanged(cg->cached, &src[g]);
+      /* The index changed (git writes it often, mostly changing no answer):
+       * the walk's questions are asked again, and only the directories
+       * where an answer differs are read again. */
+      if (cg->trusted && src[g].index_moved &&
+          !index_recheck(cg->cached, gv[g].root, &src[g], &cg->asked))
+        cg->trusted = false;
       all_trusted = all_trusted && cg->trusted;
     }
   }
@@ -630,7 +762,9 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
    * again. */
   bool quick = all_trusted && grouped;
   for (guint g = 0; quick && g < n_groups; g++)
-    quick = !st->groups[g].cached->problems && walk_unchanged(st->groups[g].cached, gv[g].root_fd);
+    quick = !st->groups[g].cached->problems &&
+            (st->groups[g].asked == NULL || g_hash_table_size(st->groups[g].asked) == 0) &&
+            walk_unchanged(st->groups[g].cached, gv[g].root_fd);
   plan_close_roots(plan);
   /* A run whose results are wanted now takes them from the records: they
    * must check out first (else it walks, as when they do not for a replay). */
@@ -651,6 +785,8 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
       struct cgroup *cg = &st->groups[g];
       cg->memo_prev = cached_memo(cg->cached);
       records = records && cg->memo_prev != NULL;
+      if (cg->memo_prev && cg->asked)
+        read_again(cg->memo_prev, cg->asked);
       if (!cg->trusted || cg->memo_prev == NULL)
         all_trusted = false;
     }
@@ -705,6 +841,9 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
   uint64_t racy_now = 0;
   for (guint g = 0; !quick && g < n_groups; g++)
     racy_now += st->groups[g].memo ? st->groups[g].memo->racy : 0;
+  /* Not an index that changed and gave the same answers: writing the cache
+   * again would cost more than asking it again next time (one read of the
+   * index; docs/cache.md). */
   const bool write = (flags & TRAWL_CACHE_WRITE_ON_CHANGE)
                          ? report->changed || report->dirs_read > racy_now
                          : report->changed || report->dirs_read > 0;

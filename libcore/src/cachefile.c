@@ -72,15 +72,18 @@ checksum(const guint8 *data, gsize len)
  *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS), u32 n,
  *              u64 members[n], str env,
  *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
- *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_RACY), stamp
+ *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_INDEX_RACY
+ *              or SOURCE_RACY), stamp
  *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
  *              of the path before it (the first's: none) and then LEN
  *              more; var live, stamp, var has, stamp, stamp,
- *              u8 flags (DIR_RACY | DIR_WAY | DIR_START | DIR_RULES_RACY),
- *              var n, var offset:
+ *              u8 flags (DIR_RACY | DIR_WAY | DIR_START | DIR_RULES_RACY |
+ *              DIR_ASKED), var n, var offset:
  *              its N records at OFFSET in the records
  *   records := rec...
- *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type, var mask
+ *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type (a result's
+ *              entry type, a subtree's MEMO_TRACKED_ONLY, a question's
+ *              ASKED_*), var mask
  *   stamp   := u8 tag (STAMP_*; 0: nothing there), then var dev unless
  *              STAMP_DEV (the walk's), var ino, svar mtime_s, var mtime_ns,
  *              svar ctime_s and var ctime_ns unless STAMP_CTIME (the same
@@ -107,6 +110,7 @@ checksum(const guint8 *data, gsize len)
 #define DIR_WAY 2
 #define DIR_START 4
 #define DIR_RULES_RACY 8
+#define DIR_ASKED 16    /* its records hold questions asked of the index */
 #define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
 #define STAMP_PRESENT 1
 #define STAMP_DEV 2     /* on the walk's device: not written */
@@ -308,6 +312,37 @@ r_stamp(struct rd *r, struct stamp *s, guint64 dev)
   s->size = r_var(r);
 }
 
+/* Step over a var (or svar) at R. */
+static inline void
+r_skip_var(struct rd *r)
+{
+  if (G_UNLIKELY(r->bad || r->p == r->end)) {
+    r->bad = true;
+    return;
+  }
+  const unsigned n = *r->p ? (unsigned)__builtin_ctz(*r->p) + 1 : 9;
+  if (G_UNLIKELY((size_t)(r->end - r->p) < n))
+    r->bad = true;
+  else
+    r->p += n;
+}
+
+/* Step over a stamp written by w_stamp(). */
+static void
+r_skip_stamp(struct rd *r)
+{
+  const guint8 tag = (guint8)r_le(r, 1);
+  if (tag == 0)
+    return;
+  if (tag > (STAMP_PRESENT | STAMP_DEV | STAMP_CTIME) || !(tag & STAMP_PRESENT)) {
+    r->bad = true;
+    return;
+  }
+  const unsigned vars = 4 + (tag & STAMP_DEV ? 0 : 1) + (tag & STAMP_CTIME ? 0 : 2);
+  for (unsigned k = 0; k < vars; k++)
+    r_skip_var(r);
+}
+
 /* A directory's entry in the index. */
 struct dir_entry {
   const char *path;     /* PATH's text, NUL-terminated */
@@ -453,7 +488,7 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
     struct memo_rec *m = &d->recs[i];
     m->name = at;
     m->len = (uint32_t)rec.len;
-    m->kind = rec.kind <= MEMO_SUBTREE_LINK ? rec.kind : MEMO_RESULT;
+    m->kind = rec.kind <= MEMO_ASKED ? rec.kind : MEMO_RESULT;
     m->type = rec.type;
     m->mask = rec.mask;
     at += rec.len;
@@ -750,26 +785,45 @@ compare_dirs(gconstpointer a, gconstpointer b)
   return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-void
-cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
-                 const struct source_list *src, const struct timespec *racy_from)
+/* A source of kind KIND whose stamp is racy: the index stays an index
+ * (its answers are asked again whatever its stamp says); any other is not
+ * trusted. */
+static guint8
+racy_kind(guint8 kind)
 {
-  w_str(b, g->root, strlen(g->root));
-  w_le(b, (guint64)g->dev, 8);
-  w_le(b, (guint64)g->ino, 8);
-  w_u8(b, g->problems ? WALK_PROBLEMS : 0);
-  w_le(b, g->members->len, 4);
-  for (guint i = 0; i < g->members->len; i++)
-    w_le(b, g_array_index(g->members, size_t, i), 8);
+  return kind == IGNORE_SOURCE_INDEX ? SOURCE_INDEX_RACY : SOURCE_RACY;
+}
+
+/* The head of a walk's entry in the index: its root, problems, members,
+ * and its sources SRC, stamps at or after RACY_FROM written as racy. */
+static void
+w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool problems,
+            const GArray *members, const struct source_list *src,
+            const struct timespec *racy_from)
+{
+  w_str(b, root, strlen(root));
+  w_le(b, dev, 8);
+  w_le(b, ino, 8);
+  w_u8(b, problems ? WALK_PROBLEMS : 0);
+  w_le(b, members->len, 4);
+  for (guint i = 0; i < members->len; i++)
+    w_le(b, g_array_index(members, size_t, i), 8);
   w_str(b, src->env->str, src->env->len);
   w_le(b, src->paths->len, 4);
   for (guint i = 0; i < src->paths->len; i++) {
     const struct stamp *st = &g_array_index(src->stamps, struct stamp, i);
     const char *p = src->paths->pdata[i];
     w_str(b, p, strlen(p));
-    w_u8(b, stamp_racy(st, racy_from) ? SOURCE_RACY : src->kinds->data[i]);
-    w_stamp(b, st, (guint64)g->dev);
+    w_u8(b, stamp_racy(st, racy_from) ? racy_kind(src->kinds->data[i]) : src->kinds->data[i]);
+    w_stamp(b, st, dev);
   }
+}
+
+void
+cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
+                 const struct source_list *src, const struct timespec *racy_from)
+{
+  w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, racy_from);
   /* In path order, so that the same walk writes the same file. */
   GPtrArray *all = g_ptr_array_new();
   GHashTableIter it;
@@ -798,8 +852,11 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
     w_var(b, d->was.has);
     w_stamp(b, &d->was.ignore[0], (guint64)g->dev);
     w_stamp(b, &d->was.ignore[1], (guint64)g->dev);
+    bool asked = false;
+    for (guint k = 0; k < d->n && !asked; k++)
+      asked = d->recs[k].kind == MEMO_ASKED;
     w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
-                (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0));
+                (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0));
     w_var(b, d->n);
     w_var(b, recs->len);
     for (guint k = 0; k < d->n; k++) {
@@ -994,6 +1051,8 @@ rec_pass_dir(struct rec_pass *p, const struct rec_dir *d)
     if (base)
       g_string_append_c(p->path, '/');
     g_string_append_len(p->path, rec.name, (gssize)rec.len);
+    if (rec.kind == MEMO_ASKED)
+      continue;
     if (rec.kind != MEMO_RESULT) {
       const struct span key = {p->path->str, p->path->len};
       const struct rec_dir *sub = g_hash_table_lookup(p->t->by_path, &key);
@@ -1171,6 +1230,68 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
   for (unsigned t = 0; t < threads; t++)
     g_string_free(shares[t].path, TRUE);
   return !differs;
+}
+
+/* The next directory entry of a walk at R as r_dir() reads it, but its
+ * stamps only stepped over (E's were, has and live are not filled): what a
+ * pass that wants the paths and the records needs. */
+static void
+r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
+{
+  const guint64 shared = r_var(r), len = r_var(r);
+  const char *rest = r_bytes(r, (!r->bad && shared <= path->len) ? (size_t)len : 0);
+  if (shared > path->len || (!r->bad && memchr(rest, '\0', (size_t)len)))
+    r->bad = true;
+  if (r->bad) {
+    g_string_truncate(path, 0);
+  } else {
+    g_string_truncate(path, (gsize)shared);
+    g_string_append_len(path, rest, (gssize)len);
+  }
+  e->path = path->str;
+  e->len = path->len;
+  r_skip_var(r);   /* live */
+  r_skip_stamp(r); /* the directory's */
+  r_skip_var(r);   /* has */
+  r_skip_stamp(r); /* its ignore files' */
+  r_skip_stamp(r);
+  e->flags = (guint8)r_le(r, 1);
+  e->n = (guint32)r_var(r);
+  e->off = r_var(r);
+}
+
+bool
+cached_walk_asked(const struct cached_walk *w,
+                  void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
+                             unsigned type, void *data),
+                  void *data)
+{
+  const struct cache_file *c = w->file;
+  if (!c->records_ok)
+    return false;
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
+  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    struct dir_entry e;
+    r_dir_skim(&r, &e, path);
+    /* Only the directories that asked: the rest of the records stay unread. */
+    if (r.bad || !(e.flags & DIR_ASKED))
+      continue;
+    if (e.off > (guint64)(c->recs_end - c->recs)) {
+      r.bad = true;
+      break;
+    }
+    struct rd rr = {c->recs + e.off, c->recs_end, false};
+    for (guint32 k = 0; k < e.n && !rr.bad; k++) {
+      struct rec_entry rec;
+      r_rec(&rr, &rec);
+      if (!rr.bad && rec.kind == MEMO_ASKED)
+        fn(e.path, e.len, rec.name, rec.len, rec.type, data);
+    }
+    r.bad = rr.bad;
+  }
+  g_string_free(path, TRUE);
+  return !r.bad && r.p == r.end;
 }
 
 bool

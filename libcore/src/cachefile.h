@@ -24,10 +24,13 @@ G_BEGIN_DECLS
 
 /* The header (cachefile.c has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 4u
+#define CACHE_FORMAT 5u
 #define HEADER_SIZE 56
 
-/* An outside source's kind, when its stamp was racy when recorded. */
+/* An outside source's kind, when its stamp was racy when recorded: the
+ * index (whose answers a cache asks again, whatever its stamp), and any
+ * other (not trusted). */
+#define SOURCE_INDEX_RACY 0xfe
 #define SOURCE_RACY 0xff
 
 struct cache_file;
@@ -92,6 +95,16 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * recorded (dir_check(), memo.h), none racy? One stat per directory,
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
+
+/* Hand FN every question cached walk W (its file's records read and
+ * checked) asked of the index: the directory's path (DLEN bytes, relative to
+ * the root; a directory on the way to a start directory included), the name
+ * of the entry asked about and the question's type (ASKED_* of memo.h: the
+ * answer too). False if the records do not parse. */
+bool cached_walk_asked(const struct cached_walk *w,
+                       void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
+                                  unsigned type, void *data),
+                       void *data);
 
 /* Hand FN the path of every directory cached walk W recorded (relative to
  * its root, "" the root; the directories on the way to a start directory

@@ -48,6 +48,8 @@ static void
 explain_rule(trawl_explanation *e, const struct ignore_rule *r, const struct ignore_file *from,
              const char *match)
 {
+  if (e->ignore_source)
+    return; /* the first ignored directory's rule stands (git check-ignore's) */
   e->ignore_source = g_strdup(from->source);
   e->ignore_line = r->line;
   e->ignore_pattern = g_strdup(r->shown);
@@ -96,6 +98,10 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
   GString *m = g_string_new(use_ig ? igc.prefix : "");
   const size_t plen = m->len;
   bool ignored_above = false;
+  /* Below a directory git's rules leave out but the index holds paths in,
+   * as a walk enters it: only tracked paths (step.c, keep_entry). */
+  bool tracked_only = false;
+  char *kept_at = NULL; /* that directory */
   out->reason = TRAWL_EXPLAIN_INCLUDED;
 
   int depth = 0;
@@ -144,18 +150,31 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
           explain_fail(out, TRAWL_EXPLAIN_EXCLUDED, rel);
         }
       }
-      /* The ignore verdict, from the rules of the directories above. */
+      /* The ignore verdict, from the rules of the directories above; where
+       * git's would leave it out, the index's. */
       if (use_ig && !ignored_above && exists) {
         g_string_truncate(m, plen);
         g_string_append(m, rel);
+        const bool dir = S_ISDIR(st.st_mode);
         const struct ignore_file *from = NULL;
-        const struct ignore_rule *r = ignore_verdict(&igc, frame, m->str, m->len,
-                                                     S_ISDIR(st.st_mode), &from);
-        if (r && (!r->negated || last))
+        const struct ignore_rule *r = ignore_verdict(&igc, frame, m->str, m->len, dir, &from);
+        const bool left_out = r && !r->negated;
+        if (r && (left_out || last) && !tracked_only)
           explain_rule(out, r, from, rel);
-        if (r && !r->negated) {
+        if (left_out && !from->vcs) {
+          /* .ignore and the caller's files leave tracked paths out too. */
           ignored_above = true;
-          explain_fail(out, TRAWL_EXPLAIN_IGNORED, last ? NULL : rel);
+          explain_fail(out, TRAWL_EXPLAIN_IGNORED, kept_at ? kept_at : last ? NULL : rel);
+        } else if (left_out || tracked_only) {
+          if (ignore_tracked(&igc, frame, m->str, m->len, dir, NULL)) {
+            out->tracked = true;
+            if (!tracked_only)
+              kept_at = g_strdup(rel);
+            tracked_only = true;
+          } else {
+            ignored_above = true;
+            explain_fail(out, TRAWL_EXPLAIN_IGNORED, kept_at ? kept_at : last ? NULL : rel);
+          }
         }
       }
     }
@@ -164,6 +183,9 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
       if (fd >= 0) {
         struct ignore_frame *next = ignore_frame_enter(&igc, frame, fd, rel,
                                                        plen + (i ? i + 1 : 0), ignore_probe(fd));
+        /* A repository's top: its own rules and index below. */
+        if (next != frame && next->top)
+          tracked_only = false;
         ignore_frame_unref(frame);
         frame = next;
         close(fd);
@@ -202,6 +224,9 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
   if (len == 0)
     explain_fail(out, TRAWL_EXPLAIN_NOT_INCLUDED, NULL); /* the root itself is never a result */
   out->selected = out->reason == TRAWL_EXPLAIN_INCLUDED;
+  /* Kept by the index above it, left out below: not tracked after all. */
+  out->tracked = out->tracked && !ignored_above;
+  g_free(kept_at);
   g_array_free(hits, TRUE);
   qtab_clear(&qt);
   ignore_frame_unref(frame);

@@ -30,13 +30,22 @@ struct stamp {
   bool present;         /* false: the file did not exist */
 };
 
-enum { MEMO_RESULT, MEMO_SUBTREE, MEMO_SUBTREE_LINK };
+enum { MEMO_RESULT, MEMO_SUBTREE, MEMO_SUBTREE_LINK, MEMO_ASKED };
+
+/* A subtree's type: entered for its tracked paths alone (walk-run.h,
+ * item.tracked_only). */
+#define MEMO_TRACKED_ONLY 1
+/* A question's type: asked of a directory (does the index hold paths below
+ * it?), not of a file (does it hold the file?); and the index's answer. */
+#define ASKED_DIR 1
+#define ASKED_TRACKED 2
 
 struct memo_rec {
   const char *name;     /* in the directory's block */
   uint32_t len;
   uint8_t kind;         /* MEMO_* */
-  uint8_t type;         /* TrawlEntryType of a result */
+  uint8_t type;         /* a result's TrawlEntryType; a subtree's MEMO_TRACKED_ONLY; a
+                           question's ASKED_* */
   uint64_t mask;        /* a result's queries; a subtree's live queries */
 };
 

@@ -28,13 +28,27 @@
 /* The memo entry of the directory whose sorted records are NODE: the
  * records, with each subtree's live queries. */
 struct memo_dir *
-memo_of_node(const struct item *it, const struct node *node)
+memo_of_node(const struct item *it, const struct node *node, const GArray *asked)
 {
   size_t names = 0;
   for (guint i = 0; i < node->n; i++)
     names += node->recs[i].len;
-  struct memo_dir *d = memo_dir_new(it->root, it->path, it->len, node->n, names);
+  for (guint i = 0; i < asked->len; i++)
+    names += g_array_index(asked, struct asked, i).len;
+  struct memo_dir *d = memo_dir_new(it->root, it->path, it->len, node->n + asked->len, names);
   char *at = memo_dir_names(d);
+  /* The questions after the records (a pass over the records skips them). */
+  for (guint i = 0; i < asked->len; i++) {
+    const struct asked *q = &g_array_index(asked, struct asked, i);
+    struct memo_rec *m = &d->recs[node->n + i];
+    memcpy(at, q->name, q->len);
+    m->name = at;
+    m->len = q->len;
+    m->kind = MEMO_ASKED;
+    m->type = q->type;
+    m->mask = 0;
+    at += q->len;
+  }
   for (guint i = 0; i < node->n; i++) {
     const struct rec *r = &node->recs[i];
     struct memo_rec *m = &d->recs[i];
@@ -48,6 +62,7 @@ memo_of_node(const struct item *it, const struct node *node)
       m->mask = r->child.queries;
     } else {
       m->kind = r->child.item->via_link ? MEMO_SUBTREE_LINK : MEMO_SUBTREE;
+      m->type = r->child.item->tracked_only ? MEMO_TRACKED_ONLY : 0;
       m->mask = r->child.item->live;
     }
   }
@@ -158,6 +173,8 @@ replay_dir(struct worker *wk, struct item *it)
       add_rec(wk, r->name, r->len, REC_RESULT, r->type, NULL, r->mask);
       continue;
     }
+    if (r->kind == MEMO_ASKED)
+      continue; /* kept in the memo entry, which is the one replayed */
     struct item *child = g_new0(struct item, 1);
     /* (Names in a memo are not NUL-terminated.) */
     child->len = it->len ? it->len + 1 + r->len : r->len;
@@ -172,6 +189,7 @@ replay_dir(struct worker *wk, struct item *it)
     child->root = it->root;
     child->depth = depth;
     child->via_link = r->kind == MEMO_SUBTREE_LINK;
+    child->tracked_only = (r->type & MEMO_TRACKED_ONLY) != 0;
     child->live = r->mask;
     child->ig = ignore_frame_ref(frame);
     if (here) {
@@ -188,15 +206,74 @@ replay_dir(struct worker *wk, struct item *it)
   return true;
 }
 
+/* The record of a directory on the way, with the question QNAME (QLEN
+ * bytes; NULL: none) asked there of the next one on the way, and the
+ * index's answer, TRACKED. Several start directories may pass one
+ * directory and ask about different ones below it: one record holds all
+ * their questions (RUN->ways, moved to the memo by way_records()). */
+static void
+way_record(struct run *run, struct memo_dir *d, const char *qname, size_t qlen, bool tracked)
+{
+  char *key = g_strdup_printf("%u/%s", d->root, d->path);
+  struct memo_dir *had = g_hash_table_lookup(run->ways, key);
+  const guint n = (had ? had->n : 0) + (qname ? 1 : 0);
+  size_t names = qlen;
+  for (guint i = 0; had && i < had->n; i++) {
+    names += had->recs[i].len;
+    if (qname && had->recs[i].len == qlen && memcmp(had->recs[i].name, qname, qlen) == 0) {
+      qname = NULL; /* asked already by another start directory */
+      names -= qlen;
+    }
+  }
+  struct memo_dir *rec = memo_dir_new(d->root, d->path, d->len, had && !qname ? had->n : n, names);
+  rec->was = d->was;
+  rec->way = true;
+  char *at = memo_dir_names(rec);
+  guint k = 0;
+  for (guint i = 0; had && i < had->n; i++, k++) {
+    rec->recs[k] = had->recs[i];
+    memcpy(at, had->recs[i].name, had->recs[i].len);
+    rec->recs[k].name = at;
+    at += had->recs[i].len;
+  }
+  if (qname) {
+    struct memo_rec *q = &rec->recs[k];
+    memcpy(at, qname, qlen);
+    q->name = at;
+    q->len = (uint32_t)qlen;
+    q->kind = MEMO_ASKED;
+    q->type = ASKED_DIR | (tracked ? ASKED_TRACKED : 0);
+    q->mask = 0;
+  }
+  g_hash_table_replace(run->ways, key, rec);
+  memo_dir_unref(d);
+}
+
+void
+way_records(struct run *run)
+{
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, run->ways);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    g_ptr_array_add(run->workers[0].memos, value); /* its reference, moved */
+    g_hash_table_iter_steal(&it);
+    g_free(key);
+  }
+}
+
 /* Directory FD (PATH, LEN bytes, below root R) on the way to a start
  * directory: its ignore files (HAS_* in *HAS) decide below it, though it
- * is not read. Recorded, so that a cache sees them change (docs/cache.md);
- * and false when the last walk's record of it (a replay's) says they
- * differ — edited in place, no stamp of a directory changes, and nothing
- * below may then be replayed. */
+ * is not read. Its record, made in *REC (NULL when not recording) for the
+ * caller to file with the question it asks there (way_record()), so that a
+ * cache sees them change (docs/cache.md); false when the last walk's
+ * record of it (a replay's) says they differ — edited in place, no stamp
+ * of a directory changes, and nothing below may then be replayed. */
 static bool
-way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsigned *has)
+way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsigned *has,
+        struct memo_dir **rec)
 {
+  *rec = NULL;
   *has = ignore_probe(fd);
   const bool record = run->memo_out && run->sorted;
   if (!record && run->memo_old == NULL)
@@ -208,7 +285,7 @@ way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsig
     stamp_of(&d->was.st, &st, false);
     d->was.racy = stamp_racy(&d->was.st, &run->racy_from);
     record_rules(run, fd, *has, &d->was);
-    g_ptr_array_add(run->workers[0].memos, d);
+    *rec = d;
   }
   if (run->memo_old == NULL)
     return true;
@@ -220,13 +297,16 @@ way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsig
  * and every directory on the way (their listings are not read), in *FRAME;
  * *SAME false when one of those ignore files is not as the last walk's
  * record has it. False when D or a directory on the way is ignored (or is
- * `.git`). */
+ * `.git`) — unless git's rules are what leave it out and the index holds
+ * paths below it: then *TRACKED_ONLY, D entered for those alone, as a walk
+ * from the root would enter it (step.c, keep_entry). */
 bool
 start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_frame **frame,
-                  bool *same)
+                  bool *same, bool *tracked_only)
 {
   *frame = NULL;
   *same = true;
+  *tracked_only = false;
   if (run->ig == NULL)
     return true;
   struct ignore_ctx *c = &run->ig[r];
@@ -239,47 +319,65 @@ start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_fram
   const bool vcs = c->flags & IGNORE_VCS;
   int root_fd = run->root_fds[r];
   unsigned has;
-  *same = way_dir(run, r, root_fd, "", 0, &has);
+  struct memo_dir *rec; /* the last directory's on the way, until its question is known */
+  *same = way_dir(run, r, root_fd, "", 0, &has, &rec);
   struct ignore_frame *next = ignore_frame_enter(c, f, root_fd, "", c->plen, has);
   ignore_frame_unref(f);
   f = next;
   GString *m = g_string_new(c->prefix);
-  bool ok = true;
+  bool ok = true, tracked = false;
   for (size_t i = 0; i <= len && ok; i++) {
     if (i < len && d[i] != '/')
       continue;
     /* d[0..i) is a directory on the way, the last one D itself. */
     const char *slash = memrchr(d, '/', i);
     const char *name = slash ? slash + 1 : d;
-    if (vcs && d + i - name == 4 && memcmp(name, ".git", 4) == 0) {
+    const size_t nlen = (size_t)(d + i - name);
+    if (vcs && nlen == 4 && memcmp(name, ".git", 4) == 0) {
       ok = false;
       break;
     }
     g_string_truncate(m, c->plen);
     g_string_append_len(m, d, (gssize)i);
-    const struct ignore_rule *rule = ignore_verdict(c, f, m->str, m->len, true, NULL);
-    if (rule && !rule->negated) {
+    const struct ignore_file *from = NULL;
+    const struct ignore_rule *rule = ignore_verdict(c, f, m->str, m->len, true, &from);
+    const bool left_out = rule && !rule->negated;
+    bool asked = false, held = false, top = false;
+    if (left_out && !from->vcs) {
       ok = false;
-      break;
+    } else if (left_out || tracked) {
+      held = ignore_tracked(c, f, m->str, m->len, true, &top);
+      asked = top;
+      ok = held;
+      tracked = true;
     }
-    if (i == len)
+    if (rec)
+      way_record(run, rec, asked ? name : NULL, nlen, held);
+    rec = NULL;
+    if (!ok || i == len)
       break;
     char *sub = g_strndup(d, i);
     int fd = openat(root_fd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
-      *same = way_dir(run, r, fd, sub, i, &has) && *same;
+      *same = way_dir(run, r, fd, sub, i, &has, &rec) && *same;
       next = ignore_frame_enter(c, f, fd, sub, c->plen + i + 1, has);
+      /* A repository's top: its own rules and index from here. */
+      if (next != f && next->top)
+        tracked = false;
       ignore_frame_unref(f);
       f = next;
       close(fd);
     }
     g_free(sub);
   }
+  if (rec)
+    way_record(run, rec, NULL, 0, false);
   g_string_free(m, TRUE);
   if (!ok) {
     ignore_frame_unref(f);
     return false;
   }
+  *tracked_only = tracked;
   *frame = f;
   return true;
 }

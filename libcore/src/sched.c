@@ -137,15 +137,12 @@ worker_main(gpointer data)
   return NULL;
 }
 
-/* An ignore file that could not be read: a problem; the walk goes on
- * without it, as git goes on with a warning. */
+/* An ignore file or an index that could not be read: a problem; the walk
+ * goes on without it, as git goes on with a warning. */
 static void
-ignore_problem(void *data, const char *source, int err)
+ignore_problem(void *data, const char *source, const char *what)
 {
   struct igprob *p = data;
-  const char *what = err == EFBIG ? "ignore file larger than 100 MiB, not read"
-                     : err == ELOOP ? "ignore file is a symbolic link, not read"
-                                    : g_strerror(err);
   if (g_path_is_absolute(source)) {
     pthread_mutex_lock(&p->run->problem_lock);
     g_ptr_array_add(p->run->w->problems,
@@ -233,6 +230,8 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
   }
 
   run.loops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  run.ways = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                   (GDestroyNotify)memo_dir_unref);
   if (sorted) {
     run.memo_old = w->memo_old;
     run.memo_out = w->memo_out;
@@ -251,6 +250,7 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
     listing_init(&wk->listing);
     wk->hits = g_array_new(FALSE, FALSE, sizeof(guint));
     wk->memos = g_ptr_array_new();
+    wk->asked = g_array_new(FALSE, FALSE, sizeof(struct asked));
     if (sorted) {
       wk->kids = g_ptr_array_new();
     }
@@ -270,8 +270,8 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
     for (guint i = 0; i < starts->len; i++) {
       const char *d = starts->pdata[i];
       struct ignore_frame *frame = NULL;
-      bool same;
-      if (!start_not_ignored(&run, r, d, &frame, &same))
+      bool same, tracked_only;
+      if (!start_not_ignored(&run, r, d, &frame, &same, &tracked_only))
         continue;
       struct item *it = g_new0(struct item, 1);
       it->path = g_strdup(d);
@@ -283,6 +283,7 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
       it->live = g_array_index(start_masks, uint64_t, i);
       it->start = it->len > 0;
       it->ig = frame;
+      it->tracked_only = tracked_only;
       /* Rules from above changed: nothing below is replayed. */
       it->fresh = !same;
       if (it->start && root_chain) {
@@ -299,6 +300,9 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
     }
     chain_unref(root_chain);
   }
+  way_records(&run);
+  g_hash_table_unref(run.ways);
+  run.ways = NULL;
   g_ptr_array_free(starts, TRUE);
   g_array_free(start_masks, TRUE);
   /* The start directories are disjoint subtrees: their order is that of
@@ -331,6 +335,7 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
       memo_dir_unref(wk->memos->pdata[k]);
     }
     g_ptr_array_free(wk->memos, TRUE);
+    g_array_free(wk->asked, TRUE);
     if (wk->kids) {
       g_free(wk->recs);
       g_ptr_array_free(wk->kids, TRUE);

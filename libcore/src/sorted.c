@@ -87,10 +87,11 @@ node_finish(struct worker *wk, struct item *it, const struct dir_stamp *head,
   if (replayed) {
     g_ptr_array_add(wk->memos, replayed);
   } else if (head) {
-    struct memo_dir *d = memo_of_node(it, node);
+    struct memo_dir *d = memo_of_node(it, node, wk->asked);
     d->was = *head;
     g_ptr_array_add(wk->memos, d);
   }
+  g_array_set_size(wk->asked, 0);
   /* Slots are empty before the node is seen by the printing thread. */
   for (guint i = n; i-- > 0;) {
     struct rec *r = &node->recs[i];

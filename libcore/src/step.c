@@ -54,20 +54,6 @@ problem_loop_once(struct run *run, unsigned root, const char *path,
     problem_add(run, root, path, TRAWL_WALK_ERROR_LOOP, what);
 }
 
-/* Do the ignore rules in force (FRAME) leave out the entry whose match path
- * is in WK's path buffer? The lstat type decides IS_DIR: a link to a
- * directory is not one, for git. */
-static bool
-ignored(const struct ignore_ctx *igc, const struct ignore_frame *frame, struct worker *wk,
-        bool is_dir)
-{
-  if (igc == NULL)
-    return false;
-  const struct ignore_rule *r = ignore_verdict(igc, frame, wk->path.data, wk->path.len,
-                                               is_dir, NULL);
-  return r && !r->negated;
-}
-
 static void
 report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
 {
@@ -77,6 +63,20 @@ report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
   trawl_entry e = {wk->path.data + plen, wk->path.len - plen, type, root, queries};
   if (!run->fn(&e, run->data))
     g_atomic_int_set(&run->stop, 1);
+}
+
+/* Entry NAME (NLEN bytes) of directory IT, of KIND, is a result for the
+ * queries HIT: a record of a sorted run's node, or handed over now. */
+static inline void
+result(struct worker *wk, struct item *it, const char *name, size_t nlen, TrawlEntryType kind,
+       uint64_t hit)
+{
+  if (wk->run->sorted) {
+    wk->stats.results++;
+    add_rec(wk, name, nlen, REC_RESULT, kind, NULL, hit);
+  } else {
+    report(wk, it->root, kind, hit);
+  }
 }
 
 /* What the steps of one directory share. */
@@ -92,8 +92,68 @@ struct dir_read {
   int depth;                /* of its entries */
   uint64_t report_here, descend; /* the live queries that report entries here, open them */
   bool skip_dotgit;         /* a repository's own directory is neither listed nor entered */
+  bool tracked_only;        /* only what the index holds is listed and entered here */
   struct dirref *shared;    /* this directory's descriptor, for its subdirectories */
 };
+
+/* What the rules say of an entry. */
+enum keep {
+  KEEP,                     /* no rule leaves it out */
+  KEEP_TRACKED,             /* git's rules would, but the index holds it (a directory:
+                               paths below it, entered for those alone) */
+  LEAVE_OUT,
+};
+
+/* Do the ignore rules in force leave out the entry NAME (NLEN bytes, in the
+ * listing) whose match path is in WK's path buffer? The lstat type decides
+ * IS_DIR: a link to a directory is not one, for git. Where git's rules
+ * would leave it out — a rule of .gitignore, info/exclude or the excludes
+ * file, or an ignored directory above (D->tracked_only) — the index has the
+ * last word: git ignores untracked paths only. It is asked then alone, so a
+ * walk whose rules leave nothing out never reads it; the answer is recorded
+ * for the memo (a cache asks again when the index changes). A rule of
+ * .ignore or of the caller's files leaves out tracked paths too: they are
+ * not git's. */
+static enum keep keep_asked(struct worker *wk, struct dir_read *d, const char *name,
+                           size_t nlen, bool is_dir, const struct ignore_rule *r);
+
+static inline enum keep
+keep_entry(struct worker *wk, struct dir_read *d, const char *name, size_t nlen, bool is_dir)
+{
+  if (d->igc == NULL)
+    return KEEP;
+  const struct ignore_rule *r = ignore_verdict(d->igc, d->frame, wk->path.data, wk->path.len,
+                                               is_dir, NULL);
+  /* Most entries: no rule matches them, and no directory above was left
+   * out. The rest, out of line: the common path stays as short as it was. */
+  if (G_LIKELY(r == NULL && !d->tracked_only))
+    return KEEP;
+  return keep_asked(wk, d, name, nlen, is_dir, r);
+}
+
+/* keep_entry() where a rule matches the entry, or a directory above was
+ * left out. */
+static enum keep
+keep_asked(struct worker *wk, struct dir_read *d, const char *name, size_t nlen, bool is_dir,
+           const struct ignore_rule *r)
+{
+  const bool left_out = r && !r->negated;
+  if (left_out && !r->vcs)
+    return LEAVE_OUT;
+  if (!left_out && !d->tracked_only)
+    return KEEP;
+  bool top;
+  const bool tracked = ignore_tracked(d->igc, d->frame, wk->path.data, wk->path.len, is_dir, &top);
+  /* A nested repository's questions are not recorded: everything in it is
+   * read again by every walk (enter_rules). */
+  if (d->memo && top) {
+    /* NAME is the listing's, copied when the memo entry is made. */
+    const struct asked q = {name, (uint32_t)nlen,
+                            (uint8_t)((is_dir ? ASKED_DIR : 0) | (tracked ? ASKED_TRACKED : 0))};
+    g_array_append_val(wk->asked, q);
+  }
+  return tracked ? KEEP_TRACKED : LEAVE_OUT;
+}
 
 /* Open directory IT as the walk does, giving back shared descriptors when
  * the process runs out. -1 when it cannot be: gone or not a directory (a
@@ -220,6 +280,9 @@ enter_rules(struct worker *wk, struct item *it, struct dir_read *d)
       has |= ignore_has_of(names + ents[i].name_off, ents[i].name_len, ents[i].type == DT_LNK);
   d->frame = has ? ignore_frame_enter(d->igc, it->ig, d->fd, it->path, d->base, has)
                  : ignore_frame_ref(it->ig);
+  /* A repository's top starts its own work tree: below it, its own index
+   * and rules decide, whatever the outer rules said of the directory. */
+  d->tracked_only = it->tracked_only && !(d->frame && d->frame != it->ig && d->frame->top);
   /* A nested repository's rules come from inside its .git as well: never
    * trusted. (The top's are the cache's to check.) */
   const bool nested_repo = (has & HAS_DOTGIT) && !(it->len == 0 && d->igc->plen == 0);
@@ -278,12 +341,13 @@ entry_kind(struct worker *wk, struct item *it, struct dir_read *d, const char *n
  * descriptors last, past the budget by path from the root. */
 static struct item *
 child_item(struct worker *wk, struct item *it, struct dir_read *d, const char *rel, size_t rlen,
-           uint64_t opens, bool via_link)
+           uint64_t opens, bool via_link, bool tracked_only)
 {
   struct run *run = wk->run;
   struct item *child = g_new0(struct item, 1);
   child->live = opens;
   child->fresh = it->fresh;
+  child->tracked_only = tracked_only;
   child->path = g_strndup(rel, rlen);
   child->len = rlen;
   child->ig = ignore_frame_ref(d->frame);
@@ -349,23 +413,23 @@ visit(struct worker *wk, struct item *it, struct dir_read *d, const struct listi
   if (!entry_kind(wk, it, d, name, type, rel, &kind, &via_link))
     return;
 
-  /* A result? */
+  /* A result? The rules are asked once, and only of an entry a query wants.
+   * Files and links first, apart: most entries, and the shortest path. */
   const unsigned k = kind == TRAWL_ENTRY_DIR ? KIND_DIR
                      : kind == TRAWL_ENTRY_SYMLINK ? KIND_SYMLINK : KIND_FILE;
   uint64_t hit = shown & d->report_here & qt->types[k];
+  if (kind != TRAWL_ENTRY_DIR) {
+    if (hit && (hit = select_mask(qt, rel, rlen, hit, wk->hits)) &&
+        keep_entry(wk, d, name, nlen, false) != LEAVE_OUT)
+      result(wk, it, name, nlen, kind, hit);
+    return;
+  }
+  int keep = -1; /* enum keep, once asked */
   if (hit) {
     hit = select_mask(qt, rel, rlen, hit, wk->hits);
-    if (hit && !ignored(d->igc, d->frame, wk, type == DT_DIR)) {
-      if (run->sorted) {
-        wk->stats.results++;
-        add_rec(wk, name, nlen, REC_RESULT, kind, NULL, hit);
-      } else {
-        report(wk, it->root, kind, hit);
-      }
-    }
+    if (hit && (keep = keep_entry(wk, d, name, nlen, type == DT_DIR)) != LEAVE_OUT)
+      result(wk, it, name, nlen, kind, hit);
   }
-  if (kind != TRAWL_ENTRY_DIR)
-    return;
 
   /* A directory to open? */
   uint64_t opens = shown & d->descend;
@@ -377,12 +441,14 @@ visit(struct worker *wk, struct item *it, struct dir_read *d, const struct listi
       opens |= *starting;
     on_the_way = g_hash_table_contains(qt->transit, rel);
   }
-  if ((opens == 0 && !on_the_way) || ignored(d->igc, d->frame, wk, type == DT_DIR)) {
+  if ((opens == 0 && !on_the_way) ||
+      (keep < 0 ? (keep = keep_entry(wk, d, name, nlen, type == DT_DIR)) : keep) == LEAVE_OUT) {
     if (shown & d->descend)
       wk->stats.dirs_pruned++;
     return;
   }
-  struct item *child = child_item(wk, it, d, rel, rlen, opens, via_link);
+  struct item *child = child_item(wk, it, d, rel, rlen, opens, via_link,
+                                  d->tracked_only || keep == KEEP_TRACKED);
   if (run->sorted)
     add_rec(wk, name, nlen, REC_SUBTREE, 0, child, 0);
   else

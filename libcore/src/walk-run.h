@@ -78,6 +78,14 @@ struct chain {
  * helpers read ahead of the printing. */
 enum { REC_RESULT, REC_SUBTREE };
 
+/* A question a directory's reading asked of the index (step.c, keep_entry),
+ * kept for its memo entry: the entry's name (in the listing) and ASKED_*. */
+struct asked {
+  const char *name;
+  uint32_t len;
+  uint8_t type;
+};
+
 struct node;
 
 struct rec {
@@ -132,6 +140,8 @@ struct item {
   uint64_t live;        /* the queries that read this directory (0: on the way to a
                            start directory below it, for another query) */
   bool fresh;           /* read it whatever the memo says (an ignore file above changed) */
+  bool tracked_only;    /* git's rules leave it (or a directory above) out, and the index
+                           holds paths below it: entered for those alone */
 };
 
 /* A worker's items: a ring of pointers, newest at the tail: no list node
@@ -193,6 +203,7 @@ struct worker {
   GArray *hits;         /* guint: pattern-set answers */
   struct buf scratch;
   GPtrArray *memos;     /* struct memo_dir *: the directories it read or replayed */
+  GArray *asked;        /* struct asked: the questions of the directory being read */
   trawl_walk_stats stats;
 };
 
@@ -225,6 +236,8 @@ struct run {
   const struct walk_memo *memo_old;
   struct walk_memo *memo_out;
   struct timespec racy_from;
+  GHashTable *ways;     /* "root/path" -> struct memo_dir *: the directories on the way
+                           to start directories, while they are planned */
 };
 
 struct trawl_walker {
@@ -355,8 +368,9 @@ compare_recs(const struct rec *a, const struct rec *b)
 
 /* ---- replay.c: memos, recorded and replayed ---- */
 
-/* The memo entry of the directory IT whose sorted records are NODE. */
-struct memo_dir *memo_of_node(const struct item *it, const struct node *node);
+/* The memo entry of the directory IT whose sorted records are NODE, and
+ * the questions ASKED (struct asked) of the index there. */
+struct memo_dir *memo_of_node(const struct item *it, const struct node *node, const GArray *asked);
 /* Record in D the rules directory FD holds, as HAS says. */
 void record_rules(const struct run *run, int fd, unsigned has, struct dir_stamp *d);
 /* Record that start directory IT was not there. */
@@ -366,9 +380,14 @@ void memo_missing(struct worker *wk, const struct item *it);
 bool replay_dir(struct worker *wk, struct item *it);
 /* The ignore rules for start directory D of root R, from the directories
  * on the way, in *FRAME; *SAME false when one of them is not as the last
- * walk recorded. False when D or one on the way is ignored. */
+ * walk recorded; *TRACKED_ONLY when D, or one on the way, is one git's rules
+ * leave out but the index holds paths below. False when D or one on the way
+ * is ignored. */
 bool start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_frame **frame,
-                       bool *same);
+                       bool *same, bool *tracked_only);
+/* File the records of the directories on the way (start_not_ignored()) in
+ * the memo, once every start directory is planned. */
+void way_records(struct run *run);
 
 G_END_DECLS
 

@@ -183,6 +183,10 @@ typedef struct {
   char *ignore_pattern;        /* [!]pattern[/] */
   bool ignore_negated;
   char *ignore_match;          /* the path the rule matched: the path or that directory */
+  /* The index holds the path (a directory: paths below it), and that kept
+   * a rule of git's from leaving it out: git ignores untracked paths only.
+   * The ignore_* fields then name the rule that would otherwise apply. */
+  bool tracked;
 } trawl_explanation;
 
 /* Explain PATH (relative to the first root) as a walk with this walker's
