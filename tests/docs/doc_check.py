@@ -560,7 +560,9 @@ def main(argv):
                 if archive:
                     results.append((True, b.name, "an archive: " + archive, None))
                     continue
-                results.append(one_block(args, box, b, counts))
+                r = one_block(args, box, b, counts)
+                if r:
+                    results.append(r)
             problems, n = check_paths(args, doc, blocks, prose, not_ours, tops, names, archive)
             counts["paths"] += n
             results.append((not problems, "%s: the paths and links it names (%d)" % (doc, n),
@@ -621,7 +623,7 @@ def run_block(args, box, b, counts):
     if name_to:
         with open(os.path.join(box.cwd, name_to), "w") as f:
             f.write(b.text)
-        return (True, "%s: file %s" % (b.name, name_to), None, None)
+        return None  # not a check of its own: the blocks after it use the file
     lang = b.lang.lower()
     try:
         if lang in SHELL_LANGS and re.search(r"^\$ ", b.text, re.M):
