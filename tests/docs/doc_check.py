@@ -465,6 +465,12 @@ def check_paths(args, doc, blocks, prose, not_ours, tops, names, archive):
                 continue
             for tok in candidates(span):
                 note(line, tok)
+        # Plain words too: "see DESIGN.md", "in tests/walk/" (not inside code
+        # spans or link targets, done above).
+        plain = re.sub(r"`[^`]*`|\]\([^)]*\)|<[^>]*>|https?://\S+", " ", text)
+        for tok in candidates(plain) if not archive else ():
+            if "/" in tok or tok.endswith(SOURCE_EXTS):
+                note(line, tok)
     for b in blocks if not archive else ():
         # Commands and illustrations; a transcript's arguments are an example's.
         if b.mark("file") or b.lang not in SHELL_LANGS or re.search(r"^\$ ", b.text, re.M):
