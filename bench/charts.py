@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 plt.rcParams.update({
     "svg.fonttype": "none",          # text stays text: smaller files, selectable labels
@@ -57,13 +58,23 @@ RECHECK_ARMS = [
 ]
 
 
+def short(n):
+    return "%gM" % (n / 1e6) if n >= 1e6 else "%gk" % (n / 1e3) if n >= 1e3 else "%d" % n
+
+
 def loglog(ax, series, xlabel, ylabel):
+    xs_all = sorted({x for xs, _, _, _ in series for x in xs})
     for xs, ys, legend, style in series:
         colour, marker, line, width = STYLE[style]
         ax.plot(xs, ys, marker=marker, linestyle=line, linewidth=width, color=colour,
                 label=legend, markersize=5)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    # The trees' sizes on the x axis, milliseconds as plain numbers on the y axis.
+    ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(xs_all))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FixedFormatter([short(x) for x in xs_all]))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.25)

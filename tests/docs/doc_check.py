@@ -66,7 +66,9 @@ is looked for in the build directory), or when it is a bare file name with
 one of the checkout's source extensions (.c .h .cpp .py .sh .bzl .cmake
 .md): then some tracked file must have that name. A link must lead to a file
 or directory, and an anchor (`cli.md#json`) to a heading of that page.
-Names with glob characters, absolute paths and URLs are not paths here.
+Names with glob characters, absolute paths and URLs are not paths here, nor
+are paths the checkout's .gitignore leaves out (bench/fixtures/repo: made by
+running something).
 """
 import argparse
 import os
@@ -403,6 +405,12 @@ def candidates(text):
         yield tok
 
 
+def git_ignores(source, path):
+    p = subprocess.run(["git", "-C", source, "check-ignore", "-q", "--no-index", path],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return p.returncode == 0
+
+
 def check_name(args, doc_dir, tok, tops, names, not_ours):
     """None when fine or not a path of ours, else the problem."""
     if tok.startswith(("./", "../")):
@@ -419,6 +427,8 @@ def check_name(args, doc_dir, tok, tops, names, not_ours):
         if first in tops and os.path.isdir(os.path.join(args.source, first)):
             target = os.path.join(args.source, tok).rstrip("/")
             if not os.path.exists(target) and not os.path.exists(os.path.join(args.build, tok)):
+                if git_ignores(args.source, tok):
+                    return None  # made by running something (bench/fixtures/repo)
                 return "%s: no such file or directory in the checkout (or the build)" % tok
             if tok.endswith("/") and not os.path.isdir(target):
                 return "%s: not a directory" % tok
