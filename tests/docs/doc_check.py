@@ -103,7 +103,7 @@ MARK_RE = re.compile(r"<!--\s*doc-test\s+([a-z-]+)(?::\s*(.*?))?\s*-->", re.S)
 def parse(path, rel):
     """Fenced blocks with their marks, and the prose (text outside fences)."""
     lines = open(path, encoding="utf-8").read().split("\n")
-    blocks, prose, pending, i = [], [], [], 0
+    blocks, prose, pending, marks_anywhere, i = [], [], [], [], 0
     while i < len(lines):
         line = lines[i]
         m = re.match(r"^(\s*)(```+|~~~+)\s*([\w+-]*)\s*$", line)
@@ -125,6 +125,7 @@ def parse(path, rel):
                 text += "\n" + lines[j]
             for mm in MARK_RE.finditer(text):
                 pending.append((mm.group(1), mm.group(2)))
+                marks_anywhere.append((mm.group(1), mm.group(2)))
             prose.append((i + 1, text if not MARK_RE.search(text) else ""))
             i = j + 1
             continue
@@ -132,8 +133,7 @@ def parse(path, rel):
             pending = []
         prose.append((i + 1, line))
         i += 1
-    marks_anywhere = MARK_RE.findall(open(path, encoding="utf-8").read())
-    return blocks, prose, marks_anywhere
+    return blocks, prose, marks_anywhere  # the marks outside code blocks
 
 
 # ---------------------------------------------------------------------------
