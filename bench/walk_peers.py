@@ -137,7 +137,8 @@ def questions(shape, stamp, floor, threads, root):
         arms.append(Arm("rg --files -uuu", [rg, "--files", "-uuu"]))
     if git_o:
         arms.append(Arm("git ls-files -o", git_o))
-    out.append(("all", "every regular file, hidden and ignored ones included (.git too)",
+    out.append(("all", "every regular file, hidden and ignored ones included" +
+                (" (.git too)" if os.path.exists(os.path.join(root, ".git")) else ""),
                 c["files_with_git"] if "files_with_git" in c else c["files"], arms))
 
     if shape == "repo":
@@ -323,6 +324,8 @@ def report(name, text, expected, arms, root, paired):
         else:
             ratio = statistics.median(arm.wall) / statistics.median(ref.wall)
         shown = shlex.join([os.path.basename(arm.argv[0])] + arm.argv[1:]).replace(root, "$PWD")
+        if _UNTRACKED is not None:
+            shown = shown.replace(_UNTRACKED.name, "EMPTY.git")
         print("| %s | `%s` | %s (%s–%s) | %.2f | %s |" % (
             arm.label, shown, ms(statistics.median(arm.wall)), ms(min(arm.wall)),
             ms(max(arm.wall)), ratio, ms(statistics.median(arm.cpu))))
