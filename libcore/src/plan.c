@@ -16,7 +16,7 @@
 
 #include "arena.h"
 #include "plan-shared.h"
-#include "walk-shared.h"
+#include "walk/walk-shared.h"
 
 /* A query's result paths of the last run, NULL-terminated once it ended;
  * they point into the plan's arena. */

@@ -29,8 +29,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "cache-testing.h"
-#include "cachefile.h"
+#include "cache/cache-testing.h"
+#include "cache/cachefile.h"
 #include "fuzz_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -21,8 +21,8 @@
 
 // The private header is C without linkage markers of its own.
 extern "C" {
-#include "cache-testing.h"
-#include "cachefile.h"
+#include "cache/cache-testing.h"
+#include "cache/cachefile.h"
 #include "trawl/version.h"
 }
 

@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arena.h"
+#include "../arena.h"
 #include "cache-testing.h"
 #include "cachefile.h"
-#include "ignore.h"
-#include "memo.h"
-#include "plan-shared.h"
+#include "../ignore.h"
+#include "../memo.h"
+#include "../plan-shared.h"
 #include "trawl/cache.h"
 #include "trawl/version.h"
 

@@ -26,10 +26,10 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "arena.h"
+#include "../arena.h"
 #include "cache-testing.h"
 #include "cachefile.h"
-#include "ignore.h"
+#include "../ignore.h"
 
 #define FIRST_READ 8192 /* the first read of a cache file: the header, and the index if it fits */
 

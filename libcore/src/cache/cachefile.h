@@ -16,7 +16,7 @@
 #include <time.h>
 #include <glib.h>
 
-#include "memo.h"
+#include "../memo.h"
 #include "trawl/pattern.h"
 #include "trawl/walk.h"
 

@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "pattern-private.h"
+#include "../pattern-private.h"
 #include "query.h"
 
 /* Does include or exclude list PATS name hidden entry NAME? */

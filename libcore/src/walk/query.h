@@ -19,8 +19,8 @@
 #include <string.h>
 #include <glib.h>
 
-#include "buf.h"
-#include "memo.h"
+#include "../buf.h"
+#include "../memo.h"
 #include "trawl/patset.h"
 #include "trawl/pattern.h"
 #include "trawl/walk.h"

@@ -29,10 +29,10 @@
 #include <time.h>
 #include <glib.h>
 
-#include "buf.h"
-#include "dirread.h"
-#include "ignore.h"
-#include "memo.h"
+#include "../buf.h"
+#include "../dirread.h"
+#include "../ignore.h"
+#include "../memo.h"
 #include "query.h"
 #include "trawl/walk.h"
 #include "walk-shared.h"
