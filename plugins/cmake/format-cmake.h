@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <glib.h>
 
-#include "output.h"
+#include "../cli/output.h"
 
 /* One query's writer: the paths that go on the list are written as they
  * come; the others wait in UNLISTABLE until cmake_query_end(). */

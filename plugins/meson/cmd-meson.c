@@ -26,11 +26,11 @@
  * finds nothing is more often a typo than an intent.
  *
  * Every cache used while Meson configures is listed in the registry
- * (meson-plugin.h) under the configure run's id, so that the postconf step
+ * (meson-registry.c) under the configure run's id, so that the postconf step
  * wires a `trawl check` of exactly those caches in front of Meson's own
  * check of build.ninja.
  */
-#define _GNU_SOURCE /* getppid, realpath */
+#define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -40,8 +40,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check-labels.h"
-#include "cli.h"
+#include "../cli/check-labels.h"
+#include "../cli/cli.h"
 #include "meson-plugin.h"
 #include "trawl/cache.h"
 #include "trawl/plan.h"
@@ -523,65 +523,18 @@ default_cache(const char *build_root, const char *base, int argc, char **argv)
   return path;
 }
 
-char *
-meson_configure_id(void)
-{
-  const long parent = (long)getppid();
-  char *path = g_strdup_printf("/proc/%ld/stat", parent);
-  char *text = NULL;
-  char *start = NULL;
-  if (g_file_get_contents(path, &text, NULL, NULL)) {
-    /* Field 22, the start time; counting resumes after the name's ')'
-     * (field 2, which may hold spaces) with field 3. */
-    const char *c = strrchr(text, ')');
-    for (int field = 2; c && field < 22; field++)
-      c = strchr(c + 1, ' ');
-    if (c)
-      start = g_strndup(c + 1, strcspn(c + 1, " "));
-  }
-  char *id = g_strdup_printf("%ld-%s", parent, start ? start : "0");
-  g_free(start);
-  g_free(text);
-  g_free(path);
-  return id;
-}
-
-/* List CACHE in BUILD_ROOT's registry for this configure run: a registry of
- * another run is started afresh. A registry that cannot be written is
- * reported: the re-check would miss this cache. */
+/* List CACHE in BUILD_ROOT's registry for this configure run
+ * (meson-registry.c). A registry that cannot be written is reported: the
+ * re-check would miss this cache. */
 static bool
 register_cache(const char *build_root, const char *base, const char *cache)
 {
-  char *path = g_build_filename(build_root, MESON_TRAWL_REGISTRY, NULL);
-  char *id = meson_configure_id();
-  char *header = g_strconcat(MESON_TRAWL_REGISTRY_HEADER, id, "\n", NULL);
-  char *absolute = g_path_is_absolute(cache) ? g_strdup(cache)
-                                             : g_build_filename(base, cache, NULL);
-  char *old = NULL;
-  GString *text = g_string_new(header);
-  if (g_file_get_contents(path, &old, NULL, NULL) && g_str_has_prefix(old, header))
-    g_string_assign(text, old);
-  char *line = g_strconcat("\n", absolute, "\n", NULL);
-  bool ok = true;
-  /* Once per cache: the same call twice in one meson.build shares it. */
-  if (strstr(text->str + strlen(header) - 1, line) == NULL) {
-    g_string_append(text, absolute);
-    g_string_append_c(text, '\n');
-    GError *error = NULL;
-    ok = g_file_set_contents(path, text->str, (gssize)text->len, &error);
-    if (!ok) {
-      meson_messagef("meson: %s (the build would not re-check this list)", error->message);
-      g_error_free(error);
-    }
-  }
-  g_free(line);
-  g_string_free(text, TRUE);
-  g_free(old);
-  g_free(absolute);
-  g_free(header);
-  g_free(id);
-  g_free(path);
-  return ok;
+  GError *error = NULL;
+  if (meson_registry_add(build_root, base, cache, &error))
+    return true;
+  meson_messagef("meson: %s (the build would not re-check this list)", error->message);
+  g_error_free(error);
+  return false;
 }
 
 /* Append TEXT to OUT as a Meson string literal: a label shows the list as

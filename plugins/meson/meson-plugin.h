@@ -1,24 +1,25 @@
 /* trawl meson — what the Meson plugin's discovery (cmd-meson.c), its
- * postconf step (meson-postconf.c) and its reading of the project
- * (meson-project.c) share: where they keep their files in a Meson build
- * directory, which configure run a process belongs to, and where the
- * project's subprojects are. docs/meson.md describes the whole plugin.
+ * postconf step (meson-postconf.c), its reading of the project
+ * (meson-project.c) and its registry (meson-registry.c) share: where they
+ * keep their files in a Meson build directory, which caches the configure
+ * run used, and where the project's subprojects are. docs/meson.md
+ * describes the whole plugin. The arrows: cmd-meson.c -> meson-postconf.c
+ * (`--postconf`), meson-project.c, meson-registry.c; meson-postconf.c ->
+ * meson-registry.c.
  */
 #ifndef TRAWL_CLI_MESON_PLUGIN_H
 #define TRAWL_CLI_MESON_PLUGIN_H
 
+#include <stdbool.h>
 #include <glib.h>
 
 /* The plugin's files, relative to the build directory: the result caches
- * of `trawl meson`, the registry that lists the caches used by the
- * current configure run, and the stamp the re-check touches when a list
- * changed (a dependency of build.ninja). */
+ * of `trawl meson` (and the registry, meson-registry.c), and the stamp the
+ * re-check touches when a list changed (a dependency of build.ninja). */
 #define MESON_TRAWL_DIR "meson-private/trawl"
-#define MESON_TRAWL_REGISTRY MESON_TRAWL_DIR "/caches"
 #define MESON_TRAWL_STAMP MESON_TRAWL_DIR "/stamp"
 
-/* The first line of a registry, before the configure run's id. */
-#define MESON_TRAWL_REGISTRY_HEADER "trawl meson caches of configure run "
+/* ---- meson-registry.c: the caches of the current configure run ---- */
 
 /* An id of the Meson process that started this one: Meson runs both
  * run_command() and postconf scripts as its own children, so every
@@ -27,16 +28,31 @@
  * time, so that a reused pid is not mistaken for it). Free with g_free. */
 char *meson_configure_id(void);
 
+/* List CACHE (relative to BASE unless absolute) in BUILD_ROOT's registry
+ * for this configure run, once; a registry of another run is started
+ * afresh. False with ERROR set when it cannot be written. */
+bool meson_registry_add(const char *build_root, const char *base, const char *cache,
+                        GError **error);
+
+/* The caches BUILD_ROOT's registry lists for this configure run, as paths
+ * relative to BUILD_ROOT where they lie below it (char *, owned); NULL when
+ * it lists none or belongs to another run. */
+GPtrArray *meson_registry_read(const char *build_root);
+
+/* ---- meson-postconf.c ---- */
+
 /* `trawl meson --postconf [--floor]`, run by Meson after it wrote
  * build.ninja (meson.add_postconf_script); ARGV[0] is "meson". Returns
  * the exit code. */
 int meson_postconf(int argc, char **argv);
 
+/* ---- meson-project.c ---- */
+
 /* The top-level project's subproject_dir, read from the project() call of
  * SOURCE_ROOT/meson.build ("subprojects" when it has none, or there is no
  * such file); NULL with ERROR
  * set (naming the file, line and column) when the file cannot be read or
- * the keyword is not one plain string. Free with g_free. (meson-project.c) */
+ * the keyword is not one plain string. Free with g_free. */
 char *meson_subproject_dir(const char *source_root, GError **error);
 
 /* The subprojects directory Meson's sandbox closes to a meson.build in

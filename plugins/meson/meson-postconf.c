@@ -3,7 +3,7 @@
  * regeneration works").
  *
  * Meson runs postconf scripts once build.ninja is written. This one reads
- * the registry of the caches this configure run used (meson-plugin.h) and
+ * the registry of the caches this configure run used (meson-registry.c) and
  * appends to build.ninja an edge that runs `trawl check` over them, with
  * restat, so that it costs the stats of the check and nothing else when no
  * list changed — and, in the common case below, not even that.
@@ -52,8 +52,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "json.h"
+#include "../cli/cli.h"
+#include "../cli/json.h"
 #include "meson-plugin.h"
 #include "trawl/cache.h"
 
@@ -104,38 +104,6 @@ append_word(GString *out, const char *word)
   }
   if (!plain)
     g_string_append_c(out, '\'');
-}
-
-/* The caches the registry in BUILD_ROOT lists for this configure run, as
- * paths relative to BUILD_ROOT where they lie below it; NULL when it lists
- * none (or belongs to another run: then this run found nothing). */
-static GPtrArray *
-registered_caches(const char *build_root)
-{
-  char *path = g_build_filename(build_root, MESON_TRAWL_REGISTRY, NULL);
-  char *id = meson_configure_id();
-  char *header = g_strconcat(MESON_TRAWL_REGISTRY_HEADER, id, NULL);
-  char *text = NULL;
-  GPtrArray *caches = NULL;
-  if (g_file_get_contents(path, &text, NULL, NULL)) {
-    char **lines = g_strsplit(text, "\n", -1);
-    if (lines[0] && strcmp(lines[0], header) == 0) {
-      caches = g_ptr_array_new_with_free_func(g_free);
-      size_t n = strlen(build_root);
-      for (char **l = lines + 1; *l; l++) {
-        if (**l == '\0')
-          continue;
-        bool below = strncmp(*l, build_root, n) == 0 && (*l)[n] == '/';
-        g_ptr_array_add(caches, g_strdup(below ? *l + n + 1 : *l));
-      }
-    }
-    g_strfreev(lines);
-  }
-  g_free(text);
-  g_free(header);
-  g_free(id);
-  g_free(path);
-  return caches;
 }
 
 /* The Meson version that wrote BUILD_ROOT (meson-info/meson-info.json), or
@@ -311,7 +279,7 @@ meson_postconf(int argc, char **argv)
     return EXIT_USAGE;
   }
   int status = EXIT_IO;
-  GPtrArray *caches = registered_caches(build_root);
+  GPtrArray *caches = meson_registry_read(build_root);
   char *ninja_path = g_build_filename(build_root, "build.ninja", NULL);
   char *version = NULL, *trawl = NULL, *why_floor = NULL;
   char *ninja = NULL;

@@ -20,7 +20,7 @@
  */
 #include <string.h>
 
-#include "cli.h"
+#include "../cli/cli.h"
 #include "meson-plugin.h"
 
 #define DEFAULT_SUBPROJECT_DIR "subprojects"
