@@ -57,8 +57,8 @@ struct trawl_plan {
   plan_prepare_fn prepare; /* before the patterns are needed */
   plan_results_fn results; /* this run's results come from it */
   unsigned runs;
-  void *attached;          /* another module's state, kept with the plan */
-  GDestroyNotify attached_free;
+  struct cache_state *cache; /* the cache's state, kept with the plan (plan-shared.h) */
+  plan_cache_free_fn cache_free;
 };
 
 static inline void
@@ -120,8 +120,8 @@ trawl_plan_free(trawl_plan *plan)
   g_ptr_array_unref(plan->no_problems);
   if (plan->owned)
     g_ptr_array_unref(plan->owned);
-  if (plan->attached_free)
-    plan->attached_free(plan->attached);
+  if (plan->cache_free)
+    plan->cache_free(plan->cache);
   arena_clear(&plan->arena);
   g_free(plan);
 }
@@ -510,16 +510,16 @@ plan_set_results(trawl_plan *plan, plan_results_fn fn)
 }
 
 void
-plan_attach(trawl_plan *plan, void *data, GDestroyNotify free_fn)
+plan_keep_cache(trawl_plan *plan, struct cache_state *st, plan_cache_free_fn free_fn)
 {
-  if (plan->attached_free)
-    plan->attached_free(plan->attached);
-  plan->attached = data;
-  plan->attached_free = free_fn;
+  if (plan->cache_free)
+    plan->cache_free(plan->cache);
+  plan->cache = st;
+  plan->cache_free = free_fn;
 }
 
-void *
-plan_attached(const trawl_plan *plan)
+struct cache_state *
+plan_cache(const trawl_plan *plan)
 {
-  return plan->attached;
+  return plan->cache;
 }

@@ -1,17 +1,19 @@
 /* trawl — result caches: a plan run through a cache file, re-validated by
  * stamps (trawl/cache.h, docs/cache.md).
  *
- * A cached run groups the plan's queries, reads the cache file (cachefile.h)
- * and finds whether it is this plan's (same trawl version, same queries, same
- * roots). Each walk's ignore sources outside the walked directories are
- * stamped and compared with the record; then, if every directory recorded
- * is as recorded (one stat each, walk_unchanged), nothing is walked at all
- * and the answer is the records' (the quick path of `trawl check`);
- * otherwise the plan walks with the record as its memo, re-reading only what
- * changed (replay.c), and the new record is written when it differs. The
- * cache's state for a plan lives beside it (plan_attach), so the plan knows
- * nothing of files; a plan made from a cache file compiles its patterns only
- * when it walks.
+ * A cached run (trawl_plan_run_cached) goes in phases, each a function
+ * below: the cache file read and found to be this plan's or not (same trawl
+ * version, same queries: cachefile.h), the queries grouped and the roots
+ * compared; each walk's ignore sources outside the walked directories
+ * stamped and compared with the record (sources.h); then, if every
+ * directory recorded is as recorded (one stat each, walk_unchanged,
+ * recheck.c), nothing is walked at all and the answer is the records' (the
+ * quick path of `trawl check`); otherwise the plan walks with the record as
+ * its memo, re-reading only what changed (walk/replay.c); the answer
+ * compared with the cache's; the new record written when it is worth it.
+ * The cache's state for a plan is kept with it (plan_keep_cache), opaque to
+ * the plan, which knows nothing of files; a plan made from a cache file
+ * compiles its patterns only when it walks.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include "../arena.h"
 #include "cache-testing.h"
 #include "cachefile.h"
+#include "sources.h"
 #include "../ignore.h"
 #include "../memo.h"
 #include "../plan-shared.h"
@@ -81,9 +84,8 @@ previous_clear(struct cache_state *st)
 }
 
 static void
-state_free(gpointer data)
+state_free(struct cache_state *st)
 {
-  struct cache_state *st = data;
   groups_clear(st);
   previous_clear(st);
   cache_file_free(st->file);
@@ -98,10 +100,10 @@ state_free(gpointer data)
 static struct cache_state *
 state_of(trawl_plan *plan)
 {
-  struct cache_state *st = plan_attached(plan);
+  struct cache_state *st = plan_cache(plan);
   if (st == NULL) {
     st = g_new0(struct cache_state, 1);
-    plan_attach(plan, st, state_free);
+    plan_keep_cache(plan, st, state_free);
   }
   return st;
 }
@@ -110,248 +112,8 @@ state_of(trawl_plan *plan)
 static const struct cache_state *
 last_run(const trawl_plan *plan)
 {
-  const struct cache_state *st = plan_attached(plan);
+  const struct cache_state *st = plan_cache(plan);
   return st && st->run == plan_runs(plan) && st->trusted ? st : NULL;
-}
-
-/* ---- ignore sources outside the walk ---- */
-
-/* A source's stamp now. A directory (a `.git`) counts only as being one:
- * git writes in it all the time. */
-static void
-source_stamp(const char *path, guint8 kind, struct stamp *out)
-{
-  struct stat st;
-  memset(out, 0, sizeof *out);
-  if (kind == IGNORE_SOURCE_ENTRY) {
-    out->present = lstat(path, &st) == 0;
-    return;
-  }
-  if (stat(path, &st) != 0)
-    return;
-  if (kind == IGNORE_SOURCE_EXISTS || S_ISDIR(st.st_mode)) {
-    out->present = true;
-    out->size = S_ISDIR(st.st_mode) ? 1 : 0;
-    return;
-  }
-  stamp_of(out, &st, true);
-}
-
-/* The sources of one walk: paths, kinds and stamps (taken before the walk);
- * ENV, the environment that chose them. */
-struct sources {
-  GPtrArray *paths;
-  GByteArray *kinds;
-  GArray *stamps;       /* struct stamp */
-  GString *env;
-  bool held;            /* they are the cached walk's, every stamp as recorded (but the
-                           index's, which INDEX_MOVED tells) */
-  bool index_moved;     /* the index is not stamped as recorded (or was racy then): its
-                           answers are to be asked again (index_recheck) */
-};
-
-static bool sources_recheck(struct sources *s, const struct cached_walk *was, const char *abs,
-                            unsigned flags);
-
-/* The sources of the walk of ROOT with options O. WAS, the cached walk (or
- * NULL): when its sources' stamps all hold, they are its sources still. */
-static void
-sources_init(struct sources *s, const char *root, const trawl_walk_options *o,
-             const struct cached_walk *was)
-{
-  s->stamps = g_array_new(FALSE, FALSE, sizeof(struct stamp));
-  s->env = g_string_new(NULL);
-  s->held = s->index_moved = false;
-  G_STATIC_ASSERT((int)TRAWL_IGNORE_VCS == (int)IGNORE_VCS &&
-                  (int)TRAWL_IGNORE_DOT == (int)IGNORE_DOT);
-  char *abs = realpath(root, NULL);
-  if (abs && was && sources_recheck(s, was, abs, o->ignore)) {
-    free(abs);
-    return;
-  }
-  s->paths = g_ptr_array_new_with_free_func(g_free);
-  s->kinds = g_byte_array_new();
-  s->index_moved = false;
-  g_string_truncate(s->env, 0);
-  g_array_set_size(s->stamps, 0);
-  if (abs)
-    ignore_sources(o->ignore, abs, s->paths, s->kinds, s->env);
-  free(abs);
-  for (guint i = 0; i < s->paths->len; i++) {
-    struct stamp st;
-    source_stamp(s->paths->pdata[i], s->kinds->data[i], &st);
-    g_array_append_val(s->stamps, st);
-  }
-}
-
-static void
-sources_clear(struct sources *s)
-{
-  g_ptr_array_unref(s->paths);
-  g_byte_array_unref(s->kinds);
-  g_array_unref(s->stamps);
-  g_string_free(s->env, TRUE);
-}
-
-/* Is a source recorded as KIND the index? */
-static bool
-is_index(guint8 kind)
-{
-  return kind == IGNORE_SOURCE_INDEX || kind == SOURCE_INDEX_RACY;
-}
-
-/* Were W's sources stamped as SRC's are now (and not racy then)? The index
- * may differ: SRC->index_moved says so, and its answers decide
- * (index_recheck). */
-static bool
-sources_unchanged(const struct cached_walk *w, struct sources *src)
-{
-  bool same = w->env->len == src->env->len && memcmp(w->env->str, src->env->str, w->env->len) == 0 &&
-              w->paths->len == src->paths->len;
-  for (guint i = 0; same && i < w->paths->len; i++) {
-    const guint8 kind = w->kinds->data[i];
-    const bool stamped = stamp_equal(&g_array_index(w->stamps, struct stamp, i),
-                                     &g_array_index(src->stamps, struct stamp, i));
-    same = strcmp(w->paths->pdata[i], src->paths->pdata[i]) == 0 &&
-           (is_index(kind) ? src->kinds->data[i] == IGNORE_SOURCE_INDEX
-                           : kind != SOURCE_RACY && stamped);
-    if (same && is_index(kind) && (kind == SOURCE_INDEX_RACY || !stamped))
-      src->index_moved = true;
-  }
-  return same;
-}
-
-/* Do WAS's sources hold for a walk of the root at ABS (absolute, links
- * resolved) with ignore FLAGS: the same environment, the same root, every
- * source stamped as recorded and none racy? Then they are the sources now
- * (S gets them, with the new stamps), without asking ignore_sources()
- * again: the list follows from ABS, FLAGS, the environment and the stamps
- * of what is in it (ignore.h), and finding it again (git's config files,
- * the `.git`s up to the top) costs more than the stats
- * (docs/adr/0004-cache-file-read-cost.md). */
-static bool
-sources_recheck(struct sources *s, const struct cached_walk *was, const char *abs,
-                unsigned flags)
-{
-  ignore_sources_env(s->env);
-  if (s->env->len != was->env->len || memcmp(s->env->str, was->env->str, s->env->len) != 0)
-    return false;
-  if (flags & (IGNORE_VCS | IGNORE_DOT)) {
-    /* The first source is the root's own `.git`: the same root. */
-    char *dotgit = g_build_filename(abs, ".git", NULL);
-    const bool same = was->paths->len > 0 && strcmp(was->paths->pdata[0], dotgit) == 0;
-    g_free(dotgit);
-    if (!same)
-      return false;
-  } else if (was->paths->len > 0) {
-    return false;
-  }
-  bool racy_index = false;
-  for (guint i = 0; i < was->paths->len; i++) {
-    struct stamp st;
-    const guint8 kind = was->kinds->data[i];
-    if (kind == SOURCE_RACY)
-      return false;
-    source_stamp(was->paths->pdata[i], kind, &st);
-    const bool stamped = stamp_equal(&st, &g_array_index(was->stamps, struct stamp, i));
-    if (is_index(kind)) {
-      s->index_moved = s->index_moved || kind == SOURCE_INDEX_RACY || !stamped;
-      racy_index = racy_index || kind == SOURCE_INDEX_RACY;
-    } else if (!stamped) {
-      return false;
-    }
-    g_array_append_val(s->stamps, st);
-  }
-  s->paths = g_ptr_array_ref(was->paths);
-  if (racy_index) {
-    /* The kinds to write: an index racy then is an index now. */
-    s->kinds = g_byte_array_new();
-    for (guint i = 0; i < was->kinds->len; i++) {
-      const guint8 kind = is_index(was->kinds->data[i]) ? IGNORE_SOURCE_INDEX : was->kinds->data[i];
-      g_byte_array_append(s->kinds, &kind, 1);
-    }
-  } else {
-    s->kinds = g_byte_array_ref(was->kinds);
-  }
-  s->held = true;
-  return true;
-}
-
-/* ---- the index's answers, asked again ---- */
-
-struct asking {
-  const struct gitindex *ix;
-  GString *path;        /* the root's path below the top, then a question's path */
-  size_t plen;
-  GHashTable *changed;  /* char * -> NULL: directories whose answers changed */
-};
-
-static void
-ask_again(const char *dir, size_t dlen, const char *name, size_t nlen, unsigned type, void *data)
-{
-  struct asking *a = data;
-  g_string_truncate(a->path, a->plen);
-  if (dlen) {
-    g_string_append_len(a->path, dir, (gssize)dlen);
-    g_string_append_c(a->path, '/');
-  }
-  g_string_append_len(a->path, name, (gssize)nlen);
-  const bool now = type & ASKED_DIR ? gitindex_has_dir(a->ix, a->path->str, a->path->len)
-                                    : gitindex_has_file(a->ix, a->path->str, a->path->len);
-  if (now != ((type & ASKED_TRACKED) != 0))
-    g_hash_table_add(a->changed, g_strndup(dir, dlen));
-}
-
-/* The index of walk W (of ROOT, its sources SRC) changed: ask it again
- * every question the walk asked of it. Into *CHANGED the directories where
- * an answer differs (none: the walk's answer stands, and so does the
- * cache's). False when that cannot be known (the index or the records
- * cannot be read): nothing of the walk is to be trusted. */
-static bool
-index_recheck(const struct cached_walk *w, const char *root, const struct sources *src,
-              GHashTable **changed)
-{
-  *changed = NULL;
-  const char *index_path = NULL;
-  for (guint i = 0; i < src->paths->len && index_path == NULL; i++)
-    if (src->kinds->data[i] == IGNORE_SOURCE_INDEX)
-      index_path = src->paths->pdata[i];
-  char *abs = realpath(root, NULL);
-  char *top = abs ? ignore_find_top(abs) : NULL;
-  if (index_path == NULL || top == NULL) {
-    free(abs);
-    g_free(top);
-    return false;
-  }
-  struct gitindex *ix = ignore_index_read(index_path, NULL);
-  if (!w->file->records_checked)
-    records_read(w->file);
-  struct asking a = {ix, g_string_new(NULL), 0, g_hash_table_new_full(g_str_hash, g_str_equal,
-                                                                     g_free, NULL)};
-  /* Questions are asked by paths below the top, as the walk asked them. */
-  const size_t tl = strlen(top);
-  if (strcmp(top, abs) != 0)
-    g_string_append_printf(a.path, "%s/", abs + (tl == 1 ? 1 : tl + 1));
-  a.plen = a.path->len;
-  const bool ok = ix && cached_walk_asked(w, ask_again, &a);
-  gitindex_free(ix);
-  g_string_free(a.path, TRUE);
-  free(abs);
-  g_free(top);
-  if (!ok) {
-    g_hash_table_unref(a.changed);
-    return false;
-  }
-  *changed = a.changed;
-  return true;
-}
-
-/* What the cache file writes of SRC. */
-static struct source_list
-source_list_of(const struct sources *src)
-{
-  struct source_list l = {src->paths, src->kinds, src->stamps, src->env};
-  return l;
 }
 
 /* ---- runs ---- */
@@ -490,96 +252,6 @@ quick_results(const trawl_plan *plan, size_t q, size_t *n)
   return trawl_plan_previous_results(plan, q, n);
 }
 
-struct watching {
-  const char *root;
-  trawl_watch_fn fn;
-  void *data;
-  GString *path;
-};
-
-static void
-watch_below_root(const char *rel, void *data)
-{
-  struct watching *w = data;
-  g_string_assign(w->path, w->root);
-  if (rel[0]) {
-    if (w->path->len && w->path->str[w->path->len - 1] != '/')
-      g_string_append_c(w->path, '/');
-    g_string_append(w->path, rel);
-  }
-  w->fn(w->path->str, w->data);
-}
-
-/* Cache file PATH, or NULL and ERROR naming it and why it cannot be used. */
-static struct cache_file *
-cache_open(const char *path, GError **error)
-{
-  char *why = NULL;
-  struct cache_file *c = cache_load(path, &why);
-  if (c == NULL)
-    g_set_error(error, G_FILE_ERROR, why ? G_FILE_ERROR_INVAL : G_FILE_ERROR_NOENT, "%s %s",
-                path, why ? why : "does not exist");
-  g_free(why);
-  return c;
-}
-
-bool
-trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always, GError **error)
-{
-  struct cache_file *c = cache_open(path, error);
-  *always = c == NULL;
-  if (c == NULL)
-    return false;
-  bool ok = true;
-  GString *buf = g_string_new(NULL);
-  for (guint i = 0; i < c->walks->len && ok; i++) {
-    const struct cached_walk *w = c->walks->pdata[i];
-    struct watching wt = {w->root, fn, data, buf};
-    ok = cached_walk_watch(w, watch_below_root, &wt, always);
-    /* The directory holding the root: where the root itself is replaced
-     * (by another directory or a link to an old one, which keep their own
-     * times). */
-    char *parent = g_build_filename(w->root, "..", NULL);
-    fn(parent, data);
-    g_free(parent);
-    for (guint k = 0; k < w->paths->len; k++) {
-      const char *p = w->paths->pdata[k];
-      const guint8 kind = w->kinds->data[k];
-      /* (An index racy when recorded is no reason: every check asks it
-       * again whatever its stamp, so a check proves it as of the mark, and
-       * a later write moves its time past the mark.) */
-      *always = *always || kind == SOURCE_RACY;
-      /* A file that is there as itself: an edit, a rename over it or its
-       * deletion shows on it (a missing input is a change to a build
-       * tool). A directory (a `.git`: only its being one counts, and git
-       * writes in it all the time) or a name not there by the directory
-       * that holds it, where its making or removal shows. */
-      struct stat st;
-      if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fn(p, data);
-        continue;
-      }
-      /* The nearest directory up that is there (a missing one would be
-       * taken for a change every time). */
-      char *dir = g_path_get_dirname(p);
-      while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
-        char *up = g_path_get_dirname(dir);
-        g_free(dir);
-        dir = up;
-      }
-      fn(dir, data);
-      g_free(dir);
-    }
-  }
-  if (!ok) {
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: its index does not parse", path);
-    *always = true;
-  }
-  g_string_free(buf, TRUE);
-  cache_file_free(c);
-  return ok;
-}
-
 size_t
 trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
 {
@@ -610,59 +282,6 @@ trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
   return changes;
 }
 
-/* The digest's format, in one place: each result with its NUL, each query
- * ended by a newline. */
-struct trawl_digest {
-  GChecksum *ck;
-};
-
-trawl_digest *
-trawl_digest_new(void)
-{
-  trawl_digest *d = g_new(trawl_digest, 1);
-  d->ck = g_checksum_new(G_CHECKSUM_SHA256);
-  return d;
-}
-
-void
-trawl_digest_result(trawl_digest *d, const char *path, size_t len)
-{
-  g_checksum_update(d->ck, (const guchar *)path, (gssize)len);
-  g_checksum_update(d->ck, (const guchar *)"", 1);
-}
-
-void
-trawl_digest_end_query(trawl_digest *d)
-{
-  g_checksum_update(d->ck, (const guchar *)"\n", 1);
-}
-
-char *
-trawl_digest_finish(trawl_digest *d)
-{
-  char *hex = g_strdup(g_checksum_get_string(d->ck));
-  g_checksum_free(d->ck);
-  g_free(d);
-  return hex;
-}
-
-char *
-trawl_plans_digest(trawl_plan *const *plans, size_t n)
-{
-  trawl_digest *d = trawl_digest_new();
-  for (size_t p = 0; p < n; p++) {
-    const trawl_plan *plan = plans[p];
-    for (size_t q = 0; plan && q < trawl_plan_size(plan); q++) {
-      size_t count;
-      const char *const *r = trawl_plan_results(plan, q, &count);
-      for (size_t i = 0; i < count; i++)
-        trawl_digest_result(d, r[i], strlen(r[i]));
-      trawl_digest_end_query(d);
-    }
-  }
-  return trawl_digest_finish(d);
-}
-
 bool
 cache_run_was_quick(const trawl_plan *plan)
 {
@@ -673,8 +292,252 @@ cache_run_was_quick(const trawl_plan *plan)
 bool
 cache_patterns_pending(const trawl_plan *plan)
 {
-  const struct cache_state *st = plan_attached(plan);
+  const struct cache_state *st = plan_cache(plan);
   return st && st->pending;
+}
+
+/* ---- a cached run, phase by phase ---- */
+
+/* What the phases of one cached run of a plan hand each other. */
+struct cached_run {
+  trawl_plan *plan;
+  struct cache_state *st;
+  const char *path;
+  unsigned flags;
+  trawl_cache_report *report;
+  struct cache_file *cache;     /* the file read, until trusted (then st->file) */
+  GByteArray *queries;          /* the plan's queries as a cache file records them */
+  GError *first;                /* the first error of the run */
+  bool grouped;                 /* every root opened */
+  bool usable;                  /* the file is this plan's */
+  bool all_trusted;             /* and every group's record may be replayed */
+  bool quick;                   /* nothing changed: nothing walked */
+  bool walked;                  /* the walks (if any) ran */
+  guint n_groups;
+  struct plan_group_view *gv;
+  struct sources *src;          /* per group */
+  struct timespec racy_from;    /* the sources' stamps at or after it are racy */
+};
+
+/* Is there a cache file at R->path, and is it this plan's (same trawl
+ * version, same queries)? R->cache, and why not (to free), or NULL. (A plan
+ * made from the file has it loaded already, for its first run.) */
+static char *
+run_load(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  char *why = NULL;
+  if (st->file && st->path && strcmp(st->path, r->path) == 0) {
+    r->cache = st->file;
+    st->file = NULL;
+    g_clear_pointer(&st->path, g_free);
+  } else {
+    cache_file_free(st->file);
+    st->file = NULL;
+    r->cache = cache_load(r->path, &why);
+  }
+  r->queries = g_byte_array_new();
+  w_queries(r->queries, r->plan, st);
+  if (r->cache && strcmp(r->cache->version, TRAWL_VERSION_STRING) != 0)
+    why = g_strdup_printf("was written by trawl %s", r->cache->version);
+  else if (r->cache && (r->cache->queries_len != r->queries->len ||
+                        memcmp(r->cache->queries, r->queries->data, r->queries->len) != 0))
+    why = g_strdup("was written for other queries");
+  return why;
+}
+
+/* Group the plan's queries, each group's root opened, and compare the
+ * roots with the file's walks: R->usable, and the report's word on it
+ * (WHY, taken). */
+static void
+run_group(struct cached_run *r, char *why)
+{
+  struct cache_state *st = r->st;
+  r->grouped = plan_group(r->plan, &r->first);
+  st->run = plan_runs(r->plan);
+  r->n_groups = (guint)trawl_plan_groups(r->plan);
+  st->groups = g_new0(struct cgroup, r->n_groups);
+  st->n_groups = r->n_groups;
+  r->gv = g_new0(struct plan_group_view, MAX(r->n_groups, 1u));
+  for (guint g = 0; g < r->n_groups; g++)
+    plan_group_view(r->plan, g, &r->gv[g]);
+  if (r->cache && why == NULL) {
+    bool same = r->cache->walks->len == r->n_groups;
+    for (guint g = 0; same && g < r->n_groups; g++)
+      same = walk_matches(&r->gv[g], r->cache->walks->pdata[g]);
+    if (!same)
+      why = g_strdup("was written for other roots");
+  }
+  r->usable = r->cache && why == NULL;
+  r->report->trusted = st->trusted = r->usable;
+  r->report->warning = why;
+}
+
+/* Each walk's sources, stamped before it reads them (a change after that
+ * shows next time), and whether the record it may trust holds
+ * (R->all_trusted). */
+static void
+run_trust(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  racy_from_now(&r->racy_from);
+  r->src = g_new0(struct sources, MAX(r->n_groups, 1u));
+  r->all_trusted = r->usable;
+  for (guint g = 0; g < r->n_groups; g++) {
+    struct plan_query_view q0;
+    plan_query_view(r->plan, g_array_index(r->gv[g].members, size_t, 0), &q0);
+    sources_init(&r->src[g], r->gv[g].root, q0.opt,
+                 r->usable ? r->cache->walks->pdata[g] : NULL);
+    if (r->usable) {
+      struct cgroup *cg = &st->groups[g];
+      cg->cached = r->cache->walks->pdata[g];
+      cg->trusted = r->src[g].held || sources_unchanged(cg->cached, &r->src[g]);
+      /* The index changed (git writes it often, mostly changing no answer):
+       * the walk's questions are asked again, and only the directories
+       * where an answer differs are read again. */
+      if (cg->trusted && r->src[g].index_moved &&
+          !index_recheck(cg->cached, r->gv[g].root, &r->src[g], &cg->asked))
+        cg->trusted = false;
+      r->all_trusted = r->all_trusted && cg->trusted;
+    }
+  }
+  if (r->usable)
+    st->file = r->cache, r->cache = NULL;
+}
+
+/* When every directory recorded is stamped as recorded, nothing is walked
+ * or replayed at all: the answer is the cache's (trawl check, and a cached
+ * run of an unchanged tree, whose results come from the records in the
+ * walk's order, rec_pass()). A walk that could not read a directory is
+ * walked again (replayed where it can be): that directory has no stamp to
+ * prove it still cannot be read, and its problem is told again. The
+ * groups' roots are closed after. */
+static bool
+run_quick(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  bool quick = r->all_trusted && r->grouped;
+  for (guint g = 0; quick && g < r->n_groups; g++)
+    quick = !st->groups[g].cached->problems &&
+            (st->groups[g].asked == NULL || g_hash_table_size(st->groups[g].asked) == 0) &&
+            walk_unchanged(st->groups[g].cached, r->gv[g].root_fd);
+  plan_close_roots(r->plan);
+  /* A run whose results are wanted now takes them from the records: they
+   * must check out first (else it walks, as when they do not for a replay). */
+  if (quick && (!(r->flags & TRAWL_CACHE_WRITE_ON_CHANGE) || plan_each_set(r->plan))) {
+    if (!st->file->records_checked)
+      records_read(st->file);
+    quick = st->file->records_ok;
+  }
+  return quick;
+}
+
+/* Walk the plan, each group with the record it may trust as its memo
+ * (records that do not check out: none is trusted), each recording anew. */
+static void
+run_walk_memos(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  trawl_cache_report *report = r->report;
+  bool records = true;
+  for (guint g = 0; r->usable && g < r->n_groups; g++) {
+    struct cgroup *cg = &st->groups[g];
+    cg->memo_prev = cached_memo(cg->cached);
+    records = records && cg->memo_prev != NULL;
+    if (cg->memo_prev && cg->asked)
+      read_again(cg->memo_prev, cg->asked);
+    if (!cg->trusted || cg->memo_prev == NULL)
+      r->all_trusted = false;
+  }
+  if (r->usable && !records) {
+    /* The index held, the records do not: nothing of it is trusted. */
+    report->warning = g_strdup("is corrupt (its records' checksum does not match)");
+    report->trusted = st->trusted = r->usable = false;
+    for (guint g = 0; g < r->n_groups; g++) {
+      struct cgroup *cg = &st->groups[g];
+      walk_memo_free(cg->memo_prev);
+      cg->memo_prev = NULL;
+      cg->cached = NULL;
+      cg->trusted = false;
+    }
+  }
+  for (guint g = 0; g < r->n_groups; g++) {
+    struct cgroup *cg = &st->groups[g];
+    cg->memo = walk_memo_new();
+    plan_group_set_memos(r->plan, g, cg->trusted ? cg->memo_prev : NULL, cg->memo);
+  }
+  r->walked = plan_walk(r->plan, r->first ? NULL : &r->first);
+  for (guint g = 0; g < r->n_groups; g++) {
+    trawl_walk_stats ws;
+    trawl_plan_stats(r->plan, g, &ws);
+    report->dirs_read += ws.dirs_opened;
+    report->dirs_reused += ws.dirs_reused;
+  }
+}
+
+/* Do the results differ from the cache's? (report->changed) */
+static void
+run_compare(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  trawl_cache_report *report = r->report;
+  /* Nothing read, and every record the cache held replayed (no start
+   * directory newly ignored, say): the results are the records'. */
+  bool replayed_all = !r->quick && r->all_trusted && report->dirs_read == 0 && r->walked;
+  for (guint g = 0; replayed_all && g < r->n_groups; g++)
+    replayed_all = st->groups[g].memo_prev &&
+                   same_records(st->groups[g].memo, st->groups[g].memo_prev);
+  report->changed = !r->usable;
+  if (r->usable && !r->quick && !replayed_all && plan_each_set(r->plan)) {
+    /* The results were handed over, not kept: they may differ. */
+    report->changed = true;
+  } else if (r->usable && !r->quick && !replayed_all) {
+    for (size_t i = 0; i < trawl_plan_size(r->plan) && !report->changed; i++) {
+      size_t n = 0, m = 0;
+      const char *const *is = trawl_plan_results(r->plan, i, &n);
+      const char *const *was = trawl_plan_previous_results(r->plan, i, &m);
+      report->changed = n != m;
+      for (size_t k = 0; k < n && !report->changed; k++)
+        report->changed = strcmp(is[k], was[k]) != 0;
+    }
+  }
+}
+
+/* Write the new record to R->path when it is worth a write. */
+static void
+run_write(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  trawl_cache_report *report = r->report;
+  /* A re-check rewrites an unchanged answer only when that spares the next
+   * one reading: some directory it read again (a racy one, since settled)
+   * can now be trusted. One that is read every time (a nested repository,
+   * links followed, still racy) is not worth a write per build. */
+  uint64_t racy_now = 0;
+  for (guint g = 0; !r->quick && g < r->n_groups; g++)
+    racy_now += st->groups[g].memo ? st->groups[g].memo->racy : 0;
+  /* Not an index that changed and gave the same answers: writing the cache
+   * again would cost more than asking it again next time (one read of the
+   * index; docs/cache.md). */
+  const bool write = (r->flags & TRAWL_CACHE_WRITE_ON_CHANGE)
+                         ? report->changed || report->dirs_read > racy_now
+                         : report->changed || report->dirs_read > 0;
+  /* A run that could not answer every query records nothing. */
+  if (!write || !r->grouped || !r->walked || r->quick)
+    return;
+  GByteArray *body = g_byte_array_new(), *recs = g_byte_array_new();
+  cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, r->n_groups);
+  for (guint g = 0; g < r->n_groups; g++) {
+    const struct plan_group_view *gv = &r->gv[g];
+    struct walk_record w = {gv->root, (uint64_t)gv->dev, (uint64_t)gv->ino, false,
+                            gv->members, st->groups[g].memo};
+    w.problems = trawl_plan_problems(r->plan, g_array_index(gv->members, size_t, 0))->len > 0;
+    const struct source_list sl = source_list_of(&r->src[g]);
+    cache_write_walk(body, recs, &w, &sl, &r->racy_from);
+  }
+  report->written = cache_store(r->path, body, recs, &report->write_error);
+  g_byte_array_unref(body);
+  g_byte_array_unref(recs);
 }
 
 bool
@@ -686,191 +549,30 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
   previous_clear(st);
   groups_clear(st);
   st->trusted = st->quick = false;
-
-  /* Is there a cache, and is it this plan's? (A plan made from it has it
-   * loaded already, for its first run.) */
-  char *why = NULL;
-  struct cache_file *cache = NULL;
-  if (st->file && st->path && strcmp(st->path, path) == 0) {
-    cache = st->file;
-    st->file = NULL;
-    g_clear_pointer(&st->path, g_free);
-  } else {
-    cache_file_free(st->file);
-    st->file = NULL;
-    cache = cache_load(path, &why);
-  }
-  GByteArray *queries = g_byte_array_new();
-  w_queries(queries, plan, st);
-  if (cache && strcmp(cache->version, TRAWL_VERSION_STRING) != 0)
-    why = g_strdup_printf("was written by trawl %s", cache->version);
-  else if (cache && (cache->queries_len != queries->len ||
-                     memcmp(cache->queries, queries->data, queries->len) != 0))
-    why = g_strdup("was written for other queries");
-  GError *first = NULL;
-  const bool grouped = plan_group(plan, &first);
-  st->run = plan_runs(plan);
-  const guint n_groups = (guint)trawl_plan_groups(plan);
-  st->groups = g_new0(struct cgroup, n_groups);
-  st->n_groups = n_groups;
-  struct plan_group_view *gv = g_new0(struct plan_group_view, MAX(n_groups, 1u));
-  for (guint g = 0; g < n_groups; g++)
-    plan_group_view(plan, g, &gv[g]);
-  if (cache && why == NULL) {
-    bool same = cache->walks->len == n_groups;
-    for (guint g = 0; same && g < n_groups; g++)
-      same = walk_matches(&gv[g], cache->walks->pdata[g]);
-    if (!same)
-      why = g_strdup("was written for other roots");
-  }
-  bool usable = cache && why == NULL;
-  report->trusted = st->trusted = usable;
-  report->warning = why;
-
-  /* Each walk's sources, stamped before it reads them (a change after that
-   * shows next time), and the record it may trust. */
-  struct timespec racy_from;
-  racy_from_now(&racy_from);
-  struct sources *src = g_new0(struct sources, MAX(n_groups, 1u));
-  bool all_trusted = usable;
-  for (guint g = 0; g < n_groups; g++) {
-    struct plan_query_view q0;
-    plan_query_view(plan, g_array_index(gv[g].members, size_t, 0), &q0);
-    sources_init(&src[g], gv[g].root, q0.opt, usable ? cache->walks->pdata[g] : NULL);
-    if (usable) {
-      struct cgroup *cg = &st->groups[g];
-      cg->cached = cache->walks->pdata[g];
-      cg->trusted = src[g].held || sources_unchanged(cg->cached, &src[g]);
-      /* The index changed (git writes it often, mostly changing no answer):
-       * the walk's questions are asked again, and only the directories
-       * where an answer differs are read again. */
-      if (cg->trusted && src[g].index_moved &&
-          !index_recheck(cg->cached, gv[g].root, &src[g], &cg->asked))
-        cg->trusted = false;
-      all_trusted = all_trusted && cg->trusted;
-    }
-  }
-  if (usable)
-    st->file = cache, cache = NULL;
-
-  /* When every directory recorded is stamped as recorded, nothing is
-   * walked or replayed at all: the answer is the cache's (trawl check, and
-   * a cached run of an unchanged tree, whose results come from the records
-   * in the walk's order, rec_pass()). A walk that could not read a
-   * directory is walked again (replayed where it can be): that directory
-   * has no stamp to prove it still cannot be read, and its problem is told
-   * again. */
-  bool quick = all_trusted && grouped;
-  for (guint g = 0; quick && g < n_groups; g++)
-    quick = !st->groups[g].cached->problems &&
-            (st->groups[g].asked == NULL || g_hash_table_size(st->groups[g].asked) == 0) &&
-            walk_unchanged(st->groups[g].cached, gv[g].root_fd);
-  plan_close_roots(plan);
-  /* A run whose results are wanted now takes them from the records: they
-   * must check out first (else it walks, as when they do not for a replay). */
-  if (quick && (!(flags & TRAWL_CACHE_WRITE_ON_CHANGE) || plan_each_set(plan))) {
-    if (!st->file->records_checked)
-      records_read(st->file);
-    quick = st->file->records_ok;
-  }
-  bool walked = true;
-  if (quick) {
+  struct cached_run r = {.plan = plan, .st = st, .path = path, .flags = flags,
+                         .report = report, .walked = true};
+  run_group(&r, run_load(&r));
+  run_trust(&r);
+  r.quick = run_quick(&r);
+  if (r.quick) {
     st->quick = true;
     plan_set_results(plan, quick_results);
-    for (guint g = 0; g < n_groups; g++)
+    for (guint g = 0; g < r.n_groups; g++)
       report->dirs_reused += st->groups[g].cached->n_dirs;
   } else {
-    bool records = true;
-    for (guint g = 0; usable && g < n_groups; g++) {
-      struct cgroup *cg = &st->groups[g];
-      cg->memo_prev = cached_memo(cg->cached);
-      records = records && cg->memo_prev != NULL;
-      if (cg->memo_prev && cg->asked)
-        read_again(cg->memo_prev, cg->asked);
-      if (!cg->trusted || cg->memo_prev == NULL)
-        all_trusted = false;
-    }
-    if (usable && !records) {
-      /* The index held, the records do not: nothing of it is trusted. */
-      report->warning = g_strdup("is corrupt (its records' checksum does not match)");
-      report->trusted = st->trusted = usable = false;
-      for (guint g = 0; g < n_groups; g++) {
-        struct cgroup *cg = &st->groups[g];
-        walk_memo_free(cg->memo_prev);
-        cg->memo_prev = NULL;
-        cg->cached = NULL;
-        cg->trusted = false;
-      }
-    }
-    for (guint g = 0; g < n_groups; g++) {
-      struct cgroup *cg = &st->groups[g];
-      cg->memo = walk_memo_new();
-      plan_group_set_memos(plan, g, cg->trusted ? cg->memo_prev : NULL, cg->memo);
-    }
-    walked = plan_walk(plan, first ? NULL : &first);
-    for (guint g = 0; g < n_groups; g++) {
-      trawl_walk_stats ws;
-      trawl_plan_stats(plan, g, &ws);
-      report->dirs_read += ws.dirs_opened;
-      report->dirs_reused += ws.dirs_reused;
-    }
+    run_walk_memos(&r);
   }
-  /* Nothing read, and every record the cache held replayed (no start
-   * directory newly ignored, say): the results are the records'. */
-  bool replayed_all = !quick && all_trusted && report->dirs_read == 0 && walked;
-  for (guint g = 0; replayed_all && g < n_groups; g++)
-    replayed_all = st->groups[g].memo_prev && same_records(st->groups[g].memo, st->groups[g].memo_prev);
-  report->changed = !usable;
-  if (usable && !quick && !replayed_all && plan_each_set(plan)) {
-    /* The results were handed over, not kept: they may differ. */
-    report->changed = true;
-  } else if (usable && !quick && !replayed_all) {
-    for (size_t i = 0; i < trawl_plan_size(plan) && !report->changed; i++) {
-      size_t n = 0, m = 0;
-      const char *const *is = trawl_plan_results(plan, i, &n);
-      const char *const *was = trawl_plan_previous_results(plan, i, &m);
-      report->changed = n != m;
-      for (size_t k = 0; k < n && !report->changed; k++)
-        report->changed = strcmp(is[k], was[k]) != 0;
-    }
-  }
-  /* A re-check rewrites an unchanged answer only when that spares the next
-   * one reading: some directory it read again (a racy one, since settled)
-   * can now be trusted. One that is read every time (a nested repository,
-   * links followed, still racy) is not worth a write per build. */
-  uint64_t racy_now = 0;
-  for (guint g = 0; !quick && g < n_groups; g++)
-    racy_now += st->groups[g].memo ? st->groups[g].memo->racy : 0;
-  /* Not an index that changed and gave the same answers: writing the cache
-   * again would cost more than asking it again next time (one read of the
-   * index; docs/cache.md). */
-  const bool write = (flags & TRAWL_CACHE_WRITE_ON_CHANGE)
-                         ? report->changed || report->dirs_read > racy_now
-                         : report->changed || report->dirs_read > 0;
-  /* A run that could not answer every query records nothing. */
-  if (write && grouped && walked && !quick) {
-    GByteArray *body = g_byte_array_new(), *recs = g_byte_array_new();
-    cache_index_begin(body, TRAWL_VERSION_STRING, queries, n_groups);
-    for (guint g = 0; g < n_groups; g++) {
-      struct walk_record w = {gv[g].root, (uint64_t)gv[g].dev, (uint64_t)gv[g].ino, false,
-                              gv[g].members, st->groups[g].memo};
-      w.problems = trawl_plan_problems(plan, g_array_index(gv[g].members, size_t, 0))->len > 0;
-      const struct source_list sl = source_list_of(&src[g]);
-      cache_write_walk(body, recs, &w, &sl, &racy_from);
-    }
-    report->written = cache_store(path, body, recs, &report->write_error);
-    g_byte_array_unref(body);
-    g_byte_array_unref(recs);
-  }
-  for (guint g = 0; g < n_groups; g++)
-    sources_clear(&src[g]);
-  g_free(src);
-  g_free(gv);
-  cache_file_free(cache);
-  g_byte_array_unref(queries);
-  if (first)
-    g_propagate_error(error, first);
-  return grouped && walked;
+  run_compare(&r);
+  run_write(&r);
+  for (guint g = 0; g < r.n_groups; g++)
+    sources_clear(&r.src[g]);
+  g_free(r.src);
+  g_free(r.gv);
+  cache_file_free(r.cache);
+  g_byte_array_unref(r.queries);
+  if (r.first)
+    g_propagate_error(error, r.first);
+  return r.grouped && r.walked;
 }
 
 bool
@@ -968,7 +670,7 @@ read_queries(const guint8 *bytes, size_t len, struct reading *r)
 static bool
 plan_patterns(trawl_plan *plan, GError **error)
 {
-  struct cache_state *st = plan_attached(plan);
+  struct cache_state *st = plan_cache(plan);
   if (st == NULL)
     return true;
   if (st->pending_error) {

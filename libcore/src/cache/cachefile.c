@@ -1,16 +1,16 @@
-/* trawl — the result cache's file: its layout, reader and writer
- * (cachefile.h, docs/cache.md).
+/* trawl — the result cache's file: its reader and writer, and the passes
+ * over a cached walk's records (cachefile.h, docs/cache.md).
  *
  * The file: a 56-byte header (magic, format version, lengths, a checksum of
  * the index and one of the records), then the index — the trawl version,
  * the queries (pattern texts, dialects, flags, options, roots) and per walk
  * its root, its ignore sources outside the walked directories with their
  * stamps, and its directories' stamps — then the records of the memos
- * (memo.h). The layout is written out below, before the reader. Anything
- * that does not check out is not trusted. The index is read (and checked)
- * alone; the records only when a run needs them, which a re-check of an
- * unchanged tree does not. This file knows memos and stamps, never a plan:
- * cache.c runs plans.
+ * (memo.h). The layout is written out in format.h, with the readers of its
+ * fields; the writers are here. Anything that does not check out is not
+ * trusted. The index is read (and checked) alone; the records only when a
+ * run needs them, which a re-check of an unchanged tree does not. This
+ * file knows memos and stamps, never a plan: cache.c runs plans.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +29,7 @@
 #include "../arena.h"
 #include "cache-testing.h"
 #include "cachefile.h"
+#include "format.h"
 #include "../ignore.h"
 
 #define FIRST_READ 8192 /* the first read of a cache file: the header, and the index if it fits */
@@ -40,15 +41,6 @@ put_le(guint8 *p, guint64 v, int n)
     p[i] = (guint8)(v >> (8 * i));
 }
 
-static guint64
-get_le(const guint8 *p, int n)
-{
-  guint64 v = 0;
-  for (int i = n; i-- > 0;)
-    v = (v << 8) | p[i];
-  return v;
-}
-
 /* XXH3 (64 bits): corruption, not malice, is what it guards against; it
  * takes eight bytes at a time where CRC-32 looks a table up per byte
  * (docs/adr/0004-cache-file-read-cost.md). */
@@ -57,64 +49,6 @@ checksum(const guint8 *data, gsize len)
 {
   return XXH3_64bits(data, len);
 }
-
-/* The header: magic (8 bytes), format version (u32), zero (u32), body
- * length (u64), checksum of the index (u64), checksum of the records
- * (u64), index length (u64), zero (u64). The body: the index, then the
- * records, little-endian throughout:
- *
- *   index   := str version, str queries, u32 n, walk[n]
- *   queries := u32 n, query[n] (in a str: compared as one span of bytes)
- *   query   := str root, u32 n, pattern[n] (included), u32 n, pattern[n]
- *              (excluded), u8 hidden, u8 follow, u32 types, i32 max_depth,
- *              u8 one_file_system, u32 ignore
- *   pattern := str text, u32 dialect, u32 flags
- *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS), u32 n,
- *              u64 members[n], str env,
- *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
- *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_INDEX_RACY
- *              or SOURCE_RACY), stamp
- *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
- *              of the path before it (the first's: none) and then LEN
- *              more; var live, stamp, var has, stamp, stamp,
- *              u8 flags (DIR_RACY | DIR_WAY | DIR_START | DIR_RULES_RACY |
- *              DIR_ASKED), var n, var offset:
- *              its N records at OFFSET in the records
- *   records := rec...
- *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type (a result's
- *              entry type, a subtree's MEMO_TRACKED_ONLY, a question's
- *              ASKED_*), var mask
- *   stamp   := u8 tag (STAMP_*; 0: nothing there), then var dev unless
- *              STAMP_DEV (the walk's), var ino, svar mtime_s, var mtime_ns,
- *              svar ctime_s and var ctime_ns unless STAMP_CTIME (the same
- *              as mtime), var size
- *   str     := u32 length, bytes
- *   var     := an unsigned number in N bytes, N from 1 to 9: the first
- *              byte's N-1 low bits are 0 and the next is 1 (N = 9: the
- *              first byte is 0), then the value, little-endian, in the
- *              rest of the N bytes' bits (7N of them for N < 9, 64 for 9);
- *              svar: zigzag (0, -1, 1, -2, ...), then var
- *
- * Plain fields rather than a serialization library: they are read at
- * memcpy speed, every length checked against the end; the queries, written
- * by one function, are compared as bytes. The index is read and checked on
- * every run, so it is kept small: a directory's path shares its start with
- * the one before it (they are in path order), a stamp leaves out the walk's
- * device and a ctime equal to the mtime, and numbers take the bytes they
- * need. The records have their own checksum, verified only when they are
- * read: `trawl check` on an unchanged tree reads the index alone. Why, with
- * the numbers: docs/adr/0004-cache-file-read-cost.md. */
-#define DIR_INDEX_MIN 10
-#define REC_MIN 4
-#define DIR_RACY 1
-#define DIR_WAY 2
-#define DIR_START 4
-#define DIR_RULES_RACY 8
-#define DIR_ASKED 16    /* its records hold questions asked of the index */
-#define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
-#define STAMP_PRESENT 1
-#define STAMP_DEV 2     /* on the walk's device: not written */
-#define STAMP_CTIME 4   /* ctime = mtime: not written */
 
 static void
 w_u8(GByteArray *b, guint8 v)
@@ -179,236 +113,6 @@ w_stamp(GByteArray *b, const struct stamp *s, guint64 dev)
     w_var(b, s->ctime_ns);
   }
   w_var(b, s->size);
-}
-
-struct rd {
-  const guint8 *p, *end;
-  bool bad;
-};
-
-static inline guint64
-r_le(struct rd *r, int n)
-{
-  if (G_UNLIKELY(r->bad || r->end - r->p < n)) {
-    r->bad = true;
-    return 0;
-  }
-  guint64 v = 0;
-  if (n == 8) {
-    memcpy(&v, r->p, 8);
-    v = GUINT64_FROM_LE(v);
-  } else if (n == 4) {
-    guint32 u;
-    memcpy(&u, r->p, 4);
-    v = GUINT32_FROM_LE(u);
-  } else {
-    v = get_le(r->p, n);
-  }
-  r->p += n;
-  return v;
-}
-
-/* A var (see the layout): its length is in its first byte, so it is one
- * load and a shift, not a loop over bytes that each say whether one
- * follows (LEB128). */
-static inline guint64
-r_var(struct rd *r)
-{
-  if (G_UNLIKELY(r->bad || r->p == r->end)) {
-    r->bad = true;
-    return 0;
-  }
-  const guint8 first = *r->p;
-  const unsigned n = first ? (unsigned)__builtin_ctz(first) + 1 : 9;
-  if (G_UNLIKELY((size_t)(r->end - r->p) < n)) {
-    r->bad = true;
-    return 0;
-  }
-  guint64 v;
-  if (n == 9) {
-    memcpy(&v, r->p + 1, 8);
-    v = GUINT64_FROM_LE(v);
-  } else if (G_LIKELY(r->end - r->p >= 8)) {
-    memcpy(&v, r->p, 8);
-    v = GUINT64_FROM_LE(v);
-    if (n < 8)
-      v &= ((guint64)1 << (8 * n)) - 1;
-    v >>= n;
-  } else {
-    v = get_le(r->p, (int)n) >> n;
-  }
-  r->p += n;
-  return v;
-}
-
-static inline gint64
-r_svar(struct rd *r)
-{
-  const guint64 v = r_var(r);
-  return (gint64)(v >> 1) ^ -(gint64)(v & 1);
-}
-
-static const char *
-r_str(struct rd *r, size_t *len)
-{
-  *len = (size_t)r_le(r, 4);
-  if (r->bad || (size_t)(r->end - r->p) < *len) {
-    r->bad = true;
-    *len = 0;
-    return "";
-  }
-  const char *s = (const char *)r->p;
-  r->p += *len;
-  return s;
-}
-
-/* LEN bytes at R (LEN read before), or "" with R bad. */
-static const char *
-r_bytes(struct rd *r, size_t len)
-{
-  if (r->bad || (size_t)(r->end - r->p) < len) {
-    r->bad = true;
-    return "";
-  }
-  const char *s = (const char *)r->p;
-  r->p += len;
-  return s;
-}
-
-/* A count of items each at least MIN bytes long: no more than fit. */
-static guint32
-r_count(struct rd *r, size_t min)
-{
-  guint32 n = (guint32)r_le(r, 4);
-  if (!r->bad && (size_t)(r->end - r->p) / min < n)
-    r->bad = true;
-  return r->bad ? 0 : n;
-}
-
-/* A stamp written by w_stamp() for a walk on device DEV. */
-static void
-r_stamp(struct rd *r, struct stamp *s, guint64 dev)
-{
-  memset(s, 0, sizeof *s);
-  const guint8 tag = (guint8)r_le(r, 1);
-  if (tag == 0)
-    return;
-  if (tag > (STAMP_PRESENT | STAMP_DEV | STAMP_CTIME) || !(tag & STAMP_PRESENT)) {
-    r->bad = true;
-    return;
-  }
-  s->present = true;
-  s->dev = tag & STAMP_DEV ? dev : r_var(r);
-  s->ino = r_var(r);
-  s->mtime_s = r_svar(r);
-  s->mtime_ns = (uint32_t)r_var(r);
-  if (tag & STAMP_CTIME) {
-    s->ctime_s = s->mtime_s;
-    s->ctime_ns = s->mtime_ns;
-  } else {
-    s->ctime_s = r_svar(r);
-    s->ctime_ns = (uint32_t)r_var(r);
-  }
-  s->size = r_var(r);
-}
-
-/* Step over a var (or svar) at R. */
-static inline void
-r_skip_var(struct rd *r)
-{
-  if (G_UNLIKELY(r->bad || r->p == r->end)) {
-    r->bad = true;
-    return;
-  }
-  const unsigned n = *r->p ? (unsigned)__builtin_ctz(*r->p) + 1 : 9;
-  if (G_UNLIKELY((size_t)(r->end - r->p) < n))
-    r->bad = true;
-  else
-    r->p += n;
-}
-
-/* Step over a stamp written by w_stamp(). */
-static void
-r_skip_stamp(struct rd *r)
-{
-  const guint8 tag = (guint8)r_le(r, 1);
-  if (tag == 0)
-    return;
-  if (tag > (STAMP_PRESENT | STAMP_DEV | STAMP_CTIME) || !(tag & STAMP_PRESENT)) {
-    r->bad = true;
-    return;
-  }
-  const unsigned vars = 4 + (tag & STAMP_DEV ? 0 : 1) + (tag & STAMP_CTIME ? 0 : 2);
-  for (unsigned k = 0; k < vars; k++)
-    r_skip_var(r);
-}
-
-/* A directory's entry in the index. */
-struct dir_entry {
-  const char *path;     /* PATH's text, NUL-terminated */
-  size_t len;
-  guint64 live;
-  struct dir_stamp was;
-  guint8 flags;         /* DIR_* */
-  guint32 n;            /* its records */
-  guint64 off;
-};
-
-/* The next directory of a walk on device DEV, into E. PATH holds the path
- * of the entry before it (empty before the first) and gets this one's. */
-static void
-r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
-{
-  const guint64 shared = r_var(r), len = r_var(r);
-  if (shared > path->len || len > (guint64)(r->end - r->p))
-    r->bad = true;
-  const char *rest = r_bytes(r, r->bad ? 0 : (size_t)len);
-  if (!r->bad && memchr(rest, '\0', (size_t)len))
-    r->bad = true; /* no path a walk writes */
-  if (r->bad) {
-    g_string_truncate(path, 0);
-  } else if (shared + len < path->allocated_len) {
-    memcpy(path->str + shared, rest, (size_t)len);
-    path->len = (gsize)(shared + len);
-    path->str[path->len] = '\0';
-  } else {
-    g_string_truncate(path, (gsize)shared);
-    g_string_append_len(path, rest, (gssize)len);
-  }
-  e->path = path->str;
-  e->len = path->len;
-  e->live = r_var(r);
-  r_stamp(r, &e->was.st, dev);
-  e->was.has = (guint32)r_var(r);
-  r_stamp(r, &e->was.ignore[0], dev);
-  r_stamp(r, &e->was.ignore[1], dev);
-  e->flags = (guint8)r_le(r, 1);
-  e->was.racy = e->flags & DIR_RACY;
-  e->was.rules_racy = e->flags & DIR_RULES_RACY;
-  e->n = (guint32)r_var(r);
-  e->off = r_var(r);
-}
-
-/* A record (rec in the layout); NAME points into the records. */
-struct rec_entry {
-  const char *name;
-  size_t len;
-  guint8 kind, type;
-  guint64 mask;
-};
-
-/* A record at R; R bad if it is not one a walk writes (a name of no bytes,
- * or with a '/' or a NUL in it). */
-static inline void
-r_rec(struct rd *r, struct rec_entry *e)
-{
-  e->len = (size_t)r_var(r);
-  e->name = r_bytes(r, e->len);
-  e->kind = (guint8)r_le(r, 1);
-  e->type = (guint8)r_le(r, 1);
-  e->mask = r_var(r);
-  if (!r->bad && (e->len == 0 || memchr(e->name, '/', e->len) || memchr(e->name, '\0', e->len)))
-    r->bad = true;
 }
 
 static void
@@ -725,6 +429,18 @@ cache_load(const char *path, char **why)
 
 /* Write BODY to PATH through a temporary file renamed into place: a reader
  * sees the old file or the new, never a part of either. */
+struct cache_file *
+cache_open(const char *path, GError **error)
+{
+  char *why = NULL;
+  struct cache_file *c = cache_load(path, &why);
+  if (c == NULL)
+    g_set_error(error, G_FILE_ERROR, why ? G_FILE_ERROR_INVAL : G_FILE_ERROR_NOENT, "%s %s",
+                path, why ? why : "does not exist");
+  g_free(why);
+  return c;
+}
+
 bool
 cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **why)
 {
@@ -1119,119 +835,6 @@ rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn, voi
   return !p.bad;
 }
 
-/* ---- the re-check: is every directory as recorded? ---- */
-
-/* Is path PATH (LEN bytes) below ROOT_FD reachable through directories
- * only, no link on the way, as a walk opens a start directory? */
-static bool
-reachable(int root_fd, const char *path, size_t len)
-{
-  char *p = g_strndup(path, len);
-  bool ok = true;
-  for (size_t i = 1; i <= len && ok; i++) {
-    if (i < len && p[i] != '/')
-      continue;
-    char c = p[i];
-    p[i] = '\0';
-    struct stat st;
-    ok = fstatat(root_fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-    p[i] = c;
-  }
-  g_free(p);
-  return ok;
-}
-
-/* Is directory E (below ROOT_FD) as recorded (dir_check(), the walk's
- * rule)? Its stat is taken as the walk would open it: a start directory
- * component by component, no link on the way. */
-static bool
-entry_unchanged(const struct dir_entry *e, int root_fd)
-{
-  struct stat st;
-  bool there;
-  if (e->len == 0)
-    there = fstat(root_fd, &st) == 0;
-  else
-    there = (!(e->flags & DIR_START) || reachable(root_fd, e->path, e->len)) &&
-            fstatat(root_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0;
-  there = there && S_ISDIR(st.st_mode);
-  return dir_check(&e->was, there ? &st : NULL, root_fd, e->path) == DIR_SAME;
-}
-
-/* A share of the entries for one thread of walk_unchanged(): N entries of
- * the index from AT on, PATH the path of the entry before them (their
- * paths share its start), DEV the walk's device. */
-struct share {
-  const guint8 *at, *end;
-  guint32 n;
-  int root_fd;
-  guint64 dev;
-  GString *path;        /* the share's own */
-  gint *differs;        /* shared: set when any entry differs */
-};
-
-static gpointer
-check_share(gpointer data)
-{
-  struct share *sh = data;
-  struct rd r = {sh->at, sh->end, false};
-  for (guint32 i = 0; i < sh->n && !g_atomic_int_get(sh->differs); i++) {
-    struct dir_entry e;
-    r_dir(&r, &e, sh->dev, sh->path);
-    if (r.bad || !entry_unchanged(&e, sh->root_fd))
-      g_atomic_int_set(sh->differs, 1);
-  }
-  return NULL;
-}
-
-/* From this many directories on, the stats are shared among threads: a
- * stat is mostly the kernel's path lookup, and two threads' lookups run
- * side by side. Not from fewer: starting and joining a thread costs as much
- * as a few dozen stats (docs/adr/0004-cache-file-read-cost.md). */
-#define CHECK_THREADS_FROM 512
-
-/* Is every directory cached walk W recorded (below ROOT_FD, its root as
- * plan_group() opened it) stamped as then,
- * with its ignore files, and none of them racy? Then a walk would replay
- * every one and find what the cache holds: the check of a no-op build,
- * one stat per directory and nothing read. */
-bool
-walk_unchanged(const struct cached_walk *w, int root_fd)
-{
-  gint differs = 0;
-  const unsigned threads =
-      w->n_dirs >= CHECK_THREADS_FROM ? MIN(g_get_num_processors(), 4u) : 1;
-  struct share shares[4];
-  GThread *helpers[4] = {NULL};
-  /* Where each share starts, and the path there: the entries are as long
-   * as their paths, and each path is told by the one before it. */
-  struct rd r = {w->dirs_at, w->dirs_end, false};
-  GString *path = g_string_new(NULL);
-  for (unsigned t = 0; t < threads; t++) {
-    const guint32 from = (guint32)((guint64)w->n_dirs * t / threads);
-    const guint32 to = (guint32)((guint64)w->n_dirs * (t + 1) / threads);
-    shares[t] = (struct share){r.p,     w->dirs_end, to - from, root_fd, w->dev,
-                               g_string_new_len(path->str, (gssize)path->len), &differs};
-    for (guint32 i = from; t + 1 < threads && i < to; i++) {
-      struct dir_entry e;
-      r_dir(&r, &e, w->dev, path);
-    }
-  }
-  g_string_free(path, TRUE);
-  differs = r.bad;
-  /* The helpers started set DIFFERS as they go: read it atomically. */
-  for (unsigned t = 1; t < threads && !g_atomic_int_get(&differs); t++)
-    helpers[t] = g_thread_new("trawl-check", check_share, &shares[t]);
-  if (!g_atomic_int_get(&differs))
-    check_share(&shares[0]);
-  for (unsigned t = 1; t < threads; t++)
-    if (helpers[t])
-      g_thread_join(helpers[t]);
-  for (unsigned t = 0; t < threads; t++)
-    g_string_free(shares[t].path, TRUE);
-  return !differs;
-}
-
 /* The next directory entry of a walk at R as r_dir() reads it, but its
  * stamps only stepped over (E's were, has and live are not filled): what a
  * pass that wants the paths and the records needs. */
@@ -1292,45 +895,6 @@ cached_walk_asked(const struct cached_walk *w,
   }
   g_string_free(path, TRUE);
   return !r.bad && r.p == r.end;
-}
-
-bool
-cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
-                  void *data, bool *always)
-{
-  struct rd r = {w->dirs_at, w->dirs_end, false};
-  GString *path = g_string_new(NULL);
-  GString *file = g_string_new(NULL);
-  *always = *always || w->problems;
-  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
-    struct dir_entry e;
-    r_dir(&r, &e, w->dev, path);
-    if (r.bad)
-      break;
-    *always = *always || e.was.racy || e.was.rules_racy;
-    if (!e.was.st.present) {
-      /* A start directory that was not there: it appears in its parent. */
-      const char *slash = strrchr(e.path, '/');
-      g_string_assign(file, e.path);
-      g_string_truncate(file, slash ? (gsize)(slash - e.path) : 0);
-      fn(file->str, data);
-      continue;
-    }
-    fn(e.path, data);
-    for (unsigned k = 0; k < IGNORE_FILES; k++) {
-      if (!(e.was.has & ignore_file_has[k]))
-        continue;
-      g_string_assign(file, e.path);
-      if (e.len)
-        g_string_append_c(file, '/');
-      g_string_append(file, ignore_file_name[k]);
-      fn(file->str, data);
-    }
-  }
-  const bool ok = !r.bad && r.p == r.end;
-  g_string_free(path, TRUE);
-  g_string_free(file, TRUE);
-  return ok;
 }
 
 static void

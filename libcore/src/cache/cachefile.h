@@ -1,12 +1,14 @@
-/* trawl — the result cache's file (private; cachefile.c, cache.c).
+/* trawl — the result cache's file (private to libcore/src/cache/).
  *
  * A cache file records a plan's walks: per walk its root, the ignore
  * sources outside the walked directories with their stamps, and every
- * directory's stamp and records (memo.h). This is its reader and writer,
- * and the two passes over a cached walk that need no plan: its results
- * from the records, in the walk's order (rec_pass), and the re-check of
- * every directory's stamp (walk_unchanged). The layout is in cachefile.c;
- * docs/cache.md tells what is recorded and why.
+ * directory's stamp and records (memo.h). This is its reader and writer
+ * (cachefile.c), and the passes over a cached walk that need no plan: its
+ * results from the records, in the walk's order (rec_pass, cachefile.c),
+ * the questions it asked of the index (cached_walk_asked, cachefile.c),
+ * and the re-check of every directory's stamp (walk_unchanged,
+ * recheck.c). The layout is in format.h; docs/cache.md tells what is
+ * recorded and why.
  */
 #ifndef TRAWL_CACHEFILE_H
 #define TRAWL_CACHEFILE_H
@@ -22,7 +24,7 @@
 
 G_BEGIN_DECLS
 
-/* The header (cachefile.c has the layout). */
+/* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
 #define CACHE_FORMAT 5u
 #define HEADER_SIZE 56
@@ -73,6 +75,10 @@ struct cache_file {
 struct cache_file *cache_load(const char *path, char **why);
 void cache_file_free(struct cache_file *c);
 
+/* cache_load() for a caller that must have the file: NULL with ERROR set
+ * (G_FILE_ERROR) naming PATH and why it cannot be used. */
+struct cache_file *cache_open(const char *path, GError **error);
+
 /* Read C's records and check them against their checksum (once; the file
  * is closed then): c->records_ok. */
 void records_read(struct cache_file *c);
@@ -105,15 +111,6 @@ bool cached_walk_asked(const struct cached_walk *w,
                        void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
                                   unsigned type, void *data),
                        void *data);
-
-/* Hand FN the path of every directory cached walk W recorded (relative to
- * its root, "" the root; the directories on the way to a start directory
- * too) and of each ignore file one of them holds. *ALWAYS set when no list
- * of paths can prove the walk unchanged: a record racy (or never trusted: a
- * nested repository, links followed), or the walk had problems. False if
- * the index does not parse. */
-bool cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
-                       void *data, bool *always);
 
 /* ---- writing ---- */
 
