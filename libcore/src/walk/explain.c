@@ -63,8 +63,7 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
   memset(out, 0, sizeof *out);
   g_return_val_if_fail(!w->shared, false);
   const struct query *q = w->queries->pdata[0];
-  if (w->roots->len == 0)
-    trawl_walker_add_root(w, ".");
+  walker_default_root(w);
   const char *root = w->roots->pdata[0];
   int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0) {

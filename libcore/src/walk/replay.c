@@ -25,9 +25,10 @@
 
 #include "walk-run.h"
 
-/* The memo entry of the directory whose sorted records are NODE: the
- * records, with each subtree's live queries. */
-struct memo_dir *
+/* The memo entry of the directory IT whose sorted records are NODE: the
+ * records, with each subtree's live queries, and the questions ASKED
+ * (struct asked) of the index there. */
+static struct memo_dir *
 memo_of_node(const struct item *it, const struct node *node, const GArray *asked)
 {
   size_t names = 0;
@@ -69,6 +70,16 @@ memo_of_node(const struct item *it, const struct node *node, const GArray *asked
   d->live = it->live;
   d->start = it->start;
   return d;
+}
+
+void
+memo_record(struct worker *wk, const struct item *it, const struct node *node,
+            const struct dir_stamp *head)
+{
+  struct memo_dir *d = memo_of_node(it, node, wk->asked);
+  d->was = *head;
+  g_ptr_array_add(wk->memos, d);
+  g_array_set_size(wk->asked, 0);
 }
 
 /* Record in D the rules directory FD holds, as HAS says (its listing, or a
@@ -199,8 +210,10 @@ replay_dir(struct worker *wk, struct item *it)
     add_rec(wk, r->name, r->len, REC_SUBTREE, 0, child, 0);
   }
   wk->stats.dirs_reused++;
-  node_finish(wk, it, NULL, run->memo_out ? memo_dir_ref(m) : NULL);
-  it->slot = NULL;
+  struct node *node = node_make(wk);
+  if (run->memo_out)
+    g_ptr_array_add(wk->memos, memo_dir_ref(m));
+  node_publish(wk, it, node);
   chain_unref(here);
   ignore_frame_unref(frame);
   return true;

@@ -12,10 +12,12 @@
  * are pthread's rather than GLib's: GMutex is a bare futex on Linux, which
  * ThreadSanitizer cannot see.
  *
- * run_walk() sets a run up: the roots opened, the ignore contexts made
- * (ignore.h), the query tables (query.h), the start directories planned and
- * queued in order (each with the ignore rules of the directories on the way,
- * replay.c), then the calling thread works until nothing is pending.
+ * run_walk() runs in phases, each a function below: the roots opened; the
+ * workers, locks and ignore contexts (ignore.h) made; the query tables
+ * (query.h) and the start directories planned and queued in order (each
+ * with the ignore rules of the directories on the way, replay.c); the
+ * calling thread working until nothing is pending; the workers' counters
+ * and memos gathered; the rest of a sorted run printed (sorted.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,15 +39,6 @@ struct igprob {
 };
 
 static gpointer worker_main(gpointer data);
-
-void
-sched_push(struct worker *wk, struct item *it)
-{
-  g_atomic_int_inc(&wk->run->pending);
-  pthread_mutex_lock(&wk->lock);
-  deque_push_tail(&wk->deque, it);
-  pthread_mutex_unlock(&wk->lock);
-}
 
 static struct item *
 take(struct worker *wk)
@@ -137,6 +130,35 @@ worker_main(gpointer data)
   return NULL;
 }
 
+/* ---- a run's problems (any thread) ---- */
+
+void
+problem_add(struct run *run, unsigned root, const char *path, TrawlWalkError code,
+            const char *what)
+{
+  const char *r = run->w->roots->pdata[root];
+  char *shown = path[0] == '\0' ? g_strdup(r)
+                : strcmp(r, ".") == 0 ? g_strdup(path)
+                : g_strconcat(r, "/", path, NULL);
+  pthread_mutex_lock(&run->problem_lock);
+  g_ptr_array_add(run->w->problems,
+                  g_error_new(TRAWL_WALK_ERROR, code, "%s: %s", shown, what));
+  pthread_mutex_unlock(&run->problem_lock);
+  g_free(shown);
+}
+
+void
+problem_loop_once(struct run *run, unsigned root, const char *path,
+                 const struct stat *key, const char *what)
+{
+  char *k = g_strdup_printf("%ju:%ju", (uintmax_t)key->st_dev, (uintmax_t)key->st_ino);
+  pthread_mutex_lock(&run->problem_lock);
+  bool first = g_hash_table_add(run->loops, k);
+  pthread_mutex_unlock(&run->problem_lock);
+  if (first)
+    problem_add(run, root, path, TRAWL_WALK_ERROR_LOOP, what);
+}
+
 /* An ignore file or an index that could not be read: a problem; the walk
  * goes on without it, as git goes on with a warning. */
 static void
@@ -165,17 +187,16 @@ compare_tops(const void *pa, const void *pb)
   return subtree_order(a->key, la ? la - 1 : 0, b->key, lb ? lb - 1 : 0);
 }
 
-bool
-run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error)
-{
-  g_ptr_array_set_size(w->problems, 0);
-  memset(&w->stats, 0, sizeof w->stats);
-  if (w->roots->len == 0)
-    trawl_walker_add_root(w, ".");
+/* ---- a run, phase by phase ---- */
 
-  struct run run = {.w = w, .fn = fn, .data = data, .sorted = sorted};
-  run.root_fds = g_new0(int, w->roots->len);
-  run.root_devs = g_new0(dev_t, w->roots->len);
+/* Open RUN's roots; false with ERROR set (nothing left open) when one
+ * cannot be. */
+static bool
+run_open_roots(struct run *run, GError **error)
+{
+  const trawl_walker *w = run->w;
+  run->root_fds = g_new0(int, w->roots->len);
+  run->root_devs = g_new0(dev_t, w->roots->len);
   for (guint r = 0; r < w->roots->len; r++) {
     const char *root = w->roots->pdata[r];
     int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -184,66 +205,75 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
       g_set_error(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT, "%s: %s", root,
                   g_strerror(errno));
       for (guint k = 0; k < r; k++)
-        close(run.root_fds[k]);
+        close(run->root_fds[k]);
       if (fd >= 0)
         close(fd);
-      g_free(run.root_fds);
-      g_free(run.root_devs);
+      g_free(run->root_fds);
+      g_free(run->root_devs);
       return false;
     }
-    run.root_fds[r] = fd;
-    run.root_devs[r] = st.st_dev;
+    run->root_fds[r] = fd;
+    run->root_devs[r] = st.st_dev;
   }
+  return true;
+}
 
+/* Everything RUN's workers share and each one's own: the descriptor
+ * budget, the threads, the locks, the ignore contexts of the roots, the
+ * memos. */
+static void
+run_prepare(struct run *run)
+{
+  trawl_walker *w = run->w;
   /* Shared descriptors may use half of what is left; the rest is for the
    * directories being read and the caller. */
   struct rlimit lim;
   rlim_t soft = getrlimit(RLIMIT_NOFILE, &lim) == 0 ? lim.rlim_cur : 256;
   if (soft == RLIM_INFINITY || soft > 8192)
     soft = 8192;
-  run.fd_budget = (gint)(soft / 2 > 16 ? soft / 2 - 8 : 4);
+  run->fd_budget = (gint)(soft / 2 > 16 ? soft / 2 - 8 : 4);
 
   unsigned threads = w->opt.threads ? w->opt.threads : g_get_num_processors();
-  run.n_workers = MAX(threads, 1u);
-  run.workers = g_new0(struct worker, run.n_workers);
-  pthread_mutex_init(&run.idle_lock, NULL);
+  run->n_workers = MAX(threads, 1u);
+  run->workers = g_new0(struct worker, run->n_workers);
+  pthread_mutex_init(&run->idle_lock, NULL);
   pthread_condattr_t cattr;
   pthread_condattr_init(&cattr);
   pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
-  pthread_cond_init(&run.idle_cond, &cattr);
+  pthread_cond_init(&run->idle_cond, &cattr);
   pthread_condattr_destroy(&cattr);
-  pthread_mutex_init(&run.problem_lock, NULL);
+  pthread_mutex_init(&run->problem_lock, NULL);
   /* Ignore files: per root, its work tree and the files above it. */
   G_STATIC_ASSERT((int)TRAWL_IGNORE_VCS == (int)IGNORE_VCS &&
                   (int)TRAWL_IGNORE_DOT == (int)IGNORE_DOT &&
                   (int)TRAWL_IGNORE_NO_REQUIRE_GIT == (int)IGNORE_NO_REQUIRE_GIT);
-  struct igprob *probs = NULL;
   if (w->opt.ignore || w->ignore_files->len) {
-    run.ig = g_new0(struct ignore_ctx, w->roots->len);
-    probs = g_new0(struct igprob, w->roots->len);
+    run->ig = g_new0(struct ignore_ctx, w->roots->len);
+    run->igprobs = g_new0(struct igprob, w->roots->len);
     for (guint r = 0; r < w->roots->len; r++) {
-      probs[r].run = &run;
-      probs[r].root = r;
-      ignore_ctx_init(&run.ig[r], w->opt.ignore, run.root_fds[r], w->roots->pdata[r],
-                      w->ignore_files->len ? w->ignore_files : NULL, ignore_problem, &probs[r]);
+      run->igprobs[r].run = run;
+      run->igprobs[r].root = r;
+      ignore_ctx_init(&run->ig[r], w->opt.ignore, run->root_fds[r], w->roots->pdata[r],
+                      w->ignore_files->len ? w->ignore_files : NULL, ignore_problem,
+                      &run->igprobs[r]);
     }
   }
 
-  run.loops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  run.ways = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                   (GDestroyNotify)memo_dir_unref);
-  if (sorted) {
-    run.memo_old = w->memo_old;
-    run.memo_out = w->memo_out;
+  run->loops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  run->ways = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                    (GDestroyNotify)memo_dir_unref);
+  if (run->sorted) {
+    run->memo_old = w->memo_old;
+    run->memo_out = w->memo_out;
   }
-  if (run.memo_out) {
-    racy_from_now(&run.racy_from);
-    g_hash_table_remove_all(run.memo_out->dirs);
-    run.memo_out->racy = 0;
+  if (run->memo_out) {
+    racy_from_now(&run->racy_from);
+    g_hash_table_remove_all(run->memo_out->dirs);
+    run->memo_out->racy = 0;
   }
-  for (unsigned i = 0; i < run.n_workers; i++) {
-    struct worker *wk = &run.workers[i];
-    wk->run = &run;
+  for (unsigned i = 0; i < run->n_workers; i++) {
+    struct worker *wk = &run->workers[i];
+    wk->run = run;
     wk->index = i;
     pthread_mutex_init(&wk->lock, NULL);
     memset(&wk->deque, 0, sizeof wk->deque);
@@ -251,27 +281,34 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
     wk->hits = g_array_new(FALSE, FALSE, sizeof(guint));
     wk->memos = g_ptr_array_new();
     wk->asked = g_array_new(FALSE, FALSE, sizeof(struct asked));
-    if (sorted) {
+    if (run->sorted) {
       wk->kids = g_ptr_array_new();
     }
   }
+}
 
-  /* The start items, in order (sorted runs print them in this order). */
-  qtab_init(&run.qt, w->queries, w->patset_min);
+/* Plan RUN's start directories (query.h) and queue their items on the
+ * calling thread's deque, in the order a sorted run prints them, each with
+ * the ignore rules of the directories on the way (replay.c). */
+static void
+run_queue_starts(struct run *run)
+{
+  trawl_walker *w = run->w;
+  qtab_init(&run->qt, w->queries, w->patset_min);
   GPtrArray *starts = g_ptr_array_new_with_free_func(g_free);
   GArray *start_masks = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  starts_plan(&run.qt, starts, start_masks);
+  starts_plan(&run->qt, starts, start_masks);
   GPtrArray *tops = g_ptr_array_new();
   for (guint r = 0; r < w->roots->len; r++) {
     struct chain *root_chain = NULL;
     struct stat st;
-    if (w->opt.follow && fstat(run.root_fds[r], &st) == 0)
+    if (w->opt.follow && fstat(run->root_fds[r], &st) == 0)
       root_chain = chain_new(&st, NULL);
     for (guint i = 0; i < starts->len; i++) {
       const char *d = starts->pdata[i];
       struct ignore_frame *frame = NULL;
       bool same, tracked_only;
-      if (!start_not_ignored(&run, r, d, &frame, &same, &tracked_only))
+      if (!start_not_ignored(run, r, d, &frame, &same, &tracked_only))
         continue;
       struct item *it = g_new0(struct item, 1);
       it->path = g_strdup(d);
@@ -294,15 +331,15 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
       top->root = r;
       top->key = it->len ? g_strconcat(d, "/", NULL) : g_strdup("");
       top->item = it;
-      if (sorted)
+      if (run->sorted)
         it->slot = &top->node;
       g_ptr_array_add(tops, top);
     }
     chain_unref(root_chain);
   }
-  way_records(&run);
-  g_hash_table_unref(run.ways);
-  run.ways = NULL;
+  way_records(run);
+  g_hash_table_unref(run->ways);
+  run->ways = NULL;
   g_ptr_array_free(starts, TRUE);
   g_array_free(start_masks, TRUE);
   /* The start directories are disjoint subtrees: their order is that of
@@ -310,28 +347,41 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
   g_ptr_array_sort(tops, compare_tops);
   for (guint i = tops->len; i-- > 0;) {
     struct top *top = tops->pdata[i];
-    sched_push(&run.workers[0], top->item);
+    sched_push(&run->workers[0], top->item);
     top->item = NULL;
   }
-  run.tops = tops;
-  run.frames = g_array_new(FALSE, FALSE, sizeof(struct frame));
+  run->tops = tops;
+  run->frames = g_array_new(FALSE, FALSE, sizeof(struct frame));
+}
 
-  worker_main(&run.workers[0]);
-  for (unsigned i = 1; i < run.n_workers; i++)
-    if (run.workers[i].thread)
-      g_thread_join(run.workers[i].thread);
+/* The calling thread works until nothing is pending, then waits for the
+ * helpers it started. */
+static void
+run_work(struct run *run)
+{
+  worker_main(&run->workers[0]);
+  for (unsigned i = 1; i < run->n_workers; i++)
+    if (run->workers[i].thread)
+      g_thread_join(run->workers[i].thread);
+}
 
-  w->stats.threads_used = g_atomic_int_get(&run.started) ? run.n_workers : 1;
-  for (unsigned i = 0; i < run.n_workers; i++) {
-    struct worker *wk = &run.workers[i];
+/* Each worker's counters and memo entries into the walker's, and the
+ * worker freed. */
+static void
+run_gather(struct run *run)
+{
+  trawl_walker *w = run->w;
+  w->stats.threads_used = g_atomic_int_get(&run->started) ? run->n_workers : 1;
+  for (unsigned i = 0; i < run->n_workers; i++) {
+    struct worker *wk = &run->workers[i];
     w->stats.dirs_opened += wk->stats.dirs_opened;
     w->stats.dirs_pruned += wk->stats.dirs_pruned;
     w->stats.entries_seen += wk->stats.entries_seen;
     w->stats.results += wk->stats.results;
     w->stats.dirs_reused += wk->stats.dirs_reused;
     for (guint k = 0; k < wk->memos->len; k++) {
-      if (run.memo_out)
-        walk_memo_add(run.memo_out, wk->memos->pdata[k]);
+      if (run->memo_out)
+        walk_memo_add(run->memo_out, wk->memos->pdata[k]);
       memo_dir_unref(wk->memos->pdata[k]);
     }
     g_ptr_array_free(wk->memos, TRUE);
@@ -348,31 +398,54 @@ run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **e
     g_free(wk->deque.v);
     pthread_mutex_destroy(&wk->lock);
   }
-  if (sorted)
-    nodes_emit(&run, true);
-  for (guint i = 0; i < tops->len; i++) {
-    struct top *top = tops->pdata[i];
+}
+
+/* What is left of RUN once its results are out. */
+static void
+run_clear(struct run *run)
+{
+  const trawl_walker *w = run->w;
+  for (guint i = 0; i < run->tops->len; i++) {
+    struct top *top = run->tops->pdata[i];
     g_free(top->key);
     g_free(top);
   }
-  g_ptr_array_free(tops, TRUE);
-  g_array_free(run.frames, TRUE);
-  buf_free(&run.out_path);
+  g_ptr_array_free(run->tops, TRUE);
+  g_array_free(run->frames, TRUE);
+  buf_free(&run->out_path);
   for (guint r = 0; r < w->roots->len; r++)
-    close(run.root_fds[r]);
-  g_free(run.root_fds);
-  g_free(run.root_devs);
-  g_free(run.workers);
-  pthread_mutex_destroy(&run.idle_lock);
-  pthread_cond_destroy(&run.idle_cond);
-  pthread_mutex_destroy(&run.problem_lock);
-  g_hash_table_unref(run.loops);
-  qtab_clear(&run.qt);
-  if (run.ig) {
+    close(run->root_fds[r]);
+  g_free(run->root_fds);
+  g_free(run->root_devs);
+  g_free(run->workers);
+  pthread_mutex_destroy(&run->idle_lock);
+  pthread_cond_destroy(&run->idle_cond);
+  pthread_mutex_destroy(&run->problem_lock);
+  g_hash_table_unref(run->loops);
+  qtab_clear(&run->qt);
+  if (run->ig) {
     for (guint r = 0; r < w->roots->len; r++)
-      ignore_ctx_clear(&run.ig[r]);
-    g_free(run.ig);
-    g_free(probs);
+      ignore_ctx_clear(&run->ig[r]);
+    g_free(run->ig);
+    g_free(run->igprobs);
   }
+}
+
+bool
+run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error)
+{
+  g_ptr_array_set_size(w->problems, 0);
+  memset(&w->stats, 0, sizeof w->stats);
+  struct run run = {.w = w, .fn = fn, .data = data, .sorted = sorted};
+  if (!run_open_roots(&run, error))
+    return false;
+  run_prepare(&run);
+  run_queue_starts(&run);
+  run_work(&run);
+  run_gather(&run);
+  /* The results not printed yet, every directory now read. */
+  if (sorted)
+    nodes_emit(&run, true);
+  run_clear(&run);
   return true;
 }

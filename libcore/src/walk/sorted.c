@@ -56,15 +56,11 @@ sort_recs(struct rec *v, size_t n, struct rec *tmp)
     v[k++] = tmp[i++];
 }
 
-/* Turn the records of directory IT, just read, into its node, publish it at
- * its slot, and queue its subdirectories, the first in order on top. For
- * the next walk's memo: the entry REPLAYED (a reference) if the records
- * came from one, else a new one with HEAD, if there is a memo to make. */
-void
-node_finish(struct worker *wk, struct item *it, const struct dir_stamp *head,
-            struct memo_dir *replayed)
+/* The node of WK's records, sorted: the records of the directory just read
+ * or replayed, their names copied into the node's block. */
+struct node *
+node_make(struct worker *wk)
 {
-  struct node **slot = it->slot;
   const guint n = (guint)wk->n_recs;
   struct rec *recs = wk->recs;
   size_t names = 0;
@@ -84,16 +80,18 @@ node_finish(struct worker *wk, struct item *it, const struct dir_stamp *head,
     wk->sort_tmp = g_renew(struct rec, wk->sort_tmp, n);
   }
   sort_recs(node->recs, n, wk->sort_tmp);
-  if (replayed) {
-    g_ptr_array_add(wk->memos, replayed);
-  } else if (head) {
-    struct memo_dir *d = memo_of_node(it, node, wk->asked);
-    d->was = *head;
-    g_ptr_array_add(wk->memos, d);
-  }
-  g_array_set_size(wk->asked, 0);
+  wk->n_recs = 0;
+  return node;
+}
+
+/* Publish NODE, directory IT's, at its slot, and queue its subdirectories,
+ * the first in order on top. */
+void
+node_publish(struct worker *wk, struct item *it, struct node *node)
+{
+  struct node **slot = it->slot;
   /* Slots are empty before the node is seen by the printing thread. */
-  for (guint i = n; i-- > 0;) {
+  for (guint i = node->n; i-- > 0;) {
     struct rec *r = &node->recs[i];
     if (r->kind != REC_SUBTREE)
       continue;
@@ -103,10 +101,12 @@ node_finish(struct worker *wk, struct item *it, const struct dir_stamp *head,
     g_ptr_array_add(wk->kids, child);
   }
   g_atomic_pointer_set(slot, node);
+  /* Once published, the slot (in the parent's node) belongs to the
+   * printing thread, which may free it at any moment. */
+  it->slot = NULL;
   for (guint i = 0; i < wk->kids->len; i++)
     sched_push(wk, wk->kids->pdata[i]);
   g_ptr_array_set_size(wk->kids, 0);
-  wk->n_recs = 0;
 }
 
 /* Print, on the calling thread, every result of a sorted run that no

@@ -25,35 +25,6 @@
 
 #include "walk-run.h"
 
-void
-problem_add(struct run *run, unsigned root, const char *path, TrawlWalkError code,
-            const char *what)
-{
-  const char *r = run->w->roots->pdata[root];
-  char *shown = path[0] == '\0' ? g_strdup(r)
-                : strcmp(r, ".") == 0 ? g_strdup(path)
-                : g_strconcat(r, "/", path, NULL);
-  pthread_mutex_lock(&run->problem_lock);
-  g_ptr_array_add(run->w->problems,
-                  g_error_new(TRAWL_WALK_ERROR, code, "%s: %s", shown, what));
-  pthread_mutex_unlock(&run->problem_lock);
-  g_free(shown);
-}
-
-/* Report a loop once per KEY (the looping link's or directory's own device
- * and inode), however many paths reach it. */
-void
-problem_loop_once(struct run *run, unsigned root, const char *path,
-                 const struct stat *key, const char *what)
-{
-  char *k = g_strdup_printf("%ju:%ju", (uintmax_t)key->st_dev, (uintmax_t)key->st_ino);
-  pthread_mutex_lock(&run->problem_lock);
-  bool first = g_hash_table_add(run->loops, k);
-  pthread_mutex_unlock(&run->problem_lock);
-  if (first)
-    problem_add(run, root, path, TRAWL_WALK_ERROR_LOOP, what);
-}
-
 static void
 report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
 {
@@ -486,10 +457,10 @@ step_dir(struct worker *wk, struct item *it)
     visit(wk, it, &d, &wk->listing.entries[i]);
 
   if (run->sorted) {
-    node_finish(wk, it, d.memo ? &d.head : NULL, NULL);
-    /* Once published, the slot (in the parent's node) belongs to the
-     * printing thread, which may free it at any moment. */
-    it->slot = NULL;
+    struct node *node = node_make(wk);
+    if (d.memo)
+      memo_record(wk, it, node, &d.head);
+    node_publish(wk, it, node);
   }
   if (d.shared)
     dirref_unref(run, d.shared);

@@ -11,12 +11,13 @@
  * says it is as the last walk recorded is replayed instead of read
  * (replay.c). walker.c holds the public API, explain.c `trawl explain`.
  *
- * The arrows: walker.c -> sched.c -> step.c -> {replay.c, sorted.c,
- * descriptors.c, query.h}; replay.c -> {sorted.c, descriptors.c, memo.h};
- * sorted.c -> sched_push() (queuing a node's subdirectories in order);
- * explain.c -> query.h, ignore.h. Everything here is shared only among the
- * walker's files; walk-testing.h's hooks, only by walker.c (which defines
- * them) and the tests.
+ * The arrows: walker.c -> sched.c -> {step.c, replay.c, sorted.c,
+ * descriptors.c, query.h}; step.c -> {replay.c, sorted.c, descriptors.c,
+ * query.h}, and back to sched.c for problem_add() (the queue and its step);
+ * replay.c -> {sorted.c, descriptors.c, memo.h}; explain.c -> {walker.c,
+ * query.h, ignore.h}. sched_push(), here, is the one way into the queue.
+ * Everything here is shared only among the walker's files; walk-testing.h's
+ * hooks, only by walker.c (which defines them) and the tests.
  */
 #ifndef TRAWL_WALK_RUN_H
 #define TRAWL_WALK_RUN_H
@@ -230,6 +231,7 @@ struct run {
   int *root_fds;
   dev_t *root_devs;
   struct ignore_ctx *ig; /* per root; NULL when no ignore file is read */
+  struct igprob *igprobs; /* per root: where its ignore contexts report problems */
   struct qtab qt;
   /* Memos (sorted runs): the last walk's, trusted where stamps agree, and
    * this walk's; a stamp at or after racy_from is not trusted next time. */
@@ -258,21 +260,30 @@ struct trawl_walker {
   struct walk_memo *memo_out;
 };
 
+/* ---- walker.c: the public API ---- */
+
+/* Give W the root "." when none was added (trawl/walk.h). Before a run
+ * or an explanation. */
+void walker_default_root(trawl_walker *w);
+
 /* ---- sched.c: the scheduler ---- */
 
-/* Walk W: every root, every start directory, with FN called for each result
- * (in order, on the calling thread, when SORTED). False with ERROR set when
- * a root cannot be opened. */
+/* Walk W (a root at least: walker_default_root()): every root, every start
+ * directory, with FN called for each result (in order, on the calling
+ * thread, when SORTED). False with ERROR set when a root cannot be
+ * opened. */
 bool run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error);
 
-/* Queue IT on WK's deque (WK's thread). */
-void sched_push(struct worker *wk, struct item *it);
-
-/* ---- step.c: one directory ---- */
-
-/* Read directory IT (or replay it, replay.c), report its results and queue
- * its subdirectories. */
-void step_dir(struct worker *wk, struct item *it);
+/* Queue IT on WK's deque (WK's thread): the one way into the queue, for
+ * the scheduler, a directory's step and the sorted output alike. */
+static inline void
+sched_push(struct worker *wk, struct item *it)
+{
+  g_atomic_int_inc(&wk->run->pending);
+  pthread_mutex_lock(&wk->lock);
+  deque_push_tail(&wk->deque, it);
+  pthread_mutex_unlock(&wk->lock);
+}
 
 /* Add a problem of RUN: PATH below root ROOT (shown as the walk shows it),
  * CODE, WHAT. Any thread. */
@@ -283,6 +294,12 @@ void problem_add(struct run *run, unsigned root, const char *path, TrawlWalkErro
  * and inode), however many paths reach it. */
 void problem_loop_once(struct run *run, unsigned root, const char *path, const struct stat *key,
                        const char *what);
+
+/* ---- step.c: one directory ---- */
+
+/* Read directory IT (or replay it, replay.c), report its results and queue
+ * its subdirectories. */
+void step_dir(struct worker *wk, struct item *it);
 
 /* ---- descriptors.c: items, shared descriptors, the loop chain ---- */
 
@@ -307,10 +324,13 @@ void shed_descriptors(struct run *run);
 
 /* ---- sorted.c: sorted output ---- */
 
-/* Turn the records of directory IT, just read, into its node, publish it,
- * queue its subdirectories; HEAD for a new memo entry, or REPLAYED. */
-void node_finish(struct worker *wk, struct item *it, const struct dir_stamp *head,
-                 struct memo_dir *replayed);
+/* The node of the records WK holds for the directory just read or
+ * replayed, sorted (WK's records are emptied). */
+struct node *node_make(struct worker *wk);
+/* Publish NODE at IT's slot and queue its subdirectories, the first in
+ * order on top. The node is then the printing thread's: IT->slot is
+ * cleared. */
+void node_publish(struct worker *wk, struct item *it, struct node *node);
 /* Print every result no unread directory comes before (the calling
  * thread); DONE at the end of the walk. */
 void nodes_emit(struct run *run, bool done);
@@ -368,9 +388,11 @@ compare_recs(const struct rec *a, const struct rec *b)
 
 /* ---- replay.c: memos, recorded and replayed ---- */
 
-/* The memo entry of the directory IT whose sorted records are NODE, and
- * the questions ASKED (struct asked) of the index there. */
-struct memo_dir *memo_of_node(const struct item *it, const struct node *node, const GArray *asked);
+/* Record in WK's memos directory IT, read with the stamp HEAD, whose sorted
+ * records are NODE (not yet published), with the questions WK asked of the
+ * index there (emptied). */
+void memo_record(struct worker *wk, const struct item *it, const struct node *node,
+                 const struct dir_stamp *head);
 /* Record in D the rules directory FD holds, as HAS says. */
 void record_rules(const struct run *run, int fd, unsigned has, struct dir_stamp *d);
 /* Record that start directory IT was not there. */

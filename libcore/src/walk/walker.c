@@ -118,6 +118,13 @@ trawl_walker_add_root(trawl_walker *w, const char *root)
 }
 
 void
+walker_default_root(trawl_walker *w)
+{
+  if (w->roots->len == 0)
+    trawl_walker_add_root(w, ".");
+}
+
+void
 trawl_walker_add_include(trawl_walker *w, const trawl_pattern *p)
 {
   g_return_if_fail(!w->shared);
@@ -187,6 +194,7 @@ bool
 trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data, GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
+  walker_default_root(w);
   return run_walk(w, fn, data, false, error);
 }
 
@@ -194,6 +202,7 @@ bool
 trawl_walker_run_sorted(trawl_walker *w, trawl_entry_fn fn, void *data, GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
+  walker_default_root(w);
   return run_walk(w, fn, data, true, error);
 }
 
@@ -214,6 +223,7 @@ GPtrArray *
 trawl_walker_collect(trawl_walker *w, GError **error)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  walker_default_root(w);
   if (!run_walk(w, collect_one, out, true, error)) {
     g_ptr_array_unref(out);
     return NULL;
