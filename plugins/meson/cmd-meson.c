@@ -171,7 +171,7 @@ meson_messagef(const char *fmt, ...)
 
 /* Why Meson cannot take NAME (LEN bytes) from the output into files(), or
  * NULL when it can. Each reason was seen with Meson 1.0.1 and Ninja 1.11
- * (tests/meson-plugin/hostile_names.py builds every name by hand to show
+ * (tests/meson-plugin/names.py builds every name by hand to show
  * that the accepted ones compile and the refused ones do not). */
 static const char *
 meson_refuses(const char *name, size_t len)
@@ -357,17 +357,12 @@ compile_list(struct list *l)
   return ok;
 }
 
-/* PATH with every byte a trawl pattern treats specially escaped: a pattern
- * that matches exactly PATH. */
+/* The pattern that matches exactly PATH (trawl_pattern_escape()). */
 static GString *
 escape_as_pattern(const char *path)
 {
   GString *p = g_string_new(NULL);
-  for (const char *c = path; *c; c++) {
-    if (strchr("*?[]{}\\!^", *c))
-      g_string_append_c(p, '\\');
-    g_string_append_c(p, *c);
-  }
+  trawl_pattern_escape(p, path, strlen(path));
   return p;
 }
 
