@@ -8,8 +8,8 @@ SOURCE_CHECKOUT must be a clean checkout whose BUILD_DIR is configured (not
 the one you work in: its files are edited while this runs, and put back).
 For each mutant: the edit is made (its text must be found exactly once, so a
 mutant that no longer fits the code is reported, not skipped), the suites'
-programs are rebuilt, the cache's suites run — walk-freshness, walk-memo,
-walk-cache, walk-cache-worktree, walk-ignore and tests/walk/cache_cli.py —
+programs are rebuilt, the cache's suites run — cache-freshness, walk-memo,
+cache-runs, cache-worktree, walk-ignore and tests/cache/cache_cli.py —
 and the tests that failed are listed, in each mode:
 
 - fine: as scripts/test runs them, on this machine's file times (every
@@ -68,72 +68,74 @@ MUTANTS = {
         ("if (was->rules_racy || was->has != has_now)", "if (was->rules_racy)")]),
     "ignore file stamps not compared": ("libcore/src/memo.c", [
         ("    if (!stamp_equal(&now[k], &was->ignore[k]))\n      return DIR_RULES_CHANGED;", "")]),
-    "a directory read again keeps what was replayed below it": ("libcore/src/step.c", [
+    "a directory read again keeps what was replayed below it": ("libcore/src/walk/step.c", [
         ("    if (nested_repo || (m ? dir_check_rules(&m->was, has, d->fd, \"\") != DIR_SAME\n"
          "                          : (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0))",
          "    if (nested_repo || (m == NULL && (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0))")]),
-    "the way to a start directory not compared": ("libcore/src/replay.c", [
+    "the way to a start directory not compared": ("libcore/src/walk/replay.c", [
         ("  return m && dir_check_rules(&m->was, *has, fd, \"\") == DIR_SAME;", "  return m != NULL;")]),
-    "a replayed directory enters no rules (issue 13)": ("libcore/src/replay.c", [
+    "a replayed directory enters no rules (issue 13)": ("libcore/src/walk/replay.c", [
         ("igc ? m->was.has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT) : 0;",
          "igc ? m->was.has & (HAS_GITIGNORE | HAS_DOTIGNORE) : 0;")]),
-    "the queries that read a directory not compared": ("libcore/src/replay.c", [
+    "the queries that read a directory not compared": ("libcore/src/walk/replay.c", [
         ("if (m == NULL || m->way || m->live != it->live)", "if (m == NULL || m->way)")]),
-    "a nested repository trusted": ("libcore/src/step.c", [
+    "a nested repository trusted": ("libcore/src/walk/step.c", [
         ("    d->head.racy = d->head.racy || nested_repo;", "")]),
-    "links followed trusted": ("libcore/src/step.c", [
+    "links followed trusted": ("libcore/src/walk/step.c", [
         ("  if (is_link && d->memo)\n    d->head.racy = true;\n", "")]),
-    "start directory reached through a link": ("libcore/src/cachefile.c", [
+    "start directory reached through a link": ("libcore/src/cache/recheck.c", [
         ("there = (!(e->flags & DIR_START) || reachable(root_fd, e->path, e->len)) &&",
          "there = (true || reachable(root_fd, e->path, e->len)) &&")]),
-    "trawl version not compared": ("libcore/src/cache.c", [
-        ("  if (cache && strcmp(cache->version, TRAWL_VERSION_STRING) != 0)",
-         "  if (cache && false)")]),
-    "queries not compared": ("libcore/src/cache.c", [
-        ("  else if (cache && (cache->queries_len != queries->len ||\n"
-         "                     memcmp(cache->queries, queries->data, queries->len) != 0))",
-         "  else if (cache && false)")]),
-    "roots and grouping not compared": ("libcore/src/cache.c", [
-        ("      same = walk_matches(&gv[g], cache->walks->pdata[g]);", "")]),
-    "outside sources' stamps not compared": ("libcore/src/cache.c", [
+    "trawl version not compared": ("libcore/src/cache/cache.c", [
+        ("  if (r->cache && strcmp(r->cache->version, TRAWL_VERSION_STRING) != 0)",
+         "  if (r->cache && false)")]),
+    "queries not compared": ("libcore/src/cache/cache.c", [
+        ("  else if (r->cache && (r->cache->queries_len != r->queries->len ||\n"
+         "                        memcmp(r->cache->queries, r->queries->data, r->queries->len) != 0))",
+         "  else if (r->cache && false)")]),
+    "roots and grouping not compared": ("libcore/src/cache/cache.c", [
+        ("      same = walk_matches(&r->gv[g], r->cache->walks->pdata[g]);", "")]),
+    "outside sources' stamps not compared": ("libcore/src/cache/sources.c", [
         ("                           : kind != SOURCE_RACY && stamped);",
          "                           : kind != SOURCE_RACY);"),
         ("    } else if (!stamped) {\n      return false;\n    }", "    }")]),
-    "the index's stamp not compared": ("libcore/src/cache.c", [
+    "the index's stamp not compared": ("libcore/src/cache/sources.c", [
         ("    if (same && is_index(kind) && (kind == SOURCE_INDEX_RACY || !stamped))",
          "    if (same && is_index(kind) && kind == SOURCE_INDEX_RACY)"),
         ("      s->index_moved = s->index_moved || kind == SOURCE_INDEX_RACY || !stamped;",
          "      s->index_moved = s->index_moved || kind == SOURCE_INDEX_RACY;")]),
-    "the index's answers not compared": ("libcore/src/cache.c", [
+    "the index's answers not compared": ("libcore/src/cache/sources.c", [
         ("  if (now != ((type & ASKED_TRACKED) != 0))\n    g_hash_table_add",
          "  if (now && !now)\n    g_hash_table_add")]),
-    "a directory whose answer changed replayed": ("libcore/src/cache.c", [
+    "a directory whose answer changed replayed": ("libcore/src/cache/cache.c", [
         ("      ((struct memo_dir *)d)->was.racy = true;", "      (void)d;")]),
-    "racy index trusted": ("libcore/src/cachefile.c", [
+    "racy index trusted": ("libcore/src/cache/cachefile.c", [
         ("  return kind == IGNORE_SOURCE_INDEX ? SOURCE_INDEX_RACY : SOURCE_RACY;",
          "  return kind == IGNORE_SOURCE_INDEX ? IGNORE_SOURCE_INDEX : SOURCE_RACY;")]),
-    "outside sources' list not compared": ("libcore/src/cache.c", [
+    "outside sources' list not compared": ("libcore/src/cache/sources.c", [
         ("    same = strcmp(w->paths->pdata[i], src->paths->pdata[i]) == 0 &&", "    same ="),
         ("              w->paths->len == src->paths->len;", "              true;")]),
-    "outside sources' environment not compared": ("libcore/src/cache.c", [
+    "outside sources' environment not compared": ("libcore/src/cache/sources.c", [
         ("  bool same = w->env->len == src->env->len && memcmp(w->env->str, src->env->str, w->env->len) == 0 &&",
          "  bool same ="),
         ("  if (s->env->len != was->env->len || memcmp(s->env->str, was->env->str, s->env->len) != 0)\n"
          "    return false;", "")]),
-    "racy outside source trusted": ("libcore/src/cachefile.c", [
+    "racy outside source trusted": ("libcore/src/cache/cachefile.c", [
         ("    w_u8(b, stamp_racy(st, racy_from) ? racy_kind(src->kinds->data[i]) : src->kinds->data[i]);",
          "    (void)racy_from;\n    w_u8(b, false ? racy_kind(src->kinds->data[i]) : src->kinds->data[i]);")]),
-    "a walk with problems re-checked by stamps": ("libcore/src/cache.c", [
+    "a walk with problems re-checked by stamps": ("libcore/src/cache/cache.c", [
         ("    quick = !st->groups[g].cached->problems &&\n", "    quick =\n")]),
-    "index checksum not compared": ("libcore/src/cachefile.c", [
+    "index checksum not compared": ("libcore/src/cache/cachefile.c", [
         ("  else if (*why == NULL && checksum((const guint8 *)index, index_len) != index_sum)",
          "  else if (false)")]),
-    "records checksum not compared": ("libcore/src/cachefile.c", [
+    "records checksum not compared": ("libcore/src/cache/cachefile.c", [
         ("  c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_sum;",
          "  c->records_ok = c->recs != NULL;")]),
 }
 
-SUITES = ["walk-freshness", "walk-memo", "walk-cache", "walk-cache-worktree", "walk-ignore"]
+# The suites' programs, by their place in the build.
+SUITES = ["tests/cache/cache-freshness", "tests/walk/walk-memo", "tests/cache/cache-runs",
+          "tests/cache/cache-worktree", "tests/walk/walk-ignore"]
 # The coarse mode's runs of the freshness test on a file system's grain.
 GRAINS = {"vfat": "2000000000", "exfat": "10000000"}
 GRAIN_TEST = "--gtest_filter=Freshness.ChangedAgainInTheGrain*"
@@ -164,14 +166,14 @@ def run_tests(src, build, mode):
     wrap = [os.path.join(src, "tests/coarse/run.sh")] if mode == "coarse" else []
     failed = []
     for t in SUITES:
-        failed += failed_gtests(t, wrap + [os.path.join(build, "tests/walk", t)])
+        failed += failed_gtests(os.path.basename(t), wrap + [os.path.join(build, t)])
     if mode == "coarse":
         shim = os.path.join(build, "tests/coarse/libtrawl-coarse.so")
         for fs, gran in GRAINS.items():
             env = dict(os.environ, LD_PRELOAD=shim, TRAWL_COARSE_GRAN_NS=gran)
-            failed += failed_gtests("walk-freshness-" + fs, wrap + [
-                os.path.join(build, "tests/walk/walk-freshness"), GRAIN_TEST], env)
-    p = subprocess.run(wrap + [sys.executable, os.path.join(src, "tests/walk/cache_cli.py"),
+            failed += failed_gtests("cache-freshness-" + fs, wrap + [
+                os.path.join(build, "tests/cache/cache-freshness"), GRAIN_TEST], env)
+    p = subprocess.run(wrap + [sys.executable, os.path.join(src, "tests/cache/cache_cli.py"),
                                os.path.join(build, "plugins/cli/trawl")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = p.stdout.decode("utf-8", "replace")
@@ -181,7 +183,7 @@ def run_tests(src, build, mode):
 
 def rebuild(build):
     """Only what the runs need: the suites' programs, trawl and the shim."""
-    targets = ["tests/walk/" + t for t in SUITES] + [
+    targets = SUITES + [
         "plugins/cli/trawl", "tests/coarse/libtrawl-coarse.so"]
     return subprocess.run(["ninja", "-C", build] + targets, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
