@@ -132,6 +132,11 @@ worker_main(gpointer data)
 
 /* ---- a run's problems (any thread) ---- */
 
+/* The walk's error domain (trawl/walk.h), here where a run makes its
+ * errors: every other file that makes one calls into the scheduler, never
+ * the scheduler into it. */
+G_DEFINE_QUARK(trawl-walk-error-quark, trawl_walk_error)
+
 void
 problem_add(struct run *run, unsigned root, const char *path, TrawlWalkError code,
             const char *what)

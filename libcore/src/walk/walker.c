@@ -16,8 +16,6 @@
 #include "walk-run.h"
 #include "walk-testing.h"
 
-G_DEFINE_QUARK(trawl-walk-error-quark, trawl_walk_error)
-
 static void
 query_free(struct query *q)
 {
