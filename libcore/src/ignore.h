@@ -11,8 +11,9 @@
  * wins.
  *
  * Where the files come from and in which order they are consulted is the
- * walker's business (walk.c); this file also finds the repository a
- * directory belongs to and the excludes file git's configuration names.
+ * walker's business (walk/step.c, walk/replay.c); this file also finds the
+ * repository a directory belongs to and the excludes file git's
+ * configuration names.
  */
 #ifndef TRAWL_IGNORE_H
 #define TRAWL_IGNORE_H

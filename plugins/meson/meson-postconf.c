@@ -22,20 +22,17 @@
  * the caches depend on (trawl check --depfile, depfile.h), so a no-op build
  * runs no command at all. (An edge that runs every time, even one that
  * restat leaves clean, costs Ninja 1.11 a reset of its whole graph in the
- * manifest step: ~3 ms on 20,000 sources, more than the check itself.) A
- * second edge, whose command does nothing, turns "the check ran" into "the
- * stamp is newer" only when the check touched the stamp: restat.
+ * manifest step, more than the check itself.) A second edge, whose command
+ * does nothing, turns "the check ran" into "the stamp is newer" only when
+ * the check touched the stamp: restat.
  *
  * Unless the caches watch more than WATCH_LIMIT paths: then the check edge
- * runs on every build (restat), as the watch would cost more than it saves.
- */
-/* Measured with bench/meson_noop.py (docs/benchmarks.md, "Meson plugin"):
- * Ninja 1.11 stats every listed path on each build (on `big`, 38,394 paths
- * cost 166 ms a no-op against 60 ms for the whole check), and after each
- * run of the check reads the depfile in time quadratic in its length (1.1 s
- * there). At 2,000 paths the quadratic read is a few ms and the stats are
- * about what the check costs. --watch-limit N sets another limit (0: never
- * a depfile).
+ * runs on every build (restat). Ninja 1.11 stats every listed path on each
+ * build, and after each run of the check reads the depfile in time
+ * quadratic in its length, so that beyond a few thousand paths the watch
+ * costs more than the check it spares (bench/meson_noop.py; the numbers in
+ * docs/benchmarks.md, "Meson plugin"). --watch-limit N sets another limit
+ * (0: never a depfile).
  *
  * The floor (any other version, or --floor): Meson's edges are left as they
  * are. The check is a default target of its own; a change makes it fail
@@ -61,9 +58,10 @@
  * tests/meson-plugin with that Meson. */
 static const char *const verified_meson[] = {"1.0.1"};
 
-/* Meson's edge that regenerates build.ninja, at the start of a line. */
+/* Paths watched at most through a depfile (above). */
 #define WATCH_LIMIT 2000
 
+/* Meson's edge that regenerates build.ninja, at the start of a line. */
 static const char regen_edge[] = "build build.ninja: REGENERATE_BUILD ";
 
 #define CHECK_RULE "TRAWL_MESON_CHECK"

@@ -1,4 +1,4 @@
-/* trawl — libFuzzer target over the result cache's file (libcore/src/cache.c).
+/* trawl — libFuzzer target over the result cache's file (libcore/src/cache/).
  *
  * A cache file is trusted only when its header's checksums hold, so bytes
  * that are merely corrupt never reach the parser. This target writes a

@@ -40,11 +40,11 @@
 
 G_BEGIN_DECLS
 
-/* Directories read and queued before helper threads start. The sweep in
- * bench/walk_sweep.py (docs/benchmarks.md, 2026-11-29, 2 shared vCPUs) found
- * helpers slower than the serial route below 256 queued directories for
- * every file count tried, and about even above; rerun it on a machine with
- * more cores before lowering this. */
+/* Directories read and queued before helper threads start: below this many,
+ * on two cores, helpers cost a walk more than they save, whatever the
+ * number of files (bench/walk_sweep.py; the numbers in docs/benchmarks.md,
+ * "The walker's helper floor"). Rerun the sweep on a machine with more
+ * cores before lowering it. */
 #ifndef HELPER_FLOOR /* -DHELPER_FLOOR=N: bench/thread_policy.py builds variants */
 #define HELPER_FLOOR 256
 #endif
