@@ -1,8 +1,9 @@
-/* trawl — the plan's API for the rest of libcore (private; cache.c).
+/* trawl — the plan's API for the rest of libcore (private; cache/cache.c).
  *
  * A plan groups queries and walks each group once (trawl/plan.h). The result
- * cache (cache.c) runs a plan in steps of its own — group, check the stamps,
- * walk with memos or not at all — and keeps state of its own beside it. This
+ * cache (cache/cache.c) runs a plan in steps of its own — group, check the
+ * stamps, walk with memos or not at all — and keeps state of its own beside
+ * it. This
  * is what it may ask of a plan and keep with one; plan.c knows nothing of
  * caches or files (a cache's state is an opaque struct to it). The arrow
  * runs one way: cache/cache.c -> plan-shared.h.

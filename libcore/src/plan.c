@@ -1,10 +1,10 @@
 /* trawl — shared walks: queries grouped by root and traversal policy, each
  * group answered by one walk of a walker holding all its queries.
  *
- * The walker does the sharing (query.h): every directory item carries the
+ * The walker does the sharing (walk/query.h): every directory item carries the
  * set of queries that would have opened it, and every entry is matched once
  * against all their patterns. This file only groups, runs and files the
- * results per query. It knows nothing of caches: cache.c runs a plan in
+ * results per query. It knows nothing of caches: cache/cache.c runs a plan in
  * steps through plan-shared.h, and keeps its state beside it.
  */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
-/* trawl — the walker's private API for the rest of libcore (plan.c, cache.c):
- * shared walks and memos. Not installed; the command and the plugins reach
+/* trawl — the walker's private API for the rest of libcore (plan.c): shared
+ * walks and memos. Not installed; the command and the plugins reach
  * these through trawl/plan.h.
  */
 #ifndef TRAWL_WALK_SHARED_H
