@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """trawl_glob() against file(GLOB) and file(GLOB_RECURSE), in one configure.
 
-usage: glob_diff.py TRAWL [TREES] [SEED]
+usage: cmake_glob_diff.py TRAWL [TREES] [SEED]
 
 Generates TREES (default 300) random trees and, for each, calls with the
 same arguments; one CMakeLists.txt runs file() and trawl_glob() side by side

@@ -5,7 +5,7 @@ GroupSources does, 1,168 calls a configure there), a GLOB_RECURSE with
 LIST_DIRECTORIES and RELATIVE in a macro, and a source tree reached through
 '..' from the directory that globs.
 
-usage: shapes.py TRAWL
+usage: cmake_shapes.py TRAWL
 
 Each project is a git work tree with .gitignore files at two depths. What
 is asserted:

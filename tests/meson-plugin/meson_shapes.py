@@ -2,7 +2,7 @@
 """Project shapes seen when trawl was adopted in real projects, written
 here (no third-party file), with the real meson and ninja (docs/meson.md).
 
-    shapes.py TRAWL_EXE
+    meson_shapes.py TRAWL_EXE
 
 - `dotdot`: the Meson project lives two levels down in a git work tree
   (build/meson/, as zstd's does), and its meson.build files reach the
