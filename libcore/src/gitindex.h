@@ -1,5 +1,5 @@
 /* trawl — a repository's index, read as git reads it (private; included by
- * ignore.c and cache.c, and by the tests, the fuzzer and bench/).
+ * ignore.c and cache/sources.c, and by the tests, the fuzzer and bench/).
  *
  * git's rule: ignore rules apply to untracked paths only. A path the index
  * holds is never ignored, nor is a directory with tracked paths below it;

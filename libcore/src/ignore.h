@@ -11,8 +11,9 @@
  * wins.
  *
  * Where the files come from and in which order they are consulted is the
- * walker's business (walk.c); this file also finds the repository a
- * directory belongs to and the excludes file git's configuration names.
+ * walker's business (walk/step.c, walk/replay.c); this file also finds the
+ * repository a directory belongs to and the excludes file git's
+ * configuration names.
  */
 #ifndef TRAWL_IGNORE_H
 #define TRAWL_IGNORE_H
@@ -181,7 +182,7 @@ struct ignore_ctx {
   struct ignore_frame *above;  /* the frames of the directories above the root, or NULL */
   GPtrArray *custom;           /* struct ignore_file * added by the caller, relative to the root */
   pthread_mutex_t lock;        /* guards GLOBALS (held while one is read); pthread's,
-                                  as in sched.c: TSan cannot see a GMutex */
+                                  as in walk/sched.c: TSan cannot see a GMutex */
   GHashTable *globals;         /* excludes file path -> struct ignore_file * (or a NULL value) */
   pthread_mutex_t report_lock; /* guards REPORTED */
   GHashTable *reported;        /* sources of the problems reported */
@@ -205,7 +206,7 @@ struct ignore_frame *ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_fr
 
 /* What a walk of the root ROOT_ABS (absolute, links resolved) with ignore
  * FLAGS reads or looks for outside the directories it walks, for a cache to
- * stamp (cache.c): every `.git` from the root up to its work tree's top (up
+ * stamp (cache/sources.c): every `.git` from the root up to its work tree's top (up
  * to / outside one), for each of them that leads to a git directory (a
  * repository or not) its HEAD, objects and refs (whether they exist) and
  * its commondir file, the top repository's info/exclude and config, git's
@@ -220,7 +221,8 @@ enum {
   IGNORE_SOURCE_EXISTS, /* only whether it exists (and is a directory) matters */
   IGNORE_SOURCE_ENTRY,  /* only whether the name exists, a link not followed (HEAD) */
   IGNORE_SOURCE_INDEX,  /* the top repository's index: only the answers a walk had from it
-                           matter, which a cache asks again when it changed (cache.c) */
+                           matter, which a cache asks again when it changed
+                           (cache/sources.c) */
 };
 void ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArray *kinds,
                     GString *env);

@@ -322,8 +322,9 @@ def compiled_once(tmp, src):
     check("... and builds", rc, 0)
     # Another checkout of the same sources, one of them changed: compiled again.
     copy = os.path.join(tmp, "trawl-copy")
-    for part in ("cmake", "libcore", "plugins/cli"):
+    for part in ("cmake", "libcore", "plugins"):
         shutil.copytree(os.path.join(src, part), os.path.join(copy, part))
+    shutil.copy(os.path.join(src, "sources.txt"), copy)
     with open(os.path.join(copy, "plugins", "cli", "main.c"), "a") as f:
         f.write("/* changed */\n")
     with open(os.path.join(projects[2], "CMakeLists.txt")) as f:

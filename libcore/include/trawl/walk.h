@@ -116,7 +116,8 @@ TRAWL_API trawl_walker *trawl_walker_new(const trawl_walk_options *options);
 /* Release a walker; NULL is allowed. */
 TRAWL_API void trawl_walker_free(trawl_walker *w);
 
-/* Add a root directory (copied); results carry its index. */
+/* Add a root directory (copied); results carry its index. A walker given
+ * none walks ".". */
 TRAWL_API void trawl_walker_add_root(trawl_walker *w, const char *root);
 
 /* Add an include (borrowed). With no include, everything matches. */
