@@ -147,7 +147,7 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     build = argv[1]
-    lib = symbols([os.path.join(build, "libcore", "libtrawl.a")])
+    lib = symbols([os.path.join(build, "libcore", "libtrawlcore.a")])
     objs = os.path.join(build, "plugins", "cli", "trawl.p")
     # (os.listdir, not glob: Meson names a plugin's objects ".._meson_….o".)
     cli = symbols(sorted(os.path.join(objs, o) for o in os.listdir(objs) if o.endswith(".o")) +
