@@ -1,53 +1,55 @@
-/* trawl-bazel-index — every package of a Bazel workspace, indexed for trawl_glob().
+/* trawl-bazel-index — what git ignores in a Bazel workspace, per package, for trawl_glob().
  *
- * One `trawl batch` run walks the workspace once per view (everything, and
- * what git does not ignore), following directory links and entering hidden
- * directories as glob() does, leaving out what .bazelignore names and the
- * `bazel-*` links at the top. This program partitions the paths into
- * packages (a directory holding a BUILD or BUILD.bazel file owns everything
- * below it up to the next such directory, as glob() stops there) and writes
- * them as one Starlark file that glob.bzl loads:
+ * trawl_glob(gitignore = True) lets Bazel's glob() list the directories
+ * (Bazel then tracks each listing, so an edit reloads only the packages
+ * whose listings changed) and needs from trawl only where git's ignore
+ * rules cut the tree (bazel/glob.bzl). This program asks `trawl batch
+ * --cache` for the workspace walked as glob() walks it (links followed,
+ * hidden entries entered, what .bazelignore names, trawl's own directory
+ * and the `bazel-*` links at the top left out), once reading no ignore
+ * file and once as git does, and writes index.bzl:
  *
- *   PACKAGES = {"pkg": (FILES, DIRS, GI_FILES, GI_DIRS), ...}
+ *   LEFT_OUT = {"bazel-bin": None, ...}    the top-level bazel-* links
+ *   PACKAGES = {"pkg": ENTRY, ...}          every package of the walk
  *
- * DIRS is the package's directories (relative to it, the package's own
- * left out), sorted bytewise and joined by "//". FILES is a dict from a key
- * of the file's base name (the text after its last '.'; "/." for a name
- * starting with '.'; "/" for a name without '.') to the names, grouped by
- * their directory: "D//NAME/NAME//D//NAME", where D is the directory's
- * position in DIRS, in decimal, or empty for the package's own (no path
- * holds "//", no name "/"). Under a key of the first kind, a name is
- * written without ".KEY", which every one of them ends with. A pattern's
- * last segment picks the keys it can match (`*.ts` needs only "ts") and its
- * literal leading directories the directories, so trawl_glob() touches only
- * the paths it may return. Bazel's cost to read the index grows with its
- * size (docs/bazel.md), so each directory is written once per key, and as
- * a number: the `repo` fixture's is 0.7 MB, where one path per file made
- * 3.4 MB and one directory path per key 1.4 MB.
- * GI_FILES and GI_DIRS are the same for the gitignore view (GI_FILES's
- * numbers still count in DIRS), or None when equal to the full view. Every byte outside printable ASCII, and '"' and '\', is written as an
- * octal escape: the file is ASCII, and no file name can change its meaning.
- * The output holds no absolute path and no time, and is a function of the
- * tree alone (packages, keys and paths in bytewise order).
+ * ENTRY is None when git ignores nothing in the package; True when git
+ * ignores the package's own directory (everything in it); otherwise
+ * (IGN, TAINT): IGN a dict of the paths (relative to the package) that git
+ * ignores while it does not ignore their directory — files, and the
+ * topmost ignored directories, which are not entered (plus, in the top
+ * package, the LEFT_OUT links) — and TAINT a dict from each directory that
+ * holds one of those directories somewhere below it ("" the package's own)
+ * to its subdirectories that git does not ignore, sorted (subpackages are
+ * not subdirectories: glob() stops at them). Every byte outside printable
+ * ASCII, and '"' and '\', is written as an octal escape: the file is ASCII,
+ * and no file name can change its meaning. It holds no absolute path and no
+ * time and depends on the tree alone, so that it only changes when what git
+ * ignores, or where, changes (or the packages do): a file added, removed or
+ * renamed that git does not ignore leaves it as it is.
  *
- * The paths trawl prints are already in bytewise order, and taking off a
- * package's prefix keeps that order; only the grouping by key and directory
- * sorts.
+ * The index is kept as STATE/index-DIGEST.bzl, DIGEST its XXH3-128 in hex
+ * (content-addressed: an index is never another's, and one made again is
+ * the same file, so Bazel sees no change); STATE/stamp holds "DIGEST QUERIES
+ * TRAWL": the digest, a hash of the queries asked (they change with
+ * .bazelignore and the bazel-* links) and the trawl executable that wrote
+ * the cache. The newest KEPT indexes are kept.
  *
- * Usage: trawl-bazel-index --trawl EXE --root DIR --out FILE [--cache FILE]
- *                          [--state DIR] [--bump STAMP [--keep DIR --tag TAG]]
- * --state names trawl's own directory (relative to the root), never walked.
- * --bump makes STAMP hold the digest of the answers indexed (`trawl batch
- * --bump`); --keep then keeps a copy of the index as DIR/index-DIGEST-TAG.bzl,
- * which the repository rule takes instead of indexing again when the
- * wrapper's check found the stamp current (docs/bazel.md, "Freshness"). The
- * name is the answer's, so a kept index is never another answer's; the
- * three newest are kept.
- * Exit 0 on success, 2 for bad usage, 3 when trawl fails or a file cannot be
- * read or written (the message is printed).
+ * Each run first re-checks: with the same queries and trawl, and the
+ * stamp's index kept, `trawl check` says whether any answer changed; when
+ * none did, or only files that git does not ignore were added or removed
+ * (the same change in both views, no BUILD file among them), the index
+ * stands. Otherwise `trawl batch --cache` answers (reading only the
+ * directories that changed) and the index is made again. The wrapper
+ * (tools/bazel) runs this before every command; the repository rule when
+ * the wrapper did not.
+ *
+ * Usage: trawl-bazel-index --trawl EXE --root DIR --state NAME
+ * NAME is trawl's directory, relative to DIR (never walked). The index's
+ * digest is printed on stdout. Exit 0 on success, 2 for bad usage, 3 when
+ * trawl fails or a file cannot be read or written (the message is printed).
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700 /* POSIX.1-2008 and realpath() */
 #endif
 #include <dirent.h>
 #include <errno.h>
@@ -62,19 +64,27 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+/* XXH3 from the header alone, as libcore's cache file takes it. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 extern char **environ;
 
-/* The queries sent to trawl batch, by id. */
+/* The queries sent to trawl batch, by id; their labels in trawl check's
+ * output (STATE/cache.labels). */
 enum {
-  Q_FILES,     /* every file (links followed; dangling ones too, see Q_DANGLING) */
+  Q_FILES,     /* every file (links followed; a dangling link too) */
+  Q_GI_FILES,  /* the same, leaving out what git ignores */
   Q_DIRS,      /* every directory */
-  Q_DANGLING,  /* with links followed, type l is what could not be followed */
-  Q_GI_FILES,  /* the same as Q_FILES, leaving out what git ignores */
   Q_GI_DIRS,
+  Q_DANGLING,  /* BUILD and BUILD.bazel links that cannot be followed */
   N_QUERIES
 };
+static const char *const label[N_QUERIES] = {"F", "GF", "D", "GD", "B"};
+
+enum { KEPT = 3 }; /* indexes kept in STATE, the newest */
 
 /* ---- small growable buffers ------------------------------------------- */
 
@@ -457,137 +467,6 @@ read_bazelignore(const char *root, buf *excludes, size_t *n_excludes)
   free(name.data);
   free(norm.data);
 }
-
-/* The links named bazel-* in the top directory: Bazel's convenience links
- * into its output base. glob() would follow them into build outputs;
- * trawl_glob() never does (docs/bazel.md). */
-static void
-exclude_output_links(const char *root, buf *excludes, size_t *n_excludes)
-{
-  DIR *d = opendir(root);
-  if (!d)
-    fail(3, "%s: %s", root, strerror(errno));
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (strncmp(e->d_name, "bazel-", 6) != 0)
-      continue;
-    struct stat st;
-    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode))
-      continue;
-    buf tmp = {0};
-    literal_pattern(&tmp, e->d_name, strlen(e->d_name));
-    if (*n_excludes)
-      buf_byte(excludes, ',');
-    json_string(excludes, tmp.data, tmp.len);
-    free(tmp.data);
-    (*n_excludes)++;
-  }
-  closedir(d);
-}
-
-/* ---- running trawl batch ---------------------------------------------- */
-
-/* Runs `EXE batch [--cache FILE] [--bump STAMP] -` with the queries on its stdin; returns
- * its whole stdout. Its stderr (problems of the walk) goes to ours. */
-static buf
-run_trawl(const char *exe, const char *cache, const char *bump, const buf *queries)
-{
-  int in[2], out[2];
-  if (pipe(in) != 0 || pipe(out) != 0)
-    fail(3, "pipe: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_addclose(&fa, in[0]);
-  posix_spawn_file_actions_addclose(&fa, in[1]);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
-  posix_spawn_file_actions_addclose(&fa, out[1]);
-  char *argv[8];
-  int argc = 0;
-  argv[argc++] = (char *)exe;
-  argv[argc++] = (char *)"batch";
-  if (cache) {
-    argv[argc++] = (char *)"--cache";
-    argv[argc++] = (char *)cache;
-  }
-  if (bump) {
-    argv[argc++] = (char *)"--bump";
-    argv[argc++] = (char *)bump;
-  }
-  argv[argc++] = (char *)"-";
-  argv[argc] = NULL;
-  pid_t pid;
-  int rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
-    fail(3, "%s: %s", exe, strerror(rc));
-  close(in[0]);
-  close(out[1]);
-  /* trawl batch reads all of its input before it writes anything. */
-  size_t off = 0;
-  while (off < queries->len) {
-    ssize_t w = write(in[1], queries->data + off, queries->len - off);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      break; /* trawl failed; its status says why */
-    }
-    off += (size_t)w;
-  }
-  close(in[1]);
-  buf result = {0};
-  char chunk[65536];
-  for (;;) {
-    ssize_t r = read(out[0], chunk, sizeof chunk);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    buf_add(&result, chunk, (size_t)r);
-  }
-  close(out[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      fail(3, "waitpid: %s", strerror(errno));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fail(3, "%s batch failed (status %d)", exe,
-         WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-  if (!result.data)
-    buf_grow(&result, 0);
-  return result;
-}
-
-/* Splits trawl batch's output into the paths of each query. */
-static void
-parse_answers(char *text, path_list lists[N_QUERIES])
-{
-  const char *p = text;
-  buf s = {0};
-  for (int q = 0; q < N_QUERIES; q++) {
-    int id;
-    int used = 0;
-    if (sscanf(p, "{\"id\":%d,\"paths\":[%n", &id, &used) != 1 || used == 0 || id != q)
-      fail(3, "unexpected output from trawl batch (query %d)", q);
-    p += used;
-    while (*p == '"') {
-      json_read_string(&p, &s);
-      char *copy = malloc(s.len + 1);
-      if (!copy)
-        die_oom();
-      memcpy(copy, s.data ? s.data : "", s.len + 1);
-      list_add(&lists[q], copy, s.len);
-      if (*p == ',')
-        p++;
-    }
-    if (p[0] != ']' || p[1] != '}' || p[2] != '\n')
-      fail(3, "unexpected output from trawl batch (end of query %d)", q);
-    p += 3;
-  }
-  free(s.data);
-}
-
 /* ---- packages ---------------------------------------------------------- */
 
 /* An open-addressing set of package directories (paths without a
@@ -674,23 +553,6 @@ is_build_file(const char *base, size_t n)
   return (n == 5 && memcmp(base, "BUILD", 5) == 0) ||
          (n == 11 && memcmp(base, "BUILD.bazel", 11) == 0);
 }
-
-/* One entry of the index: a path relative to its package, with the
- * package's index and the base name's key. */
-typedef struct {
-  uint32_t pkg;          /* index into the sorted packages */
-  const char *rel;       /* relative to the package */
-  size_t rel_len;
-  size_t dir_len;        /* of rel's directory part (0: the package's own) */
-  const char *key;       /* key of the base name (files only) */
-  size_t key_len;
-} entry;
-
-typedef struct {
-  entry *v;
-  size_t n;
-} entry_list;
-
 /* ---- writing Starlark -------------------------------------------------- */
 
 static bool
@@ -742,236 +604,6 @@ cmp_path(const void *x, const void *y)
   return cmp_bytes(a->p, a->n, b->p, b->n);
 }
 
-/* Entries of one package, ordered by (key, directory, name). */
-static int
-cmp_key_entry(const void *x, const void *y)
-{
-  const entry *a = *(const entry *const *)x, *b = *(const entry *const *)y;
-  int c = cmp_bytes(a->key, a->key_len, b->key, b->key_len);
-  if (c)
-    return c;
-  c = cmp_bytes(a->rel, a->dir_len, b->rel, b->dir_len);
-  if (c)
-    return c;
-  return cmp_bytes(a->rel, a->rel_len, b->rel, b->rel_len);
-}
-
-/* The position of directory d[0..n) among the package's DIRS (sorted),
- * which holds every directory a file of the package is in. */
-static size_t
-dir_number(const char *d, size_t n, const entry *dirs, size_t nd)
-{
-  size_t lo = 0, hi = nd;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = cmp_bytes(dirs[mid].rel, dirs[mid].rel_len, d, n);
-    if (c == 0)
-      return mid;
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  fail(3, "a file's directory '%.*s' is not among its package's directories", (int)n, d);
-  return 0;
-}
-
-/* Writes FILES for the entries es[0..n) (see the top): each key's names
- * grouped under the number of their directory in dirs[0..nd), "" for the
- * package's own, the key's ".KEY" left off the names. */
-static void
-write_files(buf *b, entry *es, size_t n, const entry *dirs, size_t nd)
-{
-  entry **order = malloc((n ? n : 1) * sizeof *order);
-  if (!order)
-    die_oom();
-  for (size_t i = 0; i < n; i++)
-    order[i] = &es[i];
-  qsort(order, n, sizeof *order, cmp_key_entry);
-  buf_byte(b, '{');
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    if (i)
-      buf_str(b, ", ");
-    buf_byte(b, '"');
-    starlark_bytes(b, order[i]->key, order[i]->key_len);
-    buf_str(b, "\": \"");
-    /* "/." and "/" are no extension; "" (a name ending in '.') is. */
-    const size_t strip =
-      order[i]->key_len && order[i]->key[0] == '/' ? 0 : order[i]->key_len + 1;
-    const entry *dir = NULL;
-    for (; j < n && order[j]->key_len == order[i]->key_len &&
-           memcmp(order[j]->key, order[i]->key, order[i]->key_len) == 0; j++) {
-      const entry *e = order[j];
-      size_t dl = e->dir_len;
-      size_t skip = dl ? dl + 1 : 0;
-      if (!dir || dir->dir_len != dl || memcmp(dir->rel, e->rel, dl) != 0) {
-        if (dir)
-          buf_str(b, "//");
-        if (dl) {
-          char num[24];
-          snprintf(num, sizeof num, "%zu", dir_number(e->rel, dl, dirs, nd));
-          buf_str(b, num);
-        }
-        buf_str(b, "//");
-        dir = e;
-      } else {
-        buf_byte(b, '/');
-      }
-      starlark_bytes(b, e->rel + skip, e->rel_len - skip - strip);
-    }
-    buf_byte(b, '"');
-    i = j;
-  }
-  buf_byte(b, '}');
-  free(order);
-}
-
-static void
-write_dirs(buf *b, entry *es, size_t n)
-{
-  buf_byte(b, '"');
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      buf_str(b, "//");
-    starlark_bytes(b, es[i].rel, es[i].rel_len);
-  }
-  buf_byte(b, '"');
-}
-
-static bool
-same_entries(const entry *a, size_t an, const entry *b, size_t bn)
-{
-  if (an != bn)
-    return false;
-  for (size_t i = 0; i < an; i++)
-    if (cmp_bytes(a[i].rel, a[i].rel_len, b[i].rel, b[i].rel_len) != 0)
-      return false;
-  return true;
-}
-
-/* The key of a base name, as glob.bzl computes it for patterns. */
-static void
-name_key(const char *base, size_t n, const char **key, size_t *key_len)
-{
-  if (n && base[0] == '.') {
-    *key = "/.";
-    *key_len = 2;
-    return;
-  }
-  const char *dot = last_byte(base, '.', n);
-  if (!dot) {
-    *key = "/";
-    *key_len = 1;
-    return;
-  }
-  *key = dot + 1;
-  *key_len = n - (size_t)(dot + 1 - base);
-}
-
-/* Assigns each path of l to its package; paths that are themselves
- * packages (directories) or have no package are left out. Entries come out
- * grouped by package in the packages' order, each package's in path order. */
-static entry_list
-partition(const path_list *l, const pkg_set *set, const path *pkgs, size_t n_pkgs,
-          bool files)
-{
-  /* Count per package first, so that each package's entries are
-   * contiguous and keep the walk's order. */
-  size_t *count = calloc(n_pkgs + 1, sizeof *count);
-  uint32_t *which = malloc((l->n ? l->n : 1) * sizeof *which);
-  if (!count || !which)
-    die_oom();
-  /* The owner depends on the directory part alone, and the walk's order
-   * keeps a directory's names together: the last directory's is kept. */
-  const char *last_dir = NULL;
-  size_t last_dir_len = 0;
-  uint32_t last_which = UINT32_MAX;
-  for (size_t i = 0; i < l->n; i++) {
-    const path *p = &l->v[i];
-    which[i] = UINT32_MAX;
-    if (!files && pkg_has(set, p->p, p->n))
-      continue; /* a subpackage is no directory of its parent's */
-    const char *slash = last_byte(p->p, '/', p->n);
-    const size_t dlen = slash ? (size_t)(slash - p->p) : 0;
-    if (!last_dir || dlen != last_dir_len || memcmp(p->p, last_dir, dlen) != 0) {
-      last_dir = p->p;
-      last_dir_len = dlen;
-      last_which = UINT32_MAX;
-      size_t o = owner(set, p->p, p->n);
-      if (o != (size_t)-1) {
-        path key = {p->p, o};
-        const path *hit = bsearch(&key, pkgs, n_pkgs, sizeof *pkgs, cmp_path);
-        last_which = (uint32_t)(hit - pkgs);
-      }
-    }
-    if (last_which == UINT32_MAX)
-      continue;
-    which[i] = last_which;
-    count[which[i]]++;
-  }
-  size_t *start = calloc(n_pkgs + 1, sizeof *start);
-  if (!start)
-    die_oom();
-  for (size_t k = 0; k < n_pkgs; k++)
-    start[k + 1] = start[k] + count[k];
-  entry_list out = {malloc((start[n_pkgs] ? start[n_pkgs] : 1) * sizeof(entry)), start[n_pkgs]};
-  if (!out.v)
-    die_oom();
-  for (size_t i = 0; i < l->n; i++) {
-    if (which[i] == UINT32_MAX)
-      continue;
-    const path *p = &l->v[i];
-    size_t plen = pkgs[which[i]].n;
-    entry *e = &out.v[start[which[i]]++];
-    e->pkg = which[i];
-    e->rel = p->p + (plen ? plen + 1 : 0);
-    e->rel_len = p->n - (plen ? plen + 1 : 0);
-    const char *rel_slash = last_byte(e->rel, '/', e->rel_len);
-    e->dir_len = rel_slash ? (size_t)(rel_slash - e->rel) : 0;
-    if (files) {
-      const char *base = rel_slash ? rel_slash + 1 : e->rel;
-      name_key(base, e->rel_len - (size_t)(base - e->rel), &e->key, &e->key_len);
-    } else {
-      e->key = NULL;
-      e->key_len = 0;
-    }
-  }
-  free(count);
-  free(which);
-  free(start);
-  return out;
-}
-
-/* Leaves out of files the paths in dangling (both sorted bytewise). */
-static void
-subtract_sorted(path_list *files, const path_list *dangling)
-{
-  size_t w = 0, d = 0;
-  for (size_t i = 0; i < files->n; i++) {
-    while (d < dangling->n && cmp_path(&dangling->v[d], &files->v[i]) < 0)
-      d++;
-    if (d < dangling->n && cmp_path(&dangling->v[d], &files->v[i]) == 0)
-      continue;
-    files->v[w++] = files->v[i];
-  }
-  files->n = w;
-}
-
-/* The half-open range of package k's entries in a partitioned list. */
-static void
-range_of(const entry_list *l, uint32_t k, size_t *lo, size_t *hi, size_t *cursor)
-{
-  size_t i = *cursor;
-  while (i < l->n && l->v[i].pkg < k)
-    i++;
-  *lo = i;
-  while (i < l->n && l->v[i].pkg == k)
-    i++;
-  *hi = i;
-  *cursor = i;
-}
-
 /* ---- writing -------------------------------------------------------- */
 
 /* Writes O to FILE: beside it, then renamed over it, so that a reader sees
@@ -1003,42 +635,543 @@ write_file(const char *file, const buf *o)
   free(tmp.data);
 }
 
-enum { KEPT = 3 }; /* kept indexes, the newest */
-
-/* DIR/index-DIGEST-TAG.bzl: the index O under the digest STAMP holds (that
- * of the answers it was made from: trawl batch --bump wrote it). Then every
- * other kept index but the newest KEPT - 1 is removed. */
+/* The links named bazel-* in the top directory: Bazel's convenience links
+ * into an output base (this one's, or a copied workspace's). trawl does not
+ * walk them: build outputs are no sources, and an execroot links back to
+ * the whole workspace. Their names go to NAMES, sorted, so that the
+ * queries made of them are the same text for the same links. */
 static void
-keep_index(const char *dir, const char *tag, const char *stamp, const buf *o)
+exclude_output_links(const char *root, buf *excludes, size_t *n_excludes, path_list *names)
 {
-  char digest[65];
-  FILE *f = fopen(stamp, "r");
-  size_t n = f ? fread(digest, 1, 64, f) : 0;
-  if (f)
-    fclose(f);
-  digest[n] = 0;
-  if (n != 64 || strspn(digest, "0123456789abcdef") != 64)
-    fail(3, "%s: not a digest (trawl batch --bump wrote it)", stamp);
-  buf name = {0};
-  buf_str(&name, dir);
-  buf_str(&name, "/index-");
-  buf_str(&name, digest);
-  buf_str(&name, "-");
-  buf_str(&name, tag);
-  buf_str(&name, ".bzl");
-  write_file(name.data, o);
+  DIR *d = opendir(root);
+  if (!d)
+    fail(3, "%s: %s", root, strerror(errno));
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "bazel-", 6) != 0)
+      continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode))
+      continue;
+    char *copy = strdup(e->d_name);
+    if (!copy)
+      die_oom();
+    list_add(names, copy, strlen(copy));
+  }
+  closedir(d);
+  qsort(names->v, names->n, sizeof *names->v, cmp_path);
+  for (size_t i = 0; i < names->n; i++) {
+    buf tmp = {0};
+    literal_pattern(&tmp, names->v[i].p, names->v[i].n);
+    if (*n_excludes)
+      buf_byte(excludes, ',');
+    json_string(excludes, tmp.data, tmp.len);
+    free(tmp.data);
+    (*n_excludes)++;
+  }
+}
 
+/* ---- running trawl ------------------------------------------------------ */
+
+/* Runs ARGV with IN on its stdin (NULL: nothing) and returns its exit
+ * status (128 + N for a signal); its stdout goes to OUT. Its stderr
+ * (problems of the walk) goes to ours. */
+static int
+run(char *const argv[], const buf *in, buf *out)
+{
+  int to[2], from[2];
+  if (pipe(to) != 0 || pipe(from) != 0)
+    fail(3, "pipe: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+  posix_spawn_file_actions_addclose(&fa, to[0]);
+  posix_spawn_file_actions_addclose(&fa, to[1]);
+  posix_spawn_file_actions_addclose(&fa, from[0]);
+  posix_spawn_file_actions_addclose(&fa, from[1]);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    fail(3, "%s: %s", argv[0], strerror(rc));
+  close(to[0]);
+  close(from[1]);
+  /* trawl reads all of its input before it writes anything. */
+  size_t off = 0;
+  while (in && off < in->len) {
+    ssize_t w = write(to[1], in->data + off, in->len - off);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      break; /* trawl failed; its status says why */
+    }
+    off += (size_t)w;
+  }
+  close(to[1]);
+  out->len = 0;
+  buf_grow(out, 0);
+  char chunk[65536];
+  for (;;) {
+    ssize_t r = read(from[0], chunk, sizeof chunk);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    buf_add(out, chunk, (size_t)r);
+  }
+  close(from[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      fail(3, "waitpid: %s", strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Splits trawl batch's output into the paths of each query. */
+static void
+parse_answers(const char *text, path_list lists[N_QUERIES])
+{
+  const char *p = text;
+  buf s = {0};
+  for (int q = 0; q < N_QUERIES; q++) {
+    int id;
+    int used = 0;
+    if (sscanf(p, "{\"id\":%d,\"paths\":[%n", &id, &used) != 1 || used == 0 || id != q)
+      fail(3, "unexpected output from trawl batch (query %d)", q);
+    p += used;
+    while (*p == '"') {
+      json_read_string(&p, &s);
+      char *copy = malloc(s.len + 1);
+      if (!copy)
+        die_oom();
+      memcpy(copy, s.data ? s.data : "", s.len + 1);
+      list_add(&lists[q], copy, s.len);
+      if (*p == ',')
+        p++;
+    }
+    if (p[0] != ']' || p[1] != '}' || p[2] != '\n')
+      fail(3, "unexpected output from trawl batch (end of query %d)", q);
+    p += 3;
+  }
+  free(s.data);
+}
+
+/* Whether trawl check's output (with STATE/cache.labels: a label line
+ * before each query's changes, then "- PATH" and "+ PATH" lines, names
+ * shown as messages show them) says only that files git does not ignore
+ * were added or removed: the same lines under F and GF, nothing under
+ * another label, no BUILD file among them. Then the index stands. */
+static bool
+only_plain_files(const buf *out)
+{
+  const char *text = out->data ? out->data : "";
+  const char *f0 = NULL, *f1 = NULL, *g0 = NULL, *g1 = NULL;
+  const char **open_end = NULL;
+  const char *p = text;
+  while (*p) {
+    const char *eol = strchr(p, '\n');
+    const char *next = eol ? eol + 1 : p + strlen(p);
+    const size_t len = (size_t)((eol ? eol : next) - p);
+    if (len >= 2 && (p[0] == '-' || p[0] == '+') && p[1] == ' ') {
+      if (!open_end)
+        return false;
+      const char *slash = last_byte(p + 2, '/', len - 2);
+      const char *base = slash ? slash + 1 : p + 2;
+      if (is_build_file(base, (size_t)(p + len - base)))
+        return false;
+    } else if (len == 1 && p[0] == 'F' && !f0) {
+      f0 = next;
+      open_end = &f1;
+    } else if (len == 2 && memcmp(p, "GF", 2) == 0 && !g0) {
+      if (open_end)
+        *open_end = p;
+      g0 = next;
+      open_end = &g1;
+    } else {
+      return false; /* another label, or a message: it says something else */
+    }
+    p = next;
+  }
+  if (open_end)
+    *open_end = p;
+  return f0 && g0 && f1 - f0 == g1 - g0 && memcmp(f0, g0, (size_t)(f1 - f0)) == 0;
+}
+
+/* ---- the index ---------------------------------------------------------- */
+
+/* The directory part of p[0..n) ("" for a name at the top). */
+static size_t
+dir_len(const char *p, size_t n)
+{
+  const char *slash = last_byte(p, '/', n);
+  return slash ? (size_t)(slash - p) : 0;
+}
+
+/* Whether directory d[0..n) is one git does not ignore: the top, or in GD. */
+static bool
+kept_dir(const pkg_set *gd, const char *d, size_t n)
+{
+  return n == 0 || pkg_has(gd, d, n);
+}
+
+/* One path of IGN or TAINT: the package it is in, and the path itself
+ * (relative to the workspace). */
+typedef struct {
+  uint32_t pkg;
+  path p;
+} item;
+
+typedef struct {
+  item *v;
+  size_t n, cap;
+} item_list;
+
+static void
+item_add(item_list *l, uint32_t pkg, const char *p, size_t n)
+{
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 64;
+    l->v = realloc(l->v, l->cap * sizeof *l->v);
+    if (!l->v)
+      die_oom();
+  }
+  l->v[l->n].pkg = pkg;
+  l->v[l->n].p.p = (char *)p;
+  l->v[l->n].p.n = n;
+  l->n++;
+}
+
+static int
+cmp_item(const void *x, const void *y)
+{
+  const item *a = x, *b = y;
+  if (a->pkg != b->pkg)
+    return a->pkg < b->pkg ? -1 : 1;
+  return cmp_path(&a->p, &b->p);
+}
+
+/* Subdirectories by package, then by their directory (the order of the
+ * tainted directories), then by name. */
+static int
+cmp_child(const void *x, const void *y)
+{
+  const item *a = x, *b = y;
+  if (a->pkg != b->pkg)
+    return a->pkg < b->pkg ? -1 : 1;
+  int c = cmp_bytes(a->p.p, dir_len(a->p.p, a->p.n), b->p.p, dir_len(b->p.p, b->p.n));
+  return c ? c : cmp_path(&a->p, &b->p);
+}
+
+/* The package that owns p (see owner()), as its index in pkgs, or
+ * UINT32_MAX when none does. */
+static uint32_t
+owner_index(const pkg_set *set, const path_list *pkgs, const char *p, size_t n)
+{
+  size_t o = owner(set, p, n);
+  if (o == (size_t)-1)
+    return UINT32_MAX;
+  path key = {(char *)p, o};
+  const path *hit = bsearch(&key, pkgs->v, pkgs->n, sizeof *pkgs->v, cmp_path);
+  return (uint32_t)(hit - pkgs->v);
+}
+
+/* p relative to package k (which owns it). */
+static path
+relative(const path_list *pkgs, uint32_t k, const char *p, size_t n)
+{
+  size_t skip = pkgs->v[k].n ? pkgs->v[k].n + 1 : 0;
+  path r = {(char *)p + skip, n - skip};
+  return r;
+}
+
+/* Marks p's directory and every one above it, up to its package's own,
+ * as tainted (in TAINT, set and list). */
+static void
+taint_above(pkg_set *taint, item_list *tainted, const path_list *pkgs, uint32_t k,
+            const char *p, size_t n)
+{
+  const size_t top = pkgs->v[k].n;
+  size_t d = dir_len(p, n);
+  for (;;) {
+    if (d < top)
+      d = top; /* the package's own directory */
+    if (pkg_has(taint, p, d))
+      return; /* and so every one above */
+    pkg_add(taint, (char *)p, d);
+    item_add(tainted, k, p, d);
+    if (d == top)
+      return;
+    d = dir_len(p, d);
+  }
+}
+
+/* Writes index.bzl for the answers (see the top of this file) to O. */
+static void
+make_index(path_list lists[N_QUERIES], const path_list *left_out, buf *o)
+{
+  /* A dangling BUILD link makes no package (Q_DANGLING is sorted, as the
+   * files are). */
+  pkg_set dangling = {0};
+  for (size_t i = 0; i < lists[Q_DANGLING].n; i++)
+    pkg_add(&dangling, lists[Q_DANGLING].v[i].p, lists[Q_DANGLING].v[i].n);
+  pkg_set set = {0};
+  path_list pkgs = {0};
+  for (size_t i = 0; i < lists[Q_FILES].n; i++) {
+    path *p = &lists[Q_FILES].v[i];
+    const size_t d = dir_len(p->p, p->n);
+    const char *base = d ? p->p + d + 1 : p->p;
+    if (!is_build_file(base, p->n - (size_t)(base - p->p)) || pkg_has(&dangling, p->p, p->n))
+      continue;
+    if (!pkg_has(&set, p->p, d)) {
+      pkg_add(&set, p->p, d);
+      list_add(&pkgs, p->p, d);
+    }
+  }
+  qsort(pkgs.v, pkgs.n, sizeof *pkgs.v, cmp_path);
+
+  pkg_set gd = {0};
+  for (size_t i = 0; i < lists[Q_GI_DIRS].n; i++)
+    pkg_add(&gd, lists[Q_GI_DIRS].v[i].p, lists[Q_GI_DIRS].v[i].n);
+
+  /* A package whose own directory git ignores: everything in it is. */
+  bool *all_ignored = calloc(pkgs.n ? pkgs.n : 1, sizeof *all_ignored);
+  if (!all_ignored)
+    die_oom();
+  for (size_t k = 0; k < pkgs.n; k++)
+    all_ignored[k] = pkgs.v[k].n && !pkg_has(&gd, pkgs.v[k].p, pkgs.v[k].n);
+
+  /* IGN: the directories git ignores below one it does not (the walk
+   * reading no ignore file lists both), the files likewise, and the links
+   * left out at the top. TAINT: every directory above an ignored one. */
+  item_list ign = {0}, tainted = {0};
+  pkg_set taint = {0};
+  for (size_t i = 0; i < lists[Q_DIRS].n; i++) {
+    const path *p = &lists[Q_DIRS].v[i];
+    if (pkg_has(&gd, p->p, p->n) || !kept_dir(&gd, p->p, dir_len(p->p, p->n)) ||
+        pkg_has(&set, p->p, p->n))
+      continue; /* kept; below an ignored one; a package (glob() stops there) */
+    uint32_t k = owner_index(&set, &pkgs, p->p, p->n);
+    if (k == UINT32_MAX || all_ignored[k])
+      continue;
+    item_add(&ign, k, p->p, p->n);
+    taint_above(&taint, &tainted, &pkgs, k, p->p, p->n);
+  }
+  for (size_t i = 0; i < left_out->n; i++) {
+    uint32_t k = owner_index(&set, &pkgs, left_out->v[i].p, left_out->v[i].n);
+    if (k == UINT32_MAX || all_ignored[k])
+      continue;
+    item_add(&ign, k, left_out->v[i].p, left_out->v[i].n);
+    taint_above(&taint, &tainted, &pkgs, k, left_out->v[i].p, left_out->v[i].n);
+  }
+  /* Files: in Q_FILES and not in Q_GI_FILES (both sorted), in a directory
+   * git does not ignore. */
+  const path_list *f = &lists[Q_FILES], *gf = &lists[Q_GI_FILES];
+  for (size_t i = 0, j = 0; i < f->n; i++) {
+    while (j < gf->n && cmp_path(&gf->v[j], &f->v[i]) < 0)
+      j++;
+    if (j < gf->n && cmp_path(&gf->v[j], &f->v[i]) == 0)
+      continue;
+    const path *p = &f->v[i];
+    if (!kept_dir(&gd, p->p, dir_len(p->p, p->n)))
+      continue;
+    uint32_t k = owner_index(&set, &pkgs, p->p, p->n);
+    if (k == UINT32_MAX || all_ignored[k])
+      continue;
+    item_add(&ign, k, p->p, p->n);
+  }
+  qsort(ign.v, ign.n, sizeof *ign.v, cmp_item);
+  qsort(tainted.v, tainted.n, sizeof *tainted.v, cmp_item);
+
+  /* A tainted directory's subdirectories: those git does not ignore (Q_GI_DIRS,
+   * sorted, so each directory's come in order), not packages. */
+  item_list children = {0};
+  for (size_t i = 0; i < lists[Q_GI_DIRS].n; i++) {
+    const path *p = &lists[Q_GI_DIRS].v[i];
+    const size_t d = dir_len(p->p, p->n);
+    if (pkg_has(&taint, p->p, d) && !pkg_has(&set, p->p, p->n)) {
+      uint32_t k = owner_index(&set, &pkgs, p->p, p->n);
+      if (k != UINT32_MAX)
+        item_add(&children, k, p->p, p->n);
+    }
+  }
+  qsort(children.v, children.n, sizeof *children.v, cmp_child);
+
+  buf_str(o, "# Generated by trawl-bazel-index (trawl's bazel/index.c) for trawl_glob(): what\n"
+             "# git ignores in each package. Do not edit.\n"
+             "FORMAT = 3\n"
+             "LEFT_OUT = {");
+  for (size_t i = 0; i < left_out->n; i++) {
+    buf_str(o, i ? ", \"" : "\"");
+    starlark_bytes(o, left_out->v[i].p, left_out->v[i].n);
+    buf_str(o, "\": None");
+  }
+  buf_str(o, "}\nPACKAGES = {\n");
+  size_t ci = 0, ti = 0, ii = 0;
+  for (uint32_t k = 0; k < pkgs.n; k++) {
+    buf_str(o, "    \"");
+    starlark_bytes(o, pkgs.v[k].p, pkgs.v[k].n);
+    buf_str(o, "\": ");
+    const size_t i0 = ii;
+    while (ii < ign.n && ign.v[ii].pkg == k)
+      ii++;
+    if (all_ignored[k]) {
+      buf_str(o, "True,\n");
+      continue;
+    }
+    if (ii == i0) {
+      buf_str(o, "None,\n");
+      continue;
+    }
+    buf_str(o, "({");
+    for (size_t i = i0; i < ii; i++) {
+      path r = relative(&pkgs, k, ign.v[i].p.p, ign.v[i].p.n);
+      buf_str(o, i > i0 ? ", \"" : "\"");
+      starlark_bytes(o, r.p, r.n);
+      buf_str(o, "\": None");
+    }
+    buf_str(o, "}, {");
+    for (size_t t0 = ti; ti < tainted.n && tainted.v[ti].pkg == k; ti++) {
+      const path *t = &tainted.v[ti].p;
+      buf_str(o, ti > t0 ? ", \"" : "\"");
+      if (t->n > pkgs.v[k].n) {
+        path r = relative(&pkgs, k, t->p, t->n);
+        starlark_bytes(o, r.p, r.n);
+      }
+      buf_str(o, "\": [");
+      /* Its subdirectories: the children whose directory it is (both
+       * lists are in the order of those directories). */
+      while (ci < children.n && children.v[ci].pkg == k &&
+             cmp_bytes(children.v[ci].p.p, dir_len(children.v[ci].p.p, children.v[ci].p.n),
+                       t->p, t->n) < 0)
+        ci++;
+      for (size_t c0 = ci; ci < children.n && children.v[ci].pkg == k; ci++) {
+        const path *c = &children.v[ci].p;
+        const size_t cd = dir_len(c->p, c->n);
+        if (cmp_bytes(c->p, cd, t->p, t->n) != 0)
+          break;
+        buf_str(o, ci > c0 ? ", \"" : "\"");
+        const size_t skip = cd ? cd + 1 : 0;
+        starlark_bytes(o, c->p + skip, c->n - skip);
+        buf_byte(o, '"');
+      }
+      buf_byte(o, ']');
+    }
+    buf_str(o, "}),\n");
+  }
+  buf_str(o, "}\n");
+  free(all_ignored);
+  free(ign.v);
+  free(tainted.v);
+  free(children.v);
+  free(taint.slots);
+  free(gd.slots);
+  free(set.slots);
+  free(dangling.slots);
+  free(pkgs.v);
+}
+
+/* ---- the stamp and the kept indexes --------------------------------------- */
+
+/* STATE/stamp: "DIGEST QUERIES TRAWL\n" (see the top). */
+typedef struct {
+  char digest[33];   /* XXH3-128, hex; "" when there is no stamp */
+  char queries[17];  /* XXH3-64 of the queries' text */
+  buf trawl;         /* the trawl executable (resolved) that wrote the cache */
+} stamp;
+
+static void
+read_stamp(const char *file, stamp *s)
+{
+  s->digest[0] = s->queries[0] = '\0';
+  s->trawl.len = 0;
+  buf_grow(&s->trawl, 0);
+  FILE *f = fopen(file, "rb");
+  if (!f)
+    return;
+  char line[4200];
+  size_t n = fread(line, 1, sizeof line - 1, f);
+  fclose(f);
+  line[n] = '\0';
+  char *nl = memchr(line, '\n', n);
+  if (n < 32 + 1 + 16 + 1 + 1 || !nl || line[32] != ' ' || line[49] != ' ' ||
+      strspn(line, "0123456789abcdef") != 32 || strspn(line + 33, "0123456789abcdef") != 16)
+    return; /* not ours, or cut short: as good as none */
+  memcpy(s->digest, line, 32);
+  s->digest[32] = '\0';
+  memcpy(s->queries, line + 33, 16);
+  s->queries[16] = '\0';
+  buf_add(&s->trawl, line + 50, (size_t)(nl - (line + 50)));
+}
+
+static void
+hex(char *out, const void *p, size_t n)
+{
+  const unsigned char *u = p;
+  for (size_t i = 0; i < n; i++)
+    snprintf(out + 2 * i, 3, "%02x", u[i]);
+}
+
+static void
+digest_of(const buf *o, char out[33])
+{
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits(o->data, o->len));
+  hex(out, c.digest, sizeof c.digest);
+}
+
+static void
+queries_hash(const buf *q, char out[17])
+{
+  XXH64_canonical_t c;
+  XXH64_canonicalFromHash(&c, XXH3_64bits(q->data, q->len));
+  hex(out, c.digest, sizeof c.digest);
+}
+
+static char *
+state_file(const char *state, const char *name)
+{
+  buf b = {0};
+  buf_str(&b, state);
+  buf_byte(&b, '/');
+  buf_str(&b, name);
+  return b.data;
+}
+
+static char *
+kept_name(const char *state, const char *digest)
+{
+  buf b = {0};
+  buf_str(&b, state);
+  buf_str(&b, "/index-");
+  buf_str(&b, digest);
+  buf_str(&b, ".bzl");
+  return b.data;
+}
+
+/* Keeps the index O as STATE/index-DIGEST.bzl (an index already kept under
+ * that name is the same text: its time is only made the newest), then
+ * removes every other kept index but the newest KEPT - 1. */
+static void
+keep_index(const char *state, const char *digest, const buf *o)
+{
+  char *name = kept_name(state, digest);
+  if (utimensat(AT_FDCWD, name, NULL, 0) != 0) {
+    if (errno != ENOENT)
+      fail(3, "%s: %s", name, strerror(errno));
+    write_file(name, o);
+  }
   /* The others, newest first; a name vanishing meanwhile (another run's
    * pruning) is no trouble. */
-  DIR *d = opendir(dir);
+  DIR *d = opendir(state);
   if (!d)
-    fail(3, "%s: %s", dir, strerror(errno));
+    fail(3, "%s: %s", state, strerror(errno));
   struct kept {
     char *name;
     struct timespec mtime;
   } *v = NULL;
   size_t nv = 0, cap = 0;
-  const char *mine = strrchr(name.data, '/') + 1;
+  const char *mine = strrchr(name, '/') + 1;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     size_t len = strlen(e->d_name);
     if (strncmp(e->d_name, "index-", 6) != 0 || len < 10 ||
@@ -1067,147 +1200,157 @@ keep_index(const char *dir, const char *tag, const char *stamp, const buf *o)
            strcmp(v[j].name, v[i].name) < 0))
         newer++;
     if (newer >= KEPT - 1 && unlinkat(dirfd(d), v[i].name, 0) != 0 && errno != ENOENT)
-      fail(3, "%s/%s: %s", dir, v[i].name, strerror(errno));
+      fail(3, "%s/%s: %s", state, v[i].name, strerror(errno));
   }
   for (size_t i = 0; i < nv; i++)
     free(v[i].name);
   free(v);
   closedir(d);
+  free(name);
+}
+
+/* STATE/cache.labels (plugins/cli/check-labels.h): trawl check then heads
+ * each query's changes with its label, which only_plain_files() reads. */
+static void
+write_labels(const char *cache)
+{
+  buf b = {0}, name = {0};
+  buf_str(&b, "trawl check labels 1\n");
+  for (int q = 0; q < N_QUERIES; q++) {
+    buf_add(&b, label[q], strlen(label[q]) + 1);
+    buf_byte(&b, '\0'); /* no prefix */
+  }
+  buf_str(&name, cache);
+  buf_str(&name, ".labels");
+  write_file(name.data, &b);
+  free(b.data);
   free(name.data);
 }
 
-static const char usage[] =
-  "usage: trawl-bazel-index --trawl EXE --root DIR --out FILE [--cache FILE] [--state DIR] "
-  "[--bump STAMP [--keep DIR --tag TAG]] (TAG: a-z, 0-9, '-')";
+/* ---- main ------------------------------------------------------------ */
+
+static const char usage[] = "usage: trawl-bazel-index --trawl EXE --root DIR --state NAME";
 
 int
 main(int argc, char **argv)
 {
-  const char *exe = NULL, *root = NULL, *out = NULL, *cache = NULL, *state = NULL;
-  const char *bump = NULL, *keep = NULL, *tag = NULL;
+  const char *exe = NULL, *root = NULL, *state_name = NULL;
   for (int i = 1; i < argc; i++) {
     const char **slot = NULL;
     if (strcmp(argv[i], "--trawl") == 0)
       slot = &exe;
     else if (strcmp(argv[i], "--root") == 0)
       slot = &root;
-    else if (strcmp(argv[i], "--out") == 0)
-      slot = &out;
-    else if (strcmp(argv[i], "--cache") == 0)
-      slot = &cache;
     else if (strcmp(argv[i], "--state") == 0)
-      slot = &state;
-    else if (strcmp(argv[i], "--bump") == 0)
-      slot = &bump;
-    else if (strcmp(argv[i], "--keep") == 0)
-      slot = &keep;
-    else if (strcmp(argv[i], "--tag") == 0)
-      slot = &tag;
+      slot = &state_name;
     if (!slot || i + 1 == argc)
       fail(2, "%s", usage);
     *slot = argv[++i];
   }
-  /* The tag is part of a file name. */
-  if (!exe || !root || !out || (keep && (!bump || !tag)) || (tag && !keep) ||
-      (tag && (!*tag || strspn(tag, "0123456789abcdefghijklmnopqrstuvwxyz-") != strlen(tag))))
+  if (!exe || !root || !state_name || !*state_name || state_name[0] == '/')
     fail(2, "%s", usage);
+  buf state_buf = {0};
+  buf_str(&state_buf, root);
+  buf_byte(&state_buf, '/');
+  buf_str(&state_buf, state_name);
+  const char *state = state_buf.data;
+  char *cache = state_file(state, "cache");
+  char *stamp_file = state_file(state, "stamp");
+  char *trawl_path = realpath(exe, NULL);
+  if (!trawl_path)
+    fail(3, "%s: %s", exe, strerror(errno));
 
-  /* The excludes: what .bazelignore names, and the output links. */
+  /* The queries: the whole workspace, as glob() walks it, less what
+   * .bazelignore names, the output links and trawl's own directory (a
+   * package of its own that changes while Bazel runs). `.git` is listed
+   * (git ignores it) but not entered. */
   buf excludes = {0};
   size_t n_excludes = 0;
   buf_grow(&excludes, 0);
+  path_list left_out = {0};
   read_bazelignore(root, &excludes, &n_excludes);
-  exclude_output_links(root, &excludes, &n_excludes);
-  /* trawl's own directory is a package of its own (its BUILD file stops
-   * glob() there), and changes while Bazel runs: never walked. */
-  if (state)
-    exclude_tree(&excludes, &n_excludes, state, strlen(state));
-
+  exclude_output_links(root, &excludes, &n_excludes, &left_out);
+  exclude_tree(&excludes, &n_excludes, state_name, strlen(state_name));
   buf queries = {0};
   static const struct {
-    const char *type;
-    const char *ignore;
+    const char *type, *ignore, *include, *exclude;
   } q[N_QUERIES] = {
-    [Q_FILES] = {"f", "false"},   [Q_DIRS] = {"d", "false"}, [Q_DANGLING] = {"l", "false"},
-    [Q_GI_FILES] = {"f", "true"}, [Q_GI_DIRS] = {"d", "true"},
+    [Q_FILES] = {"f", "false", "\"**\"", ",\"**/.git/**\""},
+    [Q_GI_FILES] = {"f", "true", "\"**\"", ""},
+    [Q_DIRS] = {"d", "false", "\"**\"", ",\"**/.git/**\""},
+    [Q_GI_DIRS] = {"d", "true", "\"**\"", ""},
+    [Q_DANGLING] = {"l", "false", "\"**/BUILD\",\"**/BUILD.bazel\"", ""},
   };
   for (int i = 0; i < N_QUERIES; i++) {
     char head[64];
     snprintf(head, sizeof head, "{\"id\":%d,\"root\":", i);
     buf_str(&queries, head);
     json_string(&queries, root, strlen(root));
-    buf_str(&queries, ",\"include\":[\"**\"],\"exclude\":[");
+    buf_str(&queries, ",\"include\":[");
+    buf_str(&queries, q[i].include);
+    buf_str(&queries, "],\"exclude\":[");
     buf_add(&queries, excludes.data, excludes.len);
+    buf_str(&queries, n_excludes ? q[i].exclude : q[i].exclude + (*q[i].exclude == ','));
     buf_str(&queries, "],\"hidden\":true,\"follow\":true,\"ignore\":");
     buf_str(&queries, q[i].ignore);
     buf_str(&queries, ",\"type\":[\"");
     buf_str(&queries, q[i].type);
     buf_str(&queries, "\"]}\n");
   }
-  buf answers = run_trawl(exe, cache, bump, &queries);
-  path_list lists[N_QUERIES] = {{0}};
-  parse_answers(answers.data, lists);
+  char qhash[17];
+  queries_hash(&queries, qhash);
 
-  /* A dangling link is no file to glob(). */
-  subtract_sorted(&lists[Q_FILES], &lists[Q_DANGLING]);
-  subtract_sorted(&lists[Q_GI_FILES], &lists[Q_DANGLING]);
-
-  /* The packages: directories holding a BUILD or BUILD.bazel file. */
-  pkg_set set = {0};
-  path_list pkgs = {0};
-  for (size_t i = 0; i < lists[Q_FILES].n; i++) {
-    path *p = &lists[Q_FILES].v[i];
-    const char *slash = last_byte(p->p, '/', p->n);
-    const char *base = slash ? slash + 1 : p->p;
-    if (!is_build_file(base, p->n - (size_t)(base - p->p)))
-      continue;
-    size_t dir = slash ? (size_t)(slash - p->p) : 0;
-    if (!pkg_has(&set, p->p, dir)) {
-      pkg_add(&set, p->p, dir);
-      list_add(&pkgs, p->p, dir);
+  /* The index stands when the cache holds these queries' answers as the
+   * stamp's trawl wrote them, its index is kept, and the tree's answers
+   * have not changed but for files git does not ignore. */
+  stamp st = {0};
+  read_stamp(stamp_file, &st);
+  buf out = {0};
+  const bool same = st.digest[0] && strcmp(st.queries, qhash) == 0 &&
+                    strcmp(st.trawl.data, trawl_path) == 0;
+  if (same) {
+    char *kept = kept_name(state, st.digest);
+    const bool have = access(kept, R_OK) == 0;
+    free(kept);
+    if (have) {
+      char *check[] = {(char *)exe, "check", "--cache", cache, NULL};
+      int rc = run(check, NULL, &out);
+      if (rc == 0 || (rc == 1 && only_plain_files(&out))) {
+        printf("%s\n", st.digest);
+        return 0;
+      }
+      if (rc != 1)
+        fail(3, "%s check failed (status %d)", exe, rc);
     }
+  } else if (unlink(cache) != 0 && errno != ENOENT) {
+    /* Another trawl's cache, or other queries': trawl would say so, and
+     * read everything anyway. */
+    fail(3, "%s: %s", cache, strerror(errno));
   }
-  qsort(pkgs.v, pkgs.n, sizeof *pkgs.v, cmp_path);
 
-  entry_list files = partition(&lists[Q_FILES], &set, pkgs.v, pkgs.n, true);
-  entry_list dirs = partition(&lists[Q_DIRS], &set, pkgs.v, pkgs.n, false);
-  entry_list gi_files = partition(&lists[Q_GI_FILES], &set, pkgs.v, pkgs.n, true);
-  entry_list gi_dirs = partition(&lists[Q_GI_DIRS], &set, pkgs.v, pkgs.n, false);
-
-  buf o = {0};
-  buf_str(&o, "# Generated by trawl-bazel-index (trawl's bazel/index.c) for trawl_glob():\n"
-              "# every package's files and directories. Do not edit.\n"
-              "FORMAT = 2\n"
-              "PACKAGES = {\n");
-  size_t cf = 0, cd = 0, cgf = 0, cgd = 0;
-  for (uint32_t k = 0; k < pkgs.n; k++) {
-    size_t f0, f1, d0, d1, gf0, gf1, gd0, gd1;
-    range_of(&files, k, &f0, &f1, &cf);
-    range_of(&dirs, k, &d0, &d1, &cd);
-    range_of(&gi_files, k, &gf0, &gf1, &cgf);
-    range_of(&gi_dirs, k, &gd0, &gd1, &cgd);
-    buf_str(&o, "    \"");
-    starlark_bytes(&o, pkgs.v[k].p, pkgs.v[k].n);
-    buf_str(&o, "\": (");
-    write_files(&o, files.v + f0, f1 - f0, dirs.v + d0, d1 - d0);
-    buf_str(&o, ", ");
-    write_dirs(&o, dirs.v + d0, d1 - d0);
-    buf_str(&o, ", ");
-    if (same_entries(files.v + f0, f1 - f0, gi_files.v + gf0, gf1 - gf0))
-      buf_str(&o, "None");
-    else
-      write_files(&o, gi_files.v + gf0, gf1 - gf0, dirs.v + d0, d1 - d0);
-    buf_str(&o, ", ");
-    if (same_entries(dirs.v + d0, d1 - d0, gi_dirs.v + gd0, gd1 - gd0))
-      buf_str(&o, "None");
-    else
-      write_dirs(&o, gi_dirs.v + gd0, gd1 - gd0);
-    buf_str(&o, "),\n");
+  char *batch[] = {(char *)exe, "batch", "--cache", cache, "-", NULL};
+  int rc = run(batch, &queries, &out);
+  if (rc != 0)
+    fail(3, "%s batch failed (status %d)", exe, rc);
+  path_list lists[N_QUERIES] = {{0}};
+  parse_answers(out.data, lists);
+  buf index = {0};
+  make_index(lists, &left_out, &index);
+  char digest[33];
+  digest_of(&index, digest);
+  keep_index(state, digest, &index);
+  write_labels(cache);
+  if (!same || strcmp(st.digest, digest) != 0) {
+    buf s = {0};
+    buf_str(&s, digest);
+    buf_byte(&s, ' ');
+    buf_str(&s, qhash);
+    buf_byte(&s, ' ');
+    buf_str(&s, trawl_path);
+    buf_byte(&s, '\n');
+    write_file(stamp_file, &s);
+    free(s.data);
   }
-  buf_str(&o, "}\n");
-
-  write_file(out, &o);
-  if (keep)
-    keep_index(keep, tag, bump, &o);
+  printf("%s\n", digest);
   return 0;
 }
