@@ -155,7 +155,9 @@ def check(id, include, exclude = [], exclude_directories = 1, gitignore = False)
     id = "%s@%s" % (id, native.package_name())
     ignored = IGNORED.get(native.package_name(), {})
     n = native.glob(include, exclude = exclude, exclude_directories = exclude_directories)
-    want = [p for p in n if p not in ignored] if gitignore else n
+    # glob() writes ':' before a path starting with '@'; IGNORED has the
+    # path as it is on disk.
+    want = [p for p in n if (p[1:] if p.startswith(":@") else p) not in ignored] if gitignore else n
     t = trawl_glob(include, exclude = exclude, exclude_directories = exclude_directories,
                    gitignore = gitignore)
     if t == want:
