@@ -233,8 +233,8 @@ def _unknown(package):
            "after that command's check (while it ran), or trawl's walk did not enter its " +
            "directory (see the warnings printed when the index was made): run the command again.") if CHECKED else (
         "This command did not go through tools/bazel (the real binary was run, or the wrapper's " +
-        "check failed), and the Bazel server made the index before the package existed: run " +
-        "Bazel through tools/bazel (docs/bazel.md, Setup), or `bazel sync --only=trawl_index`.")
+        "check failed), and this Bazel server made the index before the package existed: run " +
+        "the command through tools/bazel (docs/bazel.md, Setup); it indexes what changed.")
     _error(("gitignore = True: package '%s' is not in trawl's index of the workspace. " % package) + how)
 
 def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty = True, *, gitignore = False):

@@ -115,7 +115,9 @@ def _trawl_index_impl(rctx):
     # beside their digest (a label of trawl itself would have Bazel hash it
     # at every start of its server).
     tool_id = rctx.path(rctx.attr._tool)
-    made = rctx.path(rctx.attr._checked if rctx.os.environ.get("TRAWL_INDEX") else rctx.attr._unchecked)
+    digest = rctx.os.environ.get("TRAWL_INDEX", "")
+    checked = len(digest) == 32 and not digest.strip("0123456789abcdef")
+    made = rctx.path(rctx.attr._checked if checked else rctx.attr._unchecked)
     trawl = tool_id.dirname.get_child("trawl")
     indexer = tool_id.dirname.get_child("trawl-bazel-index")
 
@@ -123,8 +125,7 @@ def _trawl_index_impl(rctx):
     # for it (TRAWL_INDEX, this command only): nothing runs. A change of it
     # (and only that: environ below) runs this rule again in a server, and
     # the same index linked again is no change to Bazel.
-    digest = rctx.os.environ.get("TRAWL_INDEX", "")
-    if (len(digest) == 32 and rctx.path("%s/index-%s.bzl" % (state, digest)).exists and
+    if (checked and rctx.path("%s/index-%s.bzl" % (state, digest)).exists and
         _linked(rctx, state + "/trawl", trawl) and _linked(rctx, state + "/trawl-bazel-index", indexer)):
         rctx.symlink("%s/index-%s.bzl" % (state, digest), "index.bzl")
     else:
