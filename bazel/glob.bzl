@@ -32,8 +32,7 @@ docs/bazel.md has the semantics, the errors and the limits; tests/bazel/
 compares the answers with native glob() in real Bazel.
 """
 
-load("@trawl_index//:index.bzl", "LEFT_OUT", "PACKAGES")
-load("@trawl_index//:made.bzl", "CHECKED")
+load("@trawl_index//:index.bzl", "CHECKED", "LEFT_OUT", "PACKAGES")
 
 _TERMINATORS = ("\n", "\r", "\205")
 

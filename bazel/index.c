@@ -11,6 +11,7 @@
  *
  *   LEFT_OUT = {"bazel-bin": None, ...}    the top-level bazel-* links
  *   PACKAGES = {"pkg": ENTRY, ...}          every package of the walk
+ *   CHECKED = True
  *
  * ENTRY is None when git ignores nothing in the package; True when git
  * ignores the package's own directory (everything in it); otherwise
@@ -25,7 +26,10 @@
  * and no file name can change its meaning. It holds no absolute path and no
  * time and depends on the tree alone, so that it only changes when what git
  * ignores, or where, changes (or the packages do): a file added, removed or
- * renamed that git does not ignore leaves it as it is.
+ * renamed that git does not ignore leaves it as it is. CHECKED says that
+ * the command ran through the wrapper: the repository rule links a kept
+ * index only for the wrapper, and writes False in the copy it makes when it
+ * indexes itself (glob.bzl's message about a package it does not know).
  *
  * The index is kept as STATE/index-DIGEST.bzl, DIGEST its XXH3-128 in hex
  * (content-addressed: an index is never another's, and one made again is
@@ -429,9 +433,10 @@ exclude_tree(buf *excludes, size_t *n_excludes, const char *p, size_t n)
   *n_excludes += 2;
 }
 
-/* Reads ROOT/.bazelignore (if any) into the excludes. */
+/* Reads ROOT/.bazelignore (if any) into the excludes; the paths it names
+ * that are top-level names go to TOP too. */
 static void
-read_bazelignore(const char *root, buf *excludes, size_t *n_excludes)
+read_bazelignore(const char *root, buf *excludes, size_t *n_excludes, path_list *top)
 {
   buf name = {0}, norm = {0};
   buf_str(&name, root);
@@ -457,8 +462,15 @@ read_bazelignore(const char *root, buf *excludes, size_t *n_excludes)
     size_t j = i;
     while (j < text.len && text.data[j] != '\n' && text.data[j] != '\r')
       j++;
-    if (normalise_ignore_line(text.data + i, j - i, &norm))
+    if (normalise_ignore_line(text.data + i, j - i, &norm)) {
       exclude_tree(excludes, n_excludes, norm.data, norm.len);
+      if (!memchr(norm.data, '/', norm.len)) {
+        char *copy = strdup(norm.data);
+        if (!copy)
+          die_oom();
+        list_add(top, copy, norm.len);
+      }
+    }
     if (j < text.len && text.data[j] == '\r' && j + 1 < text.len && text.data[j + 1] == '\n')
       j++;
     i = j + 1;
@@ -757,48 +769,7 @@ parse_answers(const char *text, path_list lists[N_QUERIES])
   free(s.data);
 }
 
-/* Whether trawl check's output (with STATE/cache.labels: a label line
- * before each query's changes, then "- PATH" and "+ PATH" lines, names
- * shown as messages show them) says only that files git does not ignore
- * were added or removed: the same lines under F and GF, nothing under
- * another label, no BUILD file among them. Then the index stands. */
-static bool
-only_plain_files(const buf *out)
-{
-  const char *text = out->data ? out->data : "";
-  const char *f0 = NULL, *f1 = NULL, *g0 = NULL, *g1 = NULL;
-  const char **open_end = NULL;
-  const char *p = text;
-  while (*p) {
-    const char *eol = strchr(p, '\n');
-    const char *next = eol ? eol + 1 : p + strlen(p);
-    const size_t len = (size_t)((eol ? eol : next) - p);
-    if (len >= 2 && (p[0] == '-' || p[0] == '+') && p[1] == ' ') {
-      if (!open_end)
-        return false;
-      const char *slash = last_byte(p + 2, '/', len - 2);
-      const char *base = slash ? slash + 1 : p + 2;
-      if (is_build_file(base, (size_t)(p + len - base)))
-        return false;
-    } else if (len == 1 && p[0] == 'F' && !f0) {
-      f0 = next;
-      open_end = &f1;
-    } else if (len == 2 && memcmp(p, "GF", 2) == 0 && !g0) {
-      if (open_end)
-        *open_end = p;
-      g0 = next;
-      open_end = &g1;
-    } else {
-      return false; /* another label, or a message: it says something else */
-    }
-    p = next;
-  }
-  if (open_end)
-    *open_end = p;
-  return f0 && g0 && f1 - f0 == g1 - g0 && memcmp(f0, g0, (size_t)(f1 - f0)) == 0;
-}
-
-/* ---- the index ---------------------------------------------------------- */
+/* ---- what each part of the walk says ------------------------------------- */
 
 /* The directory part of p[0..n) ("" for a name at the top). */
 static size_t
@@ -808,12 +779,135 @@ dir_len(const char *p, size_t n)
   return slash ? (size_t)(slash - p) : 0;
 }
 
+/* What the index is made of, for one part of the walk or merged from all:
+ * every list sorted bytewise. */
+typedef struct {
+  path_list builds;    /* BUILD and BUILD.bazel files that are no dangling link */
+  path_list kept;      /* directories git does not ignore */
+  path_list ign_dirs;  /* directories git ignores, in one it does not */
+  path_list ign_files; /* files git ignores, in a directory it does not */
+} facts;
+
+enum { N_FACTS = 4 };
+static const char fact_kind[N_FACTS] = {'b', 'k', 'd', 'f'};
+
+static path_list *
+fact_list(facts *f, int i)
+{
+  path_list *l[N_FACTS] = {&f->builds, &f->kept, &f->ign_dirs, &f->ign_files};
+  return l[i];
+}
+
 /* Whether directory d[0..n) is one git does not ignore: the top, or in GD. */
 static bool
 kept_dir(const pkg_set *gd, const char *d, size_t n)
 {
   return n == 0 || pkg_has(gd, d, n);
 }
+
+/* One part's facts from trawl batch's answers to its queries. */
+static void
+summarize(path_list lists[N_QUERIES], facts *out)
+{
+  pkg_set dangling = {0}, gd = {0};
+  for (size_t i = 0; i < lists[Q_DANGLING].n; i++)
+    pkg_add(&dangling, lists[Q_DANGLING].v[i].p, lists[Q_DANGLING].v[i].n);
+  for (size_t i = 0; i < lists[Q_GI_DIRS].n; i++) {
+    pkg_add(&gd, lists[Q_GI_DIRS].v[i].p, lists[Q_GI_DIRS].v[i].n);
+    list_add(&out->kept, lists[Q_GI_DIRS].v[i].p, lists[Q_GI_DIRS].v[i].n);
+  }
+  for (size_t i = 0; i < lists[Q_FILES].n; i++) {
+    const path *p = &lists[Q_FILES].v[i];
+    const size_t d = dir_len(p->p, p->n);
+    const char *base = d ? p->p + d + 1 : p->p;
+    if (is_build_file(base, p->n - (size_t)(base - p->p)) && !pkg_has(&dangling, p->p, p->n))
+      list_add(&out->builds, p->p, p->n);
+  }
+  /* Ignored: listed by the walk that reads no ignore file, not by the one
+   * that does, below a directory git does not ignore (the lists are
+   * sorted: one pass each). */
+  for (size_t i = 0; i < lists[Q_DIRS].n; i++) {
+    const path *p = &lists[Q_DIRS].v[i];
+    if (!pkg_has(&gd, p->p, p->n) && kept_dir(&gd, p->p, dir_len(p->p, p->n)))
+      list_add(&out->ign_dirs, p->p, p->n);
+  }
+  const path_list *f = &lists[Q_FILES], *gf = &lists[Q_GI_FILES];
+  for (size_t i = 0, j = 0; i < f->n; i++) {
+    while (j < gf->n && cmp_path(&gf->v[j], &f->v[i]) < 0)
+      j++;
+    if (j < gf->n && cmp_path(&gf->v[j], &f->v[i]) == 0)
+      continue;
+    if (kept_dir(&gd, f->v[i].p, dir_len(f->v[i].p, f->v[i].n)))
+      list_add(&out->ign_files, f->v[i].p, f->v[i].n);
+  }
+  free(dangling.slots);
+  free(gd.slots);
+}
+
+/* A part's facts as a file: per fact, its kind byte, the path, NUL. */
+static void
+write_facts(const char *file, facts *f)
+{
+  buf b = {0};
+  buf_grow(&b, 0);
+  for (int k = 0; k < N_FACTS; k++) {
+    const path_list *l = fact_list(f, k);
+    for (size_t i = 0; i < l->n; i++) {
+      buf_byte(&b, fact_kind[k]);
+      buf_add(&b, l->v[i].p, l->v[i].n);
+      buf_byte(&b, '\0');
+    }
+  }
+  write_file(file, &b);
+  free(b.data);
+}
+
+/* Adds a part's facts file to F (its paths point into the file's text,
+ * which is kept); false when it cannot be read or is not such a file. */
+static bool
+read_facts(const char *file, facts *f)
+{
+  FILE *in = fopen(file, "rb");
+  if (!in)
+    return false;
+  buf text = {0};
+  char chunk[65536];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, in)) > 0)
+    buf_add(&text, chunk, got);
+  const bool ok = !ferror(in);
+  fclose(in);
+  if (!ok)
+    return false;
+  for (size_t i = 0; i < text.len;) {
+    const char *nul = memchr(text.data + i + 1, '\0', text.len - i - 1);
+    const char *k = memchr(fact_kind, text.data[i], N_FACTS);
+    if (!nul || !k)
+      return false;
+    list_add(fact_list(f, (int)(k - fact_kind)), text.data + i + 1,
+             (size_t)(nul - (text.data + i + 1)));
+    i = (size_t)(nul - text.data) + 1;
+  }
+  return true;
+}
+
+/* Sorts each list and drops repeats (a top-level directory is in the top's
+ * part and its own). */
+static void
+settle_facts(facts *f)
+{
+  for (int k = 0; k < N_FACTS; k++) {
+    path_list *l = fact_list(f, k);
+    qsort(l->v, l->n, sizeof *l->v, cmp_path);
+    size_t w = 0;
+    for (size_t i = 0; i < l->n; i++)
+      if (!w || cmp_path(&l->v[w - 1], &l->v[i]) != 0)
+        l->v[w++] = l->v[i];
+    l->n = w;
+  }
+}
+
+/* ---- the index ---------------------------------------------------------- */
 
 /* One path of IGN or TAINT: the package it is in, and the path itself
  * (relative to the workspace). */
@@ -906,33 +1000,25 @@ taint_above(pkg_set *taint, item_list *tainted, const path_list *pkgs, uint32_t 
   }
 }
 
-/* Writes index.bzl for the answers (see the top of this file) to O. */
+/* Writes index.bzl for the facts of the whole walk (see the top of this
+ * file) to O. */
 static void
-make_index(path_list lists[N_QUERIES], const path_list *left_out, buf *o)
+make_index(const facts *all, const path_list *left_out, buf *o)
 {
-  /* A dangling BUILD link makes no package (Q_DANGLING is sorted, as the
-   * files are). */
-  pkg_set dangling = {0};
-  for (size_t i = 0; i < lists[Q_DANGLING].n; i++)
-    pkg_add(&dangling, lists[Q_DANGLING].v[i].p, lists[Q_DANGLING].v[i].n);
   pkg_set set = {0};
   path_list pkgs = {0};
-  for (size_t i = 0; i < lists[Q_FILES].n; i++) {
-    path *p = &lists[Q_FILES].v[i];
+  for (size_t i = 0; i < all->builds.n; i++) {
+    const path *p = &all->builds.v[i];
     const size_t d = dir_len(p->p, p->n);
-    const char *base = d ? p->p + d + 1 : p->p;
-    if (!is_build_file(base, p->n - (size_t)(base - p->p)) || pkg_has(&dangling, p->p, p->n))
-      continue;
     if (!pkg_has(&set, p->p, d)) {
       pkg_add(&set, p->p, d);
       list_add(&pkgs, p->p, d);
     }
   }
   qsort(pkgs.v, pkgs.n, sizeof *pkgs.v, cmp_path);
-
   pkg_set gd = {0};
-  for (size_t i = 0; i < lists[Q_GI_DIRS].n; i++)
-    pkg_add(&gd, lists[Q_GI_DIRS].v[i].p, lists[Q_GI_DIRS].v[i].n);
+  for (size_t i = 0; i < all->kept.n; i++)
+    pkg_add(&gd, all->kept.v[i].p, all->kept.v[i].n);
 
   /* A package whose own directory git ignores: everything in it is. */
   bool *all_ignored = calloc(pkgs.n ? pkgs.n : 1, sizeof *all_ignored);
@@ -941,55 +1027,39 @@ make_index(path_list lists[N_QUERIES], const path_list *left_out, buf *o)
   for (size_t k = 0; k < pkgs.n; k++)
     all_ignored[k] = pkgs.v[k].n && !pkg_has(&gd, pkgs.v[k].p, pkgs.v[k].n);
 
-  /* IGN: the directories git ignores below one it does not (the walk
-   * reading no ignore file lists both), the files likewise, and the links
-   * left out at the top. TAINT: every directory above an ignored one. */
+  /* IGN: the ignored directories (not packages: glob() stops at those),
+   * the links left out at the top, the ignored files. TAINT: every
+   * directory above an ignored directory or a link left out. */
   item_list ign = {0}, tainted = {0};
   pkg_set taint = {0};
-  for (size_t i = 0; i < lists[Q_DIRS].n; i++) {
-    const path *p = &lists[Q_DIRS].v[i];
-    if (pkg_has(&gd, p->p, p->n) || !kept_dir(&gd, p->p, dir_len(p->p, p->n)) ||
-        pkg_has(&set, p->p, p->n))
-      continue; /* kept; below an ignored one; a package (glob() stops there) */
-    uint32_t k = owner_index(&set, &pkgs, p->p, p->n);
-    if (k == UINT32_MAX || all_ignored[k])
-      continue;
-    item_add(&ign, k, p->p, p->n);
-    taint_above(&taint, &tainted, &pkgs, k, p->p, p->n);
+  const path_list *below[2] = {&all->ign_dirs, left_out};
+  for (int b = 0; b < 2; b++) {
+    for (size_t i = 0; i < below[b]->n; i++) {
+      const path *p = &below[b]->v[i];
+      if (pkg_has(&set, p->p, p->n))
+        continue;
+      uint32_t k = owner_index(&set, &pkgs, p->p, p->n);
+      if (k == UINT32_MAX || all_ignored[k])
+        continue;
+      item_add(&ign, k, p->p, p->n);
+      taint_above(&taint, &tainted, &pkgs, k, p->p, p->n);
+    }
   }
-  for (size_t i = 0; i < left_out->n; i++) {
-    uint32_t k = owner_index(&set, &pkgs, left_out->v[i].p, left_out->v[i].n);
-    if (k == UINT32_MAX || all_ignored[k])
-      continue;
-    item_add(&ign, k, left_out->v[i].p, left_out->v[i].n);
-    taint_above(&taint, &tainted, &pkgs, k, left_out->v[i].p, left_out->v[i].n);
-  }
-  /* Files: in Q_FILES and not in Q_GI_FILES (both sorted), in a directory
-   * git does not ignore. */
-  const path_list *f = &lists[Q_FILES], *gf = &lists[Q_GI_FILES];
-  for (size_t i = 0, j = 0; i < f->n; i++) {
-    while (j < gf->n && cmp_path(&gf->v[j], &f->v[i]) < 0)
-      j++;
-    if (j < gf->n && cmp_path(&gf->v[j], &f->v[i]) == 0)
-      continue;
-    const path *p = &f->v[i];
-    if (!kept_dir(&gd, p->p, dir_len(p->p, p->n)))
-      continue;
+  for (size_t i = 0; i < all->ign_files.n; i++) {
+    const path *p = &all->ign_files.v[i];
     uint32_t k = owner_index(&set, &pkgs, p->p, p->n);
-    if (k == UINT32_MAX || all_ignored[k])
-      continue;
-    item_add(&ign, k, p->p, p->n);
+    if (k != UINT32_MAX && !all_ignored[k])
+      item_add(&ign, k, p->p, p->n);
   }
   qsort(ign.v, ign.n, sizeof *ign.v, cmp_item);
   qsort(tainted.v, tainted.n, sizeof *tainted.v, cmp_item);
 
-  /* A tainted directory's subdirectories: those git does not ignore (Q_GI_DIRS,
-   * sorted, so each directory's come in order), not packages. */
+  /* A tainted directory's subdirectories: those git does not ignore, not
+   * packages. */
   item_list children = {0};
-  for (size_t i = 0; i < lists[Q_GI_DIRS].n; i++) {
-    const path *p = &lists[Q_GI_DIRS].v[i];
-    const size_t d = dir_len(p->p, p->n);
-    if (pkg_has(&taint, p->p, d) && !pkg_has(&set, p->p, p->n)) {
+  for (size_t i = 0; i < all->kept.n; i++) {
+    const path *p = &all->kept.v[i];
+    if (pkg_has(&taint, p->p, dir_len(p->p, p->n)) && !pkg_has(&set, p->p, p->n)) {
       uint32_t k = owner_index(&set, &pkgs, p->p, p->n);
       if (k != UINT32_MAX)
         item_add(&children, k, p->p, p->n);
@@ -1059,7 +1129,7 @@ make_index(path_list lists[N_QUERIES], const path_list *left_out, buf *o)
     }
     buf_str(o, "}),\n");
   }
-  buf_str(o, "}\n");
+  buf_str(o, "}\nCHECKED = True\n");
   free(all_ignored);
   free(ign.v);
   free(tainted.v);
@@ -1067,7 +1137,6 @@ make_index(path_list lists[N_QUERIES], const path_list *left_out, buf *o)
   free(taint.slots);
   free(gd.slots);
   free(set.slots);
-  free(dangling.slots);
   free(pkgs.v);
 }
 
@@ -1209,27 +1278,269 @@ keep_index(const char *state, const char *digest, const buf *o)
   free(name);
 }
 
-/* STATE/cache.labels (plugins/cli/check-labels.h): trawl check then heads
- * each query's changes with its label, which only_plain_files() reads. */
+
+/* ---- the parts of the walk ------------------------------------------------ */
+
+/* The walk is cut in parts, each with its own cache, so that an edit costs
+ * a check of its part: trawl check reads and writes a whole cache file
+ * when anything in it changed. A part is the top directory's own entries
+ * ("", the pattern `*`), or one directory at the top and all below it. */
+typedef struct {
+  path name;      /* "" or the top-level directory */
+  char id[17];    /* XXH64 of the name, in hex: its files in STATE/parts/ */
+  buf queries;    /* its queries, as trawl batch reads them */
+  bool redo;      /* its facts are to be made again */
+} part;
+
+typedef struct {
+  part *v;
+  size_t n, cap;
+} part_list;
+
+/* Appends the five queries of the part whose include prefix is PREFIX
+ * (a pattern: "" for the top's own entries, else "DIR/") to Q. */
 static void
-write_labels(const char *cache)
+part_queries(buf *q, const char *root, const buf *prefix, const buf *excludes, size_t n_excludes)
 {
-  buf b = {0}, name = {0};
+  static const struct {
+    const char *type, *ignore, *last, *exclude;
+  } spec[N_QUERIES] = {
+    [Q_FILES] = {"f", "false", "**", "**/.git/**"},
+    [Q_GI_FILES] = {"f", "true", "**", NULL},
+    [Q_DIRS] = {"d", "false", "**", "**/.git/**"},
+    [Q_GI_DIRS] = {"d", "true", "**", NULL},
+    [Q_DANGLING] = {"l", "false", "**/BUILD", NULL},
+  };
+  for (int i = 0; i < N_QUERIES; i++) {
+    char head[64];
+    snprintf(head, sizeof head, "{\"id\":%d,\"root\":", i);
+    buf_str(q, head);
+    json_string(q, root, strlen(root));
+    buf_str(q, ",\"include\":[");
+    /* Two patterns for BUILD and BUILD.bazel; and a directory's part lists
+     * the directory itself, so that its facts know whether git ignores it. */
+    const bool dirs = i == Q_DIRS || i == Q_GI_DIRS;
+    for (int b = 0; b < (i == Q_DANGLING || (dirs && prefix->len) ? 2 : 1); b++) {
+      buf tmp = {0};
+      buf_add(&tmp, prefix->data ? prefix->data : "", prefix->len);
+      if (!prefix->len) /* the top's own entries */
+        buf_str(&tmp, i == Q_DANGLING ? (b ? "BUILD.bazel" : "BUILD") : "*");
+      else if (i == Q_DANGLING)
+        buf_str(&tmp, b ? "**/BUILD.bazel" : "**/BUILD");
+      else if (dirs && b)
+        tmp.len--; /* "DIR" */
+      else
+        buf_str(&tmp, spec[i].last);
+      if (b)
+        buf_byte(q, ',');
+      json_string(q, tmp.data, tmp.len);
+      free(tmp.data);
+    }
+    buf_str(q, "],\"exclude\":[");
+    buf_add(q, excludes->data, excludes->len);
+    if (spec[i].exclude) {
+      if (n_excludes)
+        buf_byte(q, ',');
+      buf_byte(q, '"');
+      buf_str(q, spec[i].exclude);
+      buf_byte(q, '"');
+    }
+    buf_str(q, "],\"hidden\":true,\"follow\":true,\"ignore\":");
+    buf_str(q, spec[i].ignore);
+    buf_str(q, ",\"type\":[\"");
+    buf_str(q, spec[i].type);
+    buf_str(q, "\"]}\n");
+  }
+}
+
+static bool
+listed(const path_list *l, const char *name)
+{
+  for (size_t i = 0; i < l->n; i++)
+    if (l->v[i].n == strlen(name) && memcmp(l->v[i].p, name, l->v[i].n) == 0)
+      return true;
+  return false;
+}
+
+/* The parts: the top's own entries, and each directory at the top (a link
+ * to one too) but .git, trawl's own directory, a link left out, or one
+ * .bazelignore names (NOT). Sorted, so that the queries are the same text
+ * for the same tree. */
+static void
+make_parts(const char *root, const char *state_name, const path_list *not, const buf *excludes,
+           size_t n_excludes, part_list *parts)
+{
+  DIR *d = opendir(root);
+  if (!d)
+    fail(3, "%s: %s", root, strerror(errno));
+  path_list names = {0};
+  list_add(&names, strdup(""), 0);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    struct stat st;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+        strcmp(e->d_name, ".git") == 0 || strcmp(e->d_name, state_name) == 0 ||
+        listed(not, e->d_name) || fstatat(dirfd(d), e->d_name, &st, 0) != 0 ||
+        !S_ISDIR(st.st_mode))
+      continue;
+    char *copy = strdup(e->d_name);
+    if (!copy)
+      die_oom();
+    list_add(&names, copy, strlen(copy));
+  }
+  closedir(d);
+  qsort(names.v, names.n, sizeof *names.v, cmp_path);
+  parts->v = calloc(names.n, sizeof *parts->v);
+  if (!parts->v)
+    die_oom();
+  parts->n = names.n;
+  for (size_t k = 0; k < names.n; k++) {
+    part *p = &parts->v[k];
+    p->name = names.v[k];
+    XXH64_canonical_t c;
+    XXH64_canonicalFromHash(&c, XXH3_64bits(p->name.p, p->name.n));
+    hex(p->id, c.digest, sizeof c.digest);
+    buf prefix = {0};
+    if (p->name.n) {
+      literal_pattern(&prefix, p->name.p, p->name.n);
+      buf_byte(&prefix, '/');
+    }
+    part_queries(&p->queries, root, &prefix, excludes, n_excludes);
+    free(prefix.data);
+  }
+  free(names.v);
+}
+
+/* STATE/parts/ID.NAME */
+static char *
+part_file(const char *state, const part *p, const char *suffix)
+{
+  buf b = {0};
+  buf_str(&b, state);
+  buf_str(&b, "/parts/");
+  buf_str(&b, p->id);
+  buf_str(&b, suffix);
+  return b.data;
+}
+
+/* The part's cache.labels (plugins/cli/check-labels.h): trawl check then
+ * heads each query's changes with "LABEL K", K the part's place, which
+ * classify() reads. */
+static void
+write_labels(const char *state, const part *p, size_t k)
+{
+  buf b = {0};
   buf_str(&b, "trawl check labels 1\n");
   for (int q = 0; q < N_QUERIES; q++) {
-    buf_add(&b, label[q], strlen(label[q]) + 1);
+    char text[64];
+    snprintf(text, sizeof text, "%s %zu", label[q], k);
+    buf_add(&b, text, strlen(text) + 1);
     buf_byte(&b, '\0'); /* no prefix */
   }
-  buf_str(&name, cache);
-  buf_str(&name, ".labels");
-  write_file(name.data, &b);
+  char *name = part_file(state, p, ".cache.labels");
+  write_file(name, &b);
+  free(name);
   free(b.data);
-  free(name.data);
+}
+
+/* Marks the parts whose facts trawl check's output OUT (see write_labels()
+ * and only_plain_files()) says may have changed: any but those where only
+ * files git does not ignore were added or removed (the same lines under F
+ * and GF, no BUILD file among them). False when the output cannot be read
+ * so (a message, or no change at all although the status said one): then
+ * every part is to be made again. */
+static bool
+classify(const buf *out, part_list *parts)
+{
+  const char *text = out->data ? out->data : "";
+  size_t n = parts->n;
+  /* Per part: where its F and GF lines start and end; whether anything
+   * else changed. */
+  const char **f0 = calloc(4 * n + 1, sizeof *f0);
+  bool *other = calloc(n + 1, sizeof *other);
+  if (!f0 || !other)
+    die_oom();
+  const char **f1 = f0 + n, **g0 = f0 + 2 * n, **g1 = f0 + 3 * n;
+  const char **open_end = NULL;
+  size_t cur = SIZE_MAX;
+  bool any = false, readable = true;
+  for (const char *p = text; *p && readable;) {
+    const char *eol = strchr(p, '\n');
+    const char *next = eol ? eol + 1 : p + strlen(p);
+    const size_t len = (size_t)((eol ? eol : next) - p);
+    if (len >= 2 && (p[0] == '-' || p[0] == '+') && p[1] == ' ') {
+      if (cur == SIZE_MAX) {
+        readable = false;
+        break;
+      }
+      const char *slash = last_byte(p + 2, '/', len - 2);
+      const char *base = slash ? slash + 1 : p + 2;
+      if (is_build_file(base, (size_t)(p + len - base)))
+        other[cur] = true;
+    } else {
+      /* A header: "LABEL K". */
+      if (open_end)
+        *open_end = p;
+      open_end = NULL;
+      const char *sp = memchr(p, ' ', len);
+      char *end = NULL;
+      unsigned long k = sp ? strtoul(sp + 1, &end, 10) : 0;
+      if (!sp || end != p + len || k >= n) {
+        readable = false;
+        break;
+      }
+      cur = k;
+      any = true;
+      const size_t ll = (size_t)(sp - p);
+      if (ll == 1 && p[0] == 'F' && !f0[k]) {
+        f0[k] = next;
+        open_end = &f1[k];
+      } else if (ll == 2 && memcmp(p, "GF", 2) == 0 && !g0[k]) {
+        g0[k] = next;
+        open_end = &g1[k];
+      } else {
+        other[k] = true;
+      }
+    }
+    p = next;
+  }
+  if (open_end)
+    *open_end = text + strlen(text);
+  for (size_t k = 0; readable && k < n; k++) {
+    if (!f0[k] && !g0[k] && !other[k])
+      continue; /* unchanged */
+    parts->v[k].redo = other[k] || !f0[k] || !g0[k] || f1[k] - f0[k] != g1[k] - g0[k] ||
+                       memcmp(f0[k], g0[k], (size_t)(f1[k] - f0[k])) != 0;
+  }
+  free(f0);
+  free(other);
+  return readable && any;
 }
 
 /* ---- main ------------------------------------------------------------ */
 
 static const char usage[] = "usage: trawl-bazel-index --trawl EXE --root DIR --state NAME";
+
+/* Makes part K's facts again: trawl batch --cache answers its queries
+ * (reading only what changed since the cache), and they are summed up in
+ * STATE/parts/ID.facts. */
+static void
+redo_part(const char *exe, const char *state, part *p, size_t k, facts *f)
+{
+  char *cache = part_file(state, p, ".cache");
+  char *batch[] = {(char *)exe, "batch", "--cache", cache, "-", NULL};
+  buf out = {0};
+  int rc = run(batch, &p->queries, &out);
+  if (rc != 0)
+    fail(3, "%s batch failed (status %d)", exe, rc);
+  path_list lists[N_QUERIES] = {{0}};
+  parse_answers(out.data, lists);
+  summarize(lists, f);
+  char *name = part_file(state, p, ".facts");
+  write_facts(name, f);
+  write_labels(state, p, k);
+  free(name);
+  free(cache);
+}
 
 int
 main(int argc, char **argv)
@@ -1247,99 +1558,107 @@ main(int argc, char **argv)
       fail(2, "%s", usage);
     *slot = argv[++i];
   }
-  if (!exe || !root || !state_name || !*state_name || state_name[0] == '/')
+  if (!exe || !root || !state_name || !*state_name || strchr(state_name, '/'))
     fail(2, "%s", usage);
   buf state_buf = {0};
   buf_str(&state_buf, root);
   buf_byte(&state_buf, '/');
   buf_str(&state_buf, state_name);
   const char *state = state_buf.data;
-  char *cache = state_file(state, "cache");
   char *stamp_file = state_file(state, "stamp");
+  char *parts_dir = state_file(state, "parts");
   char *trawl_path = realpath(exe, NULL);
   if (!trawl_path)
     fail(3, "%s: %s", exe, strerror(errno));
 
   /* The queries: the whole workspace, as glob() walks it, less what
    * .bazelignore names, the output links and trawl's own directory (a
-   * package of its own that changes while Bazel runs). `.git` is listed
-   * (git ignores it) but not entered. */
+   * package of its own that changes while Bazel runs), cut in parts. `.git`
+   * is listed (git ignores it) but not entered. */
   buf excludes = {0};
   size_t n_excludes = 0;
   buf_grow(&excludes, 0);
-  path_list left_out = {0};
-  read_bazelignore(root, &excludes, &n_excludes);
+  path_list left_out = {0}, not_parts = {0};
+  read_bazelignore(root, &excludes, &n_excludes, &not_parts);
   exclude_output_links(root, &excludes, &n_excludes, &left_out);
   exclude_tree(&excludes, &n_excludes, state_name, strlen(state_name));
-  buf queries = {0};
-  static const struct {
-    const char *type, *ignore, *include, *exclude;
-  } q[N_QUERIES] = {
-    [Q_FILES] = {"f", "false", "\"**\"", ",\"**/.git/**\""},
-    [Q_GI_FILES] = {"f", "true", "\"**\"", ""},
-    [Q_DIRS] = {"d", "false", "\"**\"", ",\"**/.git/**\""},
-    [Q_GI_DIRS] = {"d", "true", "\"**\"", ""},
-    [Q_DANGLING] = {"l", "false", "\"**/BUILD\",\"**/BUILD.bazel\"", ""},
-  };
-  for (int i = 0; i < N_QUERIES; i++) {
-    char head[64];
-    snprintf(head, sizeof head, "{\"id\":%d,\"root\":", i);
-    buf_str(&queries, head);
-    json_string(&queries, root, strlen(root));
-    buf_str(&queries, ",\"include\":[");
-    buf_str(&queries, q[i].include);
-    buf_str(&queries, "],\"exclude\":[");
-    buf_add(&queries, excludes.data, excludes.len);
-    buf_str(&queries, n_excludes ? q[i].exclude : q[i].exclude + (*q[i].exclude == ','));
-    buf_str(&queries, "],\"hidden\":true,\"follow\":true,\"ignore\":");
-    buf_str(&queries, q[i].ignore);
-    buf_str(&queries, ",\"type\":[\"");
-    buf_str(&queries, q[i].type);
-    buf_str(&queries, "\"]}\n");
-  }
+  part_list parts = {0};
+  make_parts(root, state_name, &not_parts, &excludes, n_excludes, &parts);
+  buf all_queries = {0};
+  for (size_t k = 0; k < parts.n; k++)
+    buf_add(&all_queries, parts.v[k].queries.data, parts.v[k].queries.len);
   char qhash[17];
-  queries_hash(&queries, qhash);
+  queries_hash(&all_queries, qhash);
 
-  /* The index stands when the cache holds these queries' answers as the
-   * stamp's trawl wrote them, its index is kept, and the tree's answers
-   * have not changed but for files git does not ignore. */
+  /* The index stands when every part's cache holds these queries' answers
+   * as the stamp's trawl wrote them, its index is kept, and the tree's
+   * answers have not changed but for files git does not ignore. */
   stamp st = {0};
   read_stamp(stamp_file, &st);
-  buf out = {0};
   const bool same = st.digest[0] && strcmp(st.queries, qhash) == 0 &&
                     strcmp(st.trawl.data, trawl_path) == 0;
+  bool redo_all = !same;
   if (same) {
     char *kept = kept_name(state, st.digest);
-    const bool have = access(kept, R_OK) == 0;
+    redo_all = access(kept, R_OK) != 0;
     free(kept);
-    if (have) {
-      char *check[] = {(char *)exe, "check", "--cache", cache, NULL};
-      int rc = run(check, NULL, &out);
-      if (rc == 0 || (rc == 1 && only_plain_files(&out))) {
-        printf("%s\n", st.digest);
-        return 0;
-      }
-      if (rc != 1)
-        fail(3, "%s check failed (status %d)", exe, rc);
+  }
+  if (!redo_all) {
+    char **check = malloc((2 * parts.n + 3) * sizeof *check);
+    if (!check)
+      die_oom();
+    size_t c = 0;
+    check[c++] = (char *)exe;
+    check[c++] = "check";
+    for (size_t k = 0; k < parts.n; k++) {
+      check[c++] = "--cache";
+      check[c++] = part_file(state, &parts.v[k], ".cache");
     }
-  } else if (unlink(cache) != 0 && errno != ENOENT) {
-    /* Another trawl's cache, or other queries': trawl would say so, and
+    check[c] = NULL;
+    buf out = {0};
+    int rc = run(check, NULL, &out);
+    if (rc != 0 && rc != 1)
+      fail(3, "%s check failed (status %d)", exe, rc);
+    if (rc == 1 && !classify(&out, &parts))
+      redo_all = true;
+    bool any = false;
+    for (size_t k = 0; k < parts.n; k++)
+      any = any || parts.v[k].redo;
+    if (!redo_all && !any) {
+      printf("%s\n", st.digest);
+      return 0;
+    }
+  }
+  if (redo_all) {
+    /* Other queries' caches, or another trawl's: trawl would say so, and
      * read everything anyway. */
-    fail(3, "%s: %s", cache, strerror(errno));
+    DIR *d = opendir(parts_dir);
+    if (d) {
+      for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.' && unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT)
+          fail(3, "%s/%s: %s", parts_dir, e->d_name, strerror(errno));
+      closedir(d);
+    } else if (mkdir(parts_dir, 0755) != 0) {
+      fail(3, "%s: %s", parts_dir, strerror(errno));
+    }
   }
 
-  char *batch[] = {(char *)exe, "batch", "--cache", cache, "-", NULL};
-  int rc = run(batch, &queries, &out);
-  if (rc != 0)
-    fail(3, "%s batch failed (status %d)", exe, rc);
-  path_list lists[N_QUERIES] = {{0}};
-  parse_answers(out.data, lists);
+  /* Every part's facts: made again, or as the last run left them. */
+  facts all;
+  memset(&all, 0, sizeof all);
+  for (size_t k = 0; k < parts.n; k++) {
+    part *p = &parts.v[k];
+    char *name = part_file(state, p, ".facts");
+    if (redo_all || p->redo || !read_facts(name, &all))
+      redo_part(exe, state, p, k, &all);
+    free(name);
+  }
+  settle_facts(&all);
   buf index = {0};
-  make_index(lists, &left_out, &index);
+  make_index(&all, &left_out, &index);
   char digest[33];
   digest_of(&index, digest);
   keep_index(state, digest, &index);
-  write_labels(cache);
   if (!same || strcmp(st.digest, digest) != 0) {
     buf s = {0};
     buf_str(&s, digest);

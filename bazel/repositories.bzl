@@ -12,8 +12,7 @@ It is built again only when a source file of the checkout changes; the
 time it took is left in it (compile-seconds) for the wrapper to tell.
 
 @trawl_index holds index.bzl, what git ignores in each package
-(bazel/index.c), which glob.bzl loads, and made.bzl, whether the command
-that made it ran through tools/bazel. It is a local repository: Bazel runs
+(bazel/index.c), which glob.bzl loads. It is a local repository: Bazel runs
 it again at every start of its server (so every `--batch` command sees the
 tree as it is) and whenever TRAWL_INDEX changes. The tools/bazel wrapper
 runs the indexer before Bazel starts (it re-checks the tree with `trawl
@@ -115,9 +114,6 @@ def _trawl_index_impl(rctx):
     # beside their digest (a label of trawl itself would have Bazel hash it
     # at every start of its server).
     tool_id = rctx.path(rctx.attr._tool)
-    digest = rctx.os.environ.get("TRAWL_INDEX", "")
-    checked = len(digest) == 32 and not digest.strip("0123456789abcdef")
-    made = rctx.path(rctx.attr._checked if checked else rctx.attr._unchecked)
     trawl = tool_id.dirname.get_child("trawl")
     indexer = tool_id.dirname.get_child("trawl-bazel-index")
 
@@ -125,6 +121,8 @@ def _trawl_index_impl(rctx):
     # for it (TRAWL_INDEX, this command only): nothing runs. A change of it
     # (and only that: environ below) runs this rule again in a server, and
     # the same index linked again is no change to Bazel.
+    digest = rctx.os.environ.get("TRAWL_INDEX", "")
+    checked = len(digest) == 32 and not digest.strip("0123456789abcdef")
     if (checked and rctx.path("%s/index-%s.bzl" % (state, digest)).exists and
         _linked(rctx, state + "/trawl", trawl) and _linked(rctx, state + "/trawl-bazel-index", indexer)):
         rctx.symlink("%s/index-%s.bzl" % (state, digest), "index.bzl")
@@ -150,10 +148,11 @@ def _trawl_index_impl(rctx):
             print("trawl_glob: " + result.stderr)
 
         # Copied: Bazel does not see a file made in the workspace while
-        # this command expands `//...` (it lists .trawl/ first).
-        rctx.file("index.bzl", rctx.read("%s/index-%s.bzl" % (state, digest)), executable = False)
-    rctx.symlink(made, "made.bzl")
-    rctx.file("BUILD.bazel", 'exports_files(["index.bzl", "made.bzl"])\n')
+        # this command expands `//...` (it lists .trawl/ first). Not the
+        # wrapper's index: glob.bzl's messages say so.
+        text = rctx.read("%s/index-%s.bzl" % (state, digest))
+        rctx.file("index.bzl", text.replace("\nCHECKED = True\n", "\nCHECKED = False\n"), executable = False)
+    rctx.file("BUILD.bazel", 'exports_files(["index.bzl"])\n')
 
 def _linked(rctx, link, target):
     """Whether LINK is a link to TARGET: the wrapper runs this rule's
@@ -167,8 +166,6 @@ trawl_index = repository_rule(
     environ = ["TRAWL_INDEX"],
     attrs = {
         "_tool": attr.label(default = Label("@trawl_tool//:id")),
-        "_checked": attr.label(default = Label("//bazel:made_checked.bzl")),
-        "_unchecked": attr.label(default = Label("//bazel:made_unchecked.bzl")),
     },
 )
 
