@@ -10,9 +10,9 @@ reloads only the packages whose listings changed, as it does for glob().
 With gitignore = True, what git ignores is left out, and a directory git
 ignores is never listed. The repository rule in repositories.bzl has
 trawl walk the workspace and writes, per package (bazel/index.c): IGN,
-each path git ignores whose directory it does not ignore, and TAINT, each
-directory that holds an ignored directory somewhere below it, with its
-subdirectories that git does not ignore. A pattern is split into patterns
+each path git ignores whose directory it does not ignore (glob() takes them
+as excludes), and TAINT, each directory that holds an ignored directory
+somewhere below it, with its subdirectories that git does not ignore. A pattern is split into patterns
 that glob() answers without entering an ignored directory: below a
 directory outside TAINT, the rest of the pattern as it is (`src/**/*.ts`);
 at a directory in TAINT, what the pattern takes from it (`*.ts`), and the
@@ -211,8 +211,12 @@ def _plain(path):
     path starting with '@', so that it is no repository name)."""
     return path[1:] if path.startswith(":@") else path
 
-def _glob_less(patterns, exclude, exclude_directories, ign):
-    """glob()'s answer to the split patterns, less the paths in ign."""
+def _glob_less(patterns, exclude, exclude_directories, ign, ign_wild):
+    """glob()'s answer to the split patterns, less the paths git ignores:
+    ign, exact paths, go to glob() as excludes (an exact exclude removes
+    that path, as it is on disk); ign_wild, paths glob() would take as
+    patterns, are filtered here."""
+    exclude = exclude + ign
     exact = []
     found = []
     for p, under in patterns:
@@ -224,8 +228,10 @@ def _glob_less(patterns, exclude, exclude_directories, ign):
             if plain == under or plain.startswith(under + "/"):
                 found.append(q)
     if exact:
+        if not found and not ign_wild:
+            return native.glob(exact, exclude, exclude_directories, allow_empty = True)
         found += native.glob(exact, exclude, exclude_directories, allow_empty = True)
-    return sorted({q: None for q in found if _plain(q) not in ign}.keys())
+    return sorted({q: None for q in found if _plain(q) not in ign_wild}.keys())
 
 def _unknown(package):
     how = ("The last command that indexed it went through tools/bazel, so the package was made " +
@@ -259,8 +265,8 @@ def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty 
     exclude = list(exclude)
     directories = exclude_directories == 0
 
-    # Each include's answer, when glob() would fail on an empty one.
-    ign = {}
+    ign = []
+    ign_wild = {}
     entry = None
     if gitignore and native.repository_name() == "@":
         package = native.package_name()
@@ -283,20 +289,23 @@ def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty 
             _error(_ALL_EXCLUDED)
         return []
     if entry:
-        ign = entry[0]
-        parts = [_split(p, entry[1], directories) if entry[1] else [(p, "")] for p in include]
+        ign, ign_wild = entry[0], entry[1]
+        parts = [_split(p, entry[2], directories) if entry[2] else [(p, "")] for p in include]
     else:
         parts = [[(p, "")] for p in include]
+
+    # Each include's answer, when glob() would fail on an empty one.
     if not allow_empty:
         for i, p in enumerate(include):
-            if not _glob_less(parts[i], [], exclude_directories, ign):
+            if not _glob_less(parts[i], [], exclude_directories, ign, ign_wild):
                 _error(_EMPTY_INCLUDE % p)
     for e in exclude:
         err = _exclude_error(e)
         if err:
             _error(err)
     if entry:
-        result = _glob_less([q for part in parts for q in part], exclude, exclude_directories, ign)
+        result = _glob_less([q for part in parts for q in part], exclude, exclude_directories, ign,
+                            ign_wild)
     else:
         result = native.glob(include, exclude, exclude_directories, allow_empty = True)
     if not result and not allow_empty:

@@ -74,11 +74,15 @@ def _trawl_tool_impl(rctx):
             ["-I%s/libcore/include" % top] + [f for f in glib.stdout.strip().split(" ") if f] + ["-o", "trawl"],
             timeout = 600,
         ), "compiling trawl")
-    rctx.path(rctx.attr._indexer_src)
+    # The indexer names itself in every index it makes: a hash of its text.
+    source = rctx.read(rctx.attr._indexer_src)
+    indexer_id = ("%d" % hash(source)).replace("-", "n")
     _fail_on(rctx.execute(
-        [cc, "-std=c11", "-O2", str(rctx.path(rctx.attr._indexer_src)), "-o", "trawl-bazel-index"],
+        [cc, "-std=c11", "-O2", '-DTRAWL_INDEXER="%s"' % indexer_id,
+         str(rctx.path(rctx.attr._indexer_src)), "-o", "trawl-bazel-index"],
         timeout = 600,
     ), "compiling trawl-bazel-index")
+    rctx.file("indexer-id", indexer_id + "\n", executable = False)
 
     # What @trawl_index reads by label: a digest of both programs (64 bytes,
     # where reading trawl itself would have Bazel hash megabytes at every
@@ -87,7 +91,7 @@ def _trawl_tool_impl(rctx):
     ident = rctx.execute(["sh", "-c", "cat trawl trawl-bazel-index | sha256sum"])
     _fail_on(ident, "sha256sum of trawl and trawl-bazel-index")
     rctx.file("id", ident.stdout[:64] + "\n", executable = False)
-    rctx.file("BUILD.bazel", 'exports_files(["id", "trawl", "trawl-bazel-index"])\n')
+    rctx.file("BUILD.bazel", 'exports_files(["id", "indexer-id", "trawl", "trawl-bazel-index"])\n')
 
 trawl_tool = repository_rule(
     implementation = _trawl_tool_impl,
@@ -116,6 +120,7 @@ def _trawl_index_impl(rctx):
     tool_id = rctx.path(rctx.attr._tool)
     trawl = tool_id.dirname.get_child("trawl")
     indexer = tool_id.dirname.get_child("trawl-bazel-index")
+    made_by = "\n# indexer %s\n" % rctx.read(tool_id.dirname.get_child("indexer-id")).strip()
 
     # The wrapper has just checked the tree and named the index that answers
     # for it (TRAWL_INDEX, this command only): nothing runs. A change of it
@@ -123,9 +128,10 @@ def _trawl_index_impl(rctx):
     # the same index linked again is no change to Bazel.
     digest = rctx.os.environ.get("TRAWL_INDEX", "")
     checked = len(digest) == 32 and not digest.strip("0123456789abcdef")
-    if (checked and rctx.path("%s/index-%s.bzl" % (state, digest)).exists and
+    kept = rctx.path("%s/index-%s.bzl" % (state, digest))
+    if (checked and kept.exists and made_by in rctx.read(kept) and
         _linked(rctx, state + "/trawl", trawl) and _linked(rctx, state + "/trawl-bazel-index", indexer)):
-        rctx.symlink("%s/index-%s.bzl" % (state, digest), "index.bzl")
+        rctx.symlink(kept, "index.bzl")
     else:
         _fail_on(rctx.execute(["mkdir", "-p", state]), "mkdir " + state)
         for name, text in [("BUILD.bazel", _STATE_BUILD), (".gitignore", "*\n")]:
