@@ -170,9 +170,9 @@ def _split(include, taint, directories):
     out = []
     stack = [("", 0)]
 
-    # Each state is a directory in TAINT and the segment to match next; a
-    # state is never pushed twice (a directory has one path, and '**' moves
-    # down), so this ends within |TAINT| * (n + 1) steps.
+    # Each state is a directory in TAINT and the segment to match next;
+    # every state pushed is one directory further down, or one segment
+    # further on, so this ends.
     for _ in range(1 << 30):
         if not stack:
             break
