@@ -35,19 +35,28 @@
  *
  * The index is kept as STATE/index-DIGEST.bzl, DIGEST its XXH3-128 in hex
  * (content-addressed: an index is never another's, and one made again is
- * the same file, so Bazel sees no change); STATE/stamp holds "DIGEST QUERIES
- * TRAWL": the digest, a hash of this indexer's name and the queries asked
- * (they change with .bazelignore and the bazel-* links) and the trawl
- * executable that wrote the caches. The newest KEPT indexes are kept.
+ * the same file, so Bazel sees no change). The newest KEPT are kept.
  *
- * Each run first re-checks: with the same queries and trawl, and the
- * stamp's index kept, `trawl check` says whether any answer changed; when
- * none did, or only files that git does not ignore were added or removed
- * (the same change in both views, no BUILD file among them), the index
- * stands. Otherwise `trawl batch --cache` answers (reading only the
- * directories that changed) and the index is made again. The wrapper
- * (tools/bazel) runs this before every command; the repository rule when
- * the wrapper did not.
+ * The walk is cut in parts: the top directory's own entries, and each
+ * directory at the top with everything below it. Each part has its own
+ * trawl cache and a file of its facts (what the index is made of: BUILD
+ * files, the directories git does not ignore, what it ignores below them)
+ * in STATE/parts/, named by a hash of this indexer's name and the part's
+ * queries, so that a part whose queries change (.bazelignore edited, a
+ * bazel-* link made) starts afresh, alone. Cutting matters because trawl
+ * check reads and writes a whole cache when anything in it changed: an
+ * edit costs the check of its part (docs/benchmarks.md, "Bazel: the edit
+ * loop"). STATE/stamp holds "DIGEST PARTS TRAWL": the index's digest, a
+ * hash of the parts' names, and the trawl that wrote the caches (another's
+ * are not trusted: everything is made again).
+ *
+ * Each run first re-checks every part with `trawl check`. A part where
+ * nothing changed, or only files that git does not ignore were added or
+ * removed (the same change in both views, no BUILD file among them), keeps
+ * its facts. The others are asked again (`trawl batch --cache`: only the
+ * directories that changed are read), and the index is made again from
+ * every part's facts. The wrapper (tools/bazel) runs this before every
+ * command; the repository rule when the wrapper did not.
  *
  * Usage: trawl-bazel-index --trawl EXE --root DIR --state NAME
  * NAME is trawl's directory, relative to DIR (never walked). The index's
@@ -1162,10 +1171,10 @@ make_index(const facts *all, const path_list *left_out, buf *o)
 
 /* ---- the stamp and the kept indexes --------------------------------------- */
 
-/* STATE/stamp: "DIGEST QUERIES TRAWL\n" (see the top). */
+/* STATE/stamp: "DIGEST PARTS TRAWL\n" (see the top). */
 typedef struct {
   char digest[33];   /* XXH3-128, hex; "" when there is no stamp */
-  char queries[17];  /* XXH3-64 of the queries' text */
+  char queries[17];  /* XXH3-64 of the parts' names */
   buf trawl;         /* the trawl executable (resolved) that wrote the cache */
 } stamp;
 
@@ -1307,7 +1316,8 @@ keep_index(const char *state, const char *digest, const buf *o)
  * ("", the pattern `*`), or one directory at the top and all below it. */
 typedef struct {
   path name;      /* "" or the top-level directory */
-  char id[17];    /* XXH64 of the name, in hex: its files in STATE/parts/ */
+  char id[17];    /* XXH3-64 of the indexer and the queries, in hex: its
+                     files in STATE/parts/ */
   buf queries;    /* its queries, as trawl batch reads them */
   bool redo;      /* its facts are to be made again */
 } part;
@@ -1387,8 +1397,8 @@ listed(const path_list *l, const char *name)
  * .bazelignore names (NOT). Sorted, so that the queries are the same text
  * for the same tree. */
 static void
-make_parts(const char *root, const char *state_name, const path_list *not, const buf *excludes,
-           size_t n_excludes, part_list *parts)
+make_parts(const char *root, const char *state_name, const path_list *not,
+           const path_list *left_out, const buf *excludes, size_t n_excludes, part_list *parts)
 {
   DIR *d = opendir(root);
   if (!d)
@@ -1399,7 +1409,8 @@ make_parts(const char *root, const char *state_name, const path_list *not, const
     struct stat st;
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
         strcmp(e->d_name, ".git") == 0 || strcmp(e->d_name, state_name) == 0 ||
-        listed(not, e->d_name) || fstatat(dirfd(d), e->d_name, &st, 0) != 0 ||
+        listed(not, e->d_name) || listed(left_out, e->d_name) ||
+        fstatat(dirfd(d), e->d_name, &st, 0) != 0 ||
         !S_ISDIR(st.st_mode))
       continue;
     char *copy = strdup(e->d_name);
@@ -1416,9 +1427,6 @@ make_parts(const char *root, const char *state_name, const path_list *not, const
   for (size_t k = 0; k < names.n; k++) {
     part *p = &parts->v[k];
     p->name = names.v[k];
-    XXH64_canonical_t c;
-    XXH64_canonicalFromHash(&c, XXH3_64bits(p->name.p, p->name.n));
-    hex(p->id, c.digest, sizeof c.digest);
     buf prefix = {0};
     if (p->name.n) {
       literal_pattern(&prefix, p->name.p, p->name.n);
@@ -1426,6 +1434,18 @@ make_parts(const char *root, const char *state_name, const path_list *not, const
     }
     part_queries(&p->queries, root, &prefix, excludes, n_excludes);
     free(prefix.data);
+    /* Named by what it asks, and who asks: a part whose queries change
+     * (.bazelignore edited, another indexer) starts afresh, alone. */
+    XXH3_state_t *h = XXH3_createState();
+    if (!h)
+      die_oom();
+    XXH3_64bits_reset(h);
+    XXH3_64bits_update(h, TRAWL_INDEXER "\n", strlen(TRAWL_INDEXER "\n"));
+    XXH3_64bits_update(h, p->queries.data, p->queries.len);
+    XXH64_canonical_t c;
+    XXH64_canonicalFromHash(&c, XXH3_64bits_digest(h));
+    XXH3_freeState(h);
+    hex(p->id, c.digest, sizeof c.digest);
   }
   free(names.v);
 }
@@ -1443,16 +1463,15 @@ part_file(const char *state, const part *p, const char *suffix)
 }
 
 /* The part's cache.labels (plugins/cli/check-labels.h): trawl check then
- * heads each query's changes with "LABEL K", K the part's place, which
- * classify() reads. */
+ * heads each query's changes with "LABEL ID", which classify() reads. */
 static void
-write_labels(const char *state, const part *p, size_t k)
+write_labels(const char *state, const part *p)
 {
   buf b = {0};
   buf_str(&b, "trawl check labels 1\n");
   for (int q = 0; q < N_QUERIES; q++) {
     char text[64];
-    snprintf(text, sizeof text, "%s %zu", label[q], k);
+    snprintf(text, sizeof text, "%s %s", label[q], p->id);
     buf_add(&b, text, strlen(text) + 1);
     buf_byte(&b, '\0'); /* no prefix */
   }
@@ -1462,8 +1481,8 @@ write_labels(const char *state, const part *p, size_t k)
   free(b.data);
 }
 
-/* Marks the parts whose facts trawl check's output OUT (see write_labels()
- * and only_plain_files()) says may have changed: any but those where only
+/* Marks the parts whose facts trawl check's output OUT (see write_labels())
+ * says may have changed: any but those where only
  * files git does not ignore were added or removed (the same lines under F
  * and GF, no BUILD file among them). False when the output cannot be read
  * so (a message, or no change at all although the status said one): then
@@ -1497,14 +1516,15 @@ classify(const buf *out, part_list *parts)
       if (is_build_file(base, (size_t)(p + len - base)))
         other[cur] = true;
     } else {
-      /* A header: "LABEL K". */
+      /* A header: "LABEL ID". */
       if (open_end)
         *open_end = p;
       open_end = NULL;
       const char *sp = memchr(p, ' ', len);
-      char *end = NULL;
-      unsigned long k = sp ? strtoul(sp + 1, &end, 10) : 0;
-      if (!sp || end != p + len || k >= n) {
+      size_t k = 0;
+      while (sp && k < n && !(p + len - (sp + 1) == 16 && memcmp(sp + 1, parts->v[k].id, 16) == 0))
+        k++;
+      if (!sp || k == n) {
         readable = false;
         break;
       }
@@ -1536,6 +1556,26 @@ classify(const buf *out, part_list *parts)
   return readable && any;
 }
 
+/* Removes the files in STATE/parts/ of every part but those in KEEP (all
+ * of them when KEEP is NULL); a name vanishing meanwhile is no trouble. */
+static void
+clear_parts(const char *dir, const part_list *keep)
+{
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.')
+      continue;
+    bool kept = false;
+    for (size_t k = 0; keep && !kept && k < keep->n; k++)
+      kept = strncmp(e->d_name, keep->v[k].id, 16) == 0 && e->d_name[16] == '.';
+    if (!kept && unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT)
+      fail(3, "%s/%s: %s", dir, e->d_name, strerror(errno));
+  }
+  closedir(d);
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static const char usage[] = "usage: trawl-bazel-index --trawl EXE --root DIR --state NAME";
@@ -1544,7 +1584,7 @@ static const char usage[] = "usage: trawl-bazel-index --trawl EXE --root DIR --s
  * (reading only what changed since the cache), and they are summed up in
  * STATE/parts/ID.facts. */
 static void
-redo_part(const char *exe, const char *state, part *p, size_t k, facts *f)
+redo_part(const char *exe, const char *state, part *p, facts *f)
 {
   char *cache = part_file(state, p, ".cache");
   char *batch[] = {(char *)exe, "batch", "--cache", cache, "-", NULL};
@@ -1557,7 +1597,7 @@ redo_part(const char *exe, const char *state, part *p, size_t k, facts *f)
   summarize(lists, f);
   char *name = part_file(state, p, ".facts");
   write_facts(name, f);
-  write_labels(state, p, k);
+  write_labels(state, p);
   free(name);
   free(cache);
 }
@@ -1603,67 +1643,68 @@ main(int argc, char **argv)
   exclude_output_links(root, &excludes, &n_excludes, &left_out);
   exclude_tree(&excludes, &n_excludes, state_name, strlen(state_name));
   part_list parts = {0};
-  make_parts(root, state_name, &not_parts, &excludes, n_excludes, &parts);
-  /* The indexer too: another's index and facts are not taken. */
-  buf all_queries = {0};
-  buf_str(&all_queries, TRAWL_INDEXER "\n");
+  make_parts(root, state_name, &not_parts, &left_out, &excludes, n_excludes, &parts);
+  buf ids = {0};
   for (size_t k = 0; k < parts.n; k++)
-    buf_add(&all_queries, parts.v[k].queries.data, parts.v[k].queries.len);
+    buf_add(&ids, parts.v[k].id, 16);
   char qhash[17];
-  queries_hash(&all_queries, qhash);
+  queries_hash(&ids, qhash);
 
-  /* The index stands when every part's cache holds these queries' answers
-   * as the stamp's trawl wrote them, its index is kept, and the tree's
-   * answers have not changed but for files git does not ignore. */
+  /* The caches are trusted by the trawl that wrote them only: another's,
+   * and everything made from them, go. */
   stamp st = {0};
   read_stamp(stamp_file, &st);
-  const bool same = st.digest[0] && strcmp(st.queries, qhash) == 0 &&
-                    strcmp(st.trawl.data, trawl_path) == 0;
-  bool redo_all = !same;
-  if (same) {
-    char *kept = kept_name(state, st.digest);
-    redo_all = access(kept, R_OK) != 0;
-    free(kept);
-  }
-  if (!redo_all) {
-    char **check = malloc((2 * parts.n + 3) * sizeof *check);
-    if (!check)
-      die_oom();
-    size_t c = 0;
-    check[c++] = (char *)exe;
-    check[c++] = "check";
-    for (size_t k = 0; k < parts.n; k++) {
-      check[c++] = "--cache";
-      check[c++] = part_file(state, &parts.v[k], ".cache");
+  const bool same_trawl = st.digest[0] && strcmp(st.trawl.data, trawl_path) == 0;
+  if (!same_trawl)
+    clear_parts(parts_dir, NULL);
+  if (mkdir(parts_dir, 0755) != 0 && errno != EEXIST)
+    fail(3, "%s: %s", parts_dir, strerror(errno));
+
+  /* A part with no cache (new, or its queries changed) is made afresh;
+   * trawl check re-checks the others, and says which may have changed. */
+  size_t checked = 0;
+  char **check = malloc((2 * parts.n + 3) * sizeof *check);
+  if (!check)
+    die_oom();
+  check[checked++] = (char *)exe;
+  check[checked++] = "check";
+  for (size_t k = 0; k < parts.n; k++) {
+    part *p = &parts.v[k];
+    char *cache = part_file(state, p, ".cache");
+    char *facts_file = part_file(state, p, ".facts");
+    p->redo = access(cache, R_OK) != 0 || access(facts_file, R_OK) != 0;
+    free(facts_file);
+    if (p->redo) {
+      free(cache);
+      continue;
     }
-    check[c] = NULL;
+    check[checked++] = "--cache";
+    check[checked++] = cache;
+  }
+  check[checked] = NULL;
+  if (checked > 2) {
     buf out = {0};
     int rc = run(check, NULL, &out);
     if (rc != 0 && rc != 1)
       fail(3, "%s check failed (status %d)", exe, rc);
     if (rc == 1 && !classify(&out, &parts))
-      redo_all = true;
-    bool any = false;
-    for (size_t k = 0; k < parts.n; k++)
-      any = any || parts.v[k].redo;
-    if (!redo_all && !any) {
+      for (size_t k = 0; k < parts.n; k++)
+        parts.v[k].redo = true;
+  }
+  bool any = false;
+  for (size_t k = 0; k < parts.n; k++)
+    any = any || parts.v[k].redo;
+  if (!any && strcmp(st.queries, qhash) == 0) {
+    char *kept = kept_name(state, st.digest);
+    const bool have = access(kept, R_OK) == 0;
+    free(kept);
+    if (have) {
       printf("%s\n", st.digest);
       return 0;
     }
   }
-  if (redo_all) {
-    /* Other queries' caches, or another trawl's: trawl would say so, and
-     * read everything anyway. */
-    DIR *d = opendir(parts_dir);
-    if (d) {
-      for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (e->d_name[0] != '.' && unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT)
-          fail(3, "%s/%s: %s", parts_dir, e->d_name, strerror(errno));
-      closedir(d);
-    } else if (mkdir(parts_dir, 0755) != 0) {
-      fail(3, "%s: %s", parts_dir, strerror(errno));
-    }
-  }
+  if (any)
+    clear_parts(parts_dir, &parts);
 
   /* Every part's facts: made again, or as the last run left them. */
   facts all;
@@ -1671,8 +1712,8 @@ main(int argc, char **argv)
   for (size_t k = 0; k < parts.n; k++) {
     part *p = &parts.v[k];
     char *name = part_file(state, p, ".facts");
-    if (redo_all || p->redo || !read_facts(name, &all))
-      redo_part(exe, state, p, k, &all);
+    if (p->redo || !read_facts(name, &all))
+      redo_part(exe, state, p, &all);
     free(name);
   }
   settle_facts(&all);
@@ -1681,7 +1722,7 @@ main(int argc, char **argv)
   char digest[33];
   digest_of(&index, digest);
   keep_index(state, digest, &index);
-  if (!same || strcmp(st.digest, digest) != 0) {
+  if (!same_trawl || strcmp(st.digest, digest) != 0 || strcmp(st.queries, qhash) != 0) {
     buf s = {0};
     buf_str(&s, digest);
     buf_byte(&s, ' ');
