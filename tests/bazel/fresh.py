@@ -24,7 +24,8 @@ the wrapper runs that one. (TRAWL_EXE is for the copied workspace only.)
  server   setup in the wrong order: a server started by the real binary
           before tools/bazel existed (and before .trawl/), then the wrapper
           installed: its first command sees every change. Then through the
-          wrapper: a file added reloads its package alone, and no other; a
+          wrapper: a file added reloads its package alone, and no other, and
+          rewrites the cache of its part of the walk alone; a
           file git ignores, a directory, the top .gitignore edited in place,
           a new package. The real binary: the first command after the
           wrapper's indexes afresh; later ones do not see what git newly
@@ -238,10 +239,23 @@ def main():
                bazelws.debug_lines(p.stderr, b"SUB "))
     d3 = index("server, the wrapper's first command", "kept")
     fresh(ade + ["out/o.c", "y.gen.c"], ade, "server, nothing changed", batch=False, packages=set())
+    def parts():
+        d = ws.path(".trawl/parts")
+        return {n: os.stat(os.path.join(d, n)).st_mtime_ns for n in os.listdir(d)}
+    before = parts()
     ws.write("p/f.c", b"")
     adef = ade + ["f.c"]
     fresh(adef + ["out/o.c", "y.gen.c"], adef, "server, a file added", batch=False, packages={"p"})
     index("server, a file added", "kept", d3)
+    # The check read and wrote the cache of p's part of the walk, and no
+    # other file of trawl's.
+    after = parts()
+    changed = sorted(n for n in after if before.get(n) != after[n])
+    caches = [n for n in after if n.endswith(".cache")]
+    if len(caches) < 6 or len(changed) != 1 or not changed[0].endswith(".cache") or \
+            set(before) != set(after):
+        failed("server, a file added: of %d caches (one per directory at the top, and the top's), "
+               "the files that changed: %r" % (len(caches), changed))
     os.rename(ws.path("p/f.c"), ws.path("p/g.c"))
     adeg = ade + ["g.c"]
     fresh(adeg + ["out/o.c", "y.gen.c"], adeg, "server, a file renamed", batch=False, packages={"p"})
