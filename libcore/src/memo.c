@@ -227,6 +227,9 @@ subtree_order(const char *a, size_t alen, const char *b, size_t blen)
 void
 racy_from_now(struct timespec *from)
 {
+  /* A change is stamped with the coarse clock, which shows the time of its
+   * last update: it trails the fine clock by up to a tick, plus the phase
+   * of the tick at which updates run (up to another): two ticks. */
   struct timespec res = {0, 0};
   clock_getres(CLOCK_REALTIME_COARSE, &res);
   const long granule = MAX(2 * res.tv_nsec, 1000000L);
@@ -238,14 +241,40 @@ racy_from_now(struct timespec *from)
   }
 }
 
+/* File systems that keep coarser times than the kernel's clock, known by
+ * what their times look like: whole seconds (vfat keeps 2 s, ext4 with
+ * 128-byte inodes 1 s) and hundredths (exFAT: 10 ms). A time cut to one
+ * of these grains is also the stamp of a change up to a grain after it;
+ * finer times are taken as the clock's own. */
+static const struct {
+  uint32_t divides; /* the nanoseconds of such a time */
+  int64_t grain;    /* ns */
+} time_grains[] = {
+  {1000000000u, 2000000000LL},
+  {10000000u, 10000000LL},
+};
+
+/* Is a time of SEC seconds and NS nanoseconds, or a change up to its grain
+ * later, at or after FROM? */
+static bool
+time_racy(int64_t sec, uint32_t ns, const struct timespec *from)
+{
+  int64_t grain = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(time_grains) && grain == 0; i++)
+    if (ns % time_grains[i].divides == 0)
+      grain = time_grains[i].grain;
+  /* Far from FROM (more than any grain): decided by the seconds, which
+   * keeps the nanoseconds below from overflowing. */
+  if (sec < from->tv_sec - 3)
+    return false;
+  if (sec > from->tv_sec + 3)
+    return true;
+  return (sec - from->tv_sec) * 1000000000LL + ns - from->tv_nsec + grain >= 0;
+}
+
 bool
 stamp_racy(const struct stamp *s, const struct timespec *from)
 {
-  if (!s->present)
-    return false;
-  if (s->mtime_s > from->tv_sec || (s->mtime_s == from->tv_sec && s->mtime_ns >= from->tv_nsec))
-    return true;
-  if (s->ctime_s > from->tv_sec || (s->ctime_s == from->tv_sec && s->ctime_ns >= from->tv_nsec))
-    return true;
-  return s->mtime_ns == 0 && s->ctime_ns == 0 && MAX(s->mtime_s, s->ctime_s) + 2 >= from->tv_sec;
+  return s->present &&
+         (time_racy(s->mtime_s, s->mtime_ns, from) || time_racy(s->ctime_s, s->ctime_ns, from));
 }

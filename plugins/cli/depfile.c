@@ -81,7 +81,8 @@ append_escaped(GString *out, const char *path)
 }
 
 bool
-depfile_write(const char *file, const char *target, char *const *caches, int n, bool always)
+depfile_write(const char *file, const char *target, char *const *caches, int n, bool always,
+              guint64 limit)
 {
   struct watch w = {g_hash_table_new(g_str_hash, g_str_equal),
                     g_ptr_array_new_with_free_func(g_free)};
@@ -95,6 +96,10 @@ depfile_write(const char *file, const char *target, char *const *caches, int n, 
   GString *text = g_string_new(NULL);
   bool ok = append_escaped(text, target);
   g_string_append_c(text, ':');
+  if ((guint64)w.order->len > limit) {
+    always = true;
+    g_ptr_array_set_size(w.order, 0);
+  }
   for (guint i = 0; i < w.order->len; i++) {
     GString *one = g_string_new(NULL);
     if (append_escaped(one, w.order->pdata[i])) {

@@ -27,7 +27,8 @@ the wrapper runs that one. (TRAWL_EXE is for the copied workspace only.)
           wrapper: a file added reloads its package alone, and no other, and
           rewrites the cache of its part of the walk alone; a
           file git ignores, a directory, the top .gitignore edited in place,
-          a new package. The real binary: the first command after the
+          `git add -f` of a file git ignores (tracked, it is never ignored:
+          issue 31), a new package. The real binary: the first command after the
           wrapper's indexes afresh; later ones do not see what git newly
           ignores (the documented bypass), and a package they do not know
           fails with a message that says so; the wrapper's next command
@@ -271,18 +272,22 @@ def main():
         f.write(b"e.c\n")
     fresh(ade + ["out/o.c", "t/u.c", "w.gen.c", "y.gen.c"], ad + ["t/u.c"],
           "server, the top .gitignore edited in place", batch=False)
+    # Only git's index changes: the wrapper's check asks it again.
+    subprocess.run(["git", "-C", ws.root, "add", "-f", "p/e.c"], check=True)
+    fresh(ade + ["out/o.c", "t/u.c", "w.gen.c", "y.gen.c"], ade + ["t/u.c"],
+          "server, git add -f of a file git ignores: tracked, not ignored", batch=False)
 
     # The real binary: its first command after the wrapper's indexes (the
     # rule runs again: TRAWL_INDEX is gone); later ones see files added and
     # removed (Bazel's listings) but not what git newly ignores.
     ws.write("p/v.c", b"")
     all1 = ade + ["out/o.c", "t/u.c", "v.c", "w.gen.c", "y.gen.c"]
-    fresh(all1, ad + ["t/u.c", "v.c"], "server, the real binary's first command", binary=REAL,
+    fresh(all1, ade + ["t/u.c", "v.c"], "server, the real binary's first command", binary=REAL,
           batch=False)
     index("server, the real binary's first command", "made")
     ws.write("p/r.gen.c", b"")
     all2 = sorted(all1 + ["r.gen.c"])
-    fresh(all2, ad + ["r.gen.c", "t/u.c", "v.c"],
+    fresh(all2, ade + ["r.gen.c", "t/u.c", "v.c"],
           "server, the real binary again (bypass: a file git ignores is not known)", binary=REAL,
           batch=False)
     ws.write("p/n/BUILD", b'load("@trawl//bazel:glob.bzl", "trawl_glob")\n'
@@ -292,7 +297,7 @@ def main():
             b"did not go through tools/bazel" not in p.stderr:
         failed("server, the real binary, a new package: exit %d, expected a message naming the "
                "cause:\n%s" % (p.returncode, p.stderr.decode("latin-1")[-1500:]))
-    fresh(all2, ad + ["t/u.c", "v.c"], "server, the wrapper again", batch=False)
+    fresh(all2, ade + ["t/u.c", "v.c"], "server, the wrapper again", batch=False)
     p = ws.bazel(["query", "//p/n:all"], batch=False)
     if bazelws.debug_lines(p.stderr, b"SUB ") != [b"[]"]:
         failed("server, the wrapper, the new package: %r" % bazelws.debug_lines(p.stderr, b"SUB "))
@@ -302,7 +307,7 @@ def main():
     p, _ = run(["build", "//p:all"], batch=False, what="server, a build")
     if not os.path.islink(ws.path("bazel-ws")):
         failed("the build made no bazel-ws link")
-    fresh(all2, ad + ["t/u.c", "v.c"], "server, after the links appeared", batch=False)
+    fresh(all2, ade + ["t/u.c", "v.c"], "server, after the links appeared", batch=False)
     ws.shutdown()
 
     # A copy of the built workspace, with its links (they lead into the first

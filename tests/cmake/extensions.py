@@ -6,7 +6,10 @@ usage: extensions.py TRAWL SOURCE_ROOT
 
 One configure of a project in a git work tree. The expected lists are
 written out by hand for the small tree below, except GITIGNORE's, whose
-oracle is git itself (`git check-ignore` on every path file() lists)."""
+oracle is git itself (`git check-ignore` on every path file() lists). Two
+files that .gitignore matches are committed (lib/generated.c, its own rule;
+lib/out/kept.c, in an ignored directory): git's rules leave tracked files
+alone, so GITIGNORE keeps them (issue 31)."""
 import os
 import shutil
 import subprocess
@@ -18,8 +21,11 @@ from clitest import FAILURES, check  # noqa: E402
 
 FILES = ["src/a.c", "src/b.h", "src/gen/x.c", "src/legacy/old.c", "src/.hidden/h.c",
          "src/.dot.c", "src/test/t_test.c", "src/y.log", "src/deep/er/z.c",
-         "include/api.h", "docs/readme.md", "vendor/lib.c", "vendor/.git/keep.c"]
-GITIGNORE = "gen/\n*.log\n/vendor/\n"
+         "include/api.h", "docs/readme.md", "vendor/lib.c", "vendor/.git/keep.c",
+         "lib/generated.c", "lib/out/kept.c", "lib/out/stale.c"]
+GITIGNORE = "gen/\n*.log\n/vendor/\ngenerated.c\nout/\n"
+# Committed, though .gitignore matches them.
+TRACKED = ["lib/generated.c", "lib/out/kept.c"]
 
 CALLS = [
     # (name, arguments, expected paths relative to the project, or None:
@@ -35,7 +41,8 @@ CALLS = [
      ["src/.dot.c", "src/.hidden/h.c", "src/a.c", "src/deep/er/z.c", "src/legacy/old.c",
       "src/test/t_test.c"]),
     ("pat_gi", 'PATTERNS "**/*.c" GITIGNORE',
-     ["src/a.c", "src/deep/er/z.c", "src/legacy/old.c", "src/test/t_test.c"]),
+     ["lib/generated.c", "lib/out/kept.c", "src/a.c", "src/deep/er/z.c", "src/legacy/old.c",
+      "src/test/t_test.c"]),
     ("root", "GLOB *.c ROOT src", ["src/.dot.c", "src/a.c"]),
     # RELATIVE, like file()'s options, applies to what follows it.
     ("root_rel", 'ROOT src RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/src PATTERNS "**/*.c" '
@@ -65,6 +72,9 @@ def main():
         with open(os.path.join(proj, ".gitignore"), "w") as f:
             f.write(GITIGNORE)
         subprocess.run(["git", "init", "-q", proj], check=True)
+        git = ["git", "-C", proj, "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(git + ["add", "-f"] + TRACKED, check=True)
+        subprocess.run(git + ["commit", "-qm", "tracked, and ignored by .gitignore"], check=True)
         out = os.path.join(tmp, "out")
         os.makedirs(out)
         body = ["cmake_minimum_required(VERSION 3.20)\nproject(ext NONE)\n",
@@ -100,6 +110,11 @@ def main():
                             and r != ".git"]
                 check("%s: file() minus what git ignores (%d of %d)"
                       % (args, len(want_abs), len(listed)), got, want_abs)
+                kept = [os.path.join(proj, t) for t in TRACKED
+                        if os.path.join(proj, t) in listed]
+                if kept:
+                    check("%s: the committed files .gitignore matches are kept" % args,
+                          [k for k in kept if k in got], kept)
                 continue
             if name == "root_rel":   # the one call RELATIVE applies to
                 want_paths = sorted(want)
