@@ -8,7 +8,8 @@ r"""Hand-written cases for trawl_glob() in real Bazel, one bazel query:
           gitignore = True the row's answer for that. Among them the one
           name glob() rewrites (Bazel 4.2.3's StarlarkNativeModule.glob()):
           a path starting with '@' comes back with ':' in front, and the
-          list is sorted after that.
+          list is sorted after that; and tracked files, which git never
+          ignores (a file, and files in a directory git ignores).
  errors   a table of bad calls with glob()'s message, word for word: native
           glob() must say it, and trawl_glob() "trawl_glob: " and the same
           (with gitignore = True too), but for the interpreter's own
@@ -136,6 +137,22 @@ AT_FACTS = [
     ("a pattern names it as it is on disk", '["@at.c", "@d/*"]', [":@at.c", ":@d/x.c"]),
 ]
 
+# Tracked files (issue 31): in tracked/, whose .gitignore ignores *.o and
+# out/, git's index holds t.o, out/k.c and out/d/k2.c. A tracked file is
+# never ignored, in an ignored directory too; there nothing else is, and
+# only the directories that hold a tracked path are entered (and listed).
+TRACKED_FACTS = [
+    ("a tracked file is never ignored", '["*.o"]', ["t.o", "u.o"], ["t.o"]),
+    ("in an ignored directory, only what git tracks", '["**"]',
+     [".gitignore", "BUILD", "a.c", "out/d/k2.c", "out/d/u2.c", "out/k.c", "out/s/s.c", "out/u.c",
+      "t.o", "u.o"],
+     [".gitignore", "BUILD", "a.c", "out/d/k2.c", "out/k.c", "t.o"]),
+    ("and only the directories that hold a tracked path", '["out/**"], exclude_directories = 0',
+     ["out", "out/d", "out/d/k2.c", "out/d/u2.c", "out/k.c", "out/s", "out/s/s.c", "out/u.c"],
+     ["out", "out/d", "out/d/k2.c", "out/k.c"]),
+]
+TRACKED = ["t.o", "out/k.c", "out/d/k2.c"]
+
 
 # What errors/.gitignore ignores in each package of errors/.
 IGN_E = {"ign", "ign/i.c", "x.o"}
@@ -182,6 +199,11 @@ def main():
     for f in ["@at.c", "@b.o", "=.c", "z.c", "@d/x.c", "@d/ign/q.c", "d/@y.c"]:
         w("ats/" + f, b"")
     w("ats/BUILD", fact_lines(AT_FACTS))
+    w("tracked/.gitignore", b"*.o\nout/\n")
+    for f in ["a.c", "t.o", "u.o", "out/k.c", "out/u.c", "out/s/s.c", "out/d/k2.c", "out/d/u2.c"]:
+        w("tracked/" + f, b"")
+    subprocess.run(["git", "-C", ws.root, "add", "-f"] + ["tracked/" + f for f in TRACKED], check=True)
+    w("tracked/BUILD", fact_lines(TRACKED_FACTS))
     # The fact about .bazelignore needs facts/ign in .bazelignore.
     w(".bazelignore", b"ign\nfacts/ign\n")
 
@@ -245,8 +267,9 @@ def main():
 
     # facts
     facts = bazelws.debug_lines(err, b"FACT ")
-    if len(facts) != len(FACTS) + len(AT_FACTS):
-        failed("%d facts reported, %d asserted" % (len(facts), len(FACTS) + len(AT_FACTS)))
+    n_facts = len(FACTS) + len(AT_FACTS) + len(TRACKED_FACTS)
+    if len(facts) != n_facts:
+        failed("%d facts reported, %d asserted" % (len(facts), n_facts))
     for line in facts:
         if not line.startswith(b"True True True "):
             failed("fact (native right, trawl_glob the same, gitignore = True right): " +
