@@ -9,7 +9,7 @@ reloads only the packages whose listings changed, as it does for glob().
 
 With gitignore = True, what git ignores is left out, and a directory git
 ignores is never listed. The repository rule in repositories.bzl has
-trawl walk the workspace and writes, per package (bazel/index.c): IGN,
+trawl walk the workspace and writes, per package (`trawl bazel-index`): IGN,
 each path git ignores whose directory it does not ignore (glob() takes them
 as excludes), and TAINT, each directory that holds an ignored directory
 somewhere below it, with its subdirectories that git does not ignore. A pattern is split into patterns

@@ -5,14 +5,15 @@
     load("@trawl//bazel:repositories.bzl", "trawl_repositories")
     trawl_repositories()
 
-@trawl_tool holds the `trawl` executable and `trawl-bazel-index`: compiled
-here with the system C compiler (rules_cc is not needed, nor fetched), or
-`trawl` taken from the path given as trawl_repositories(trawl = "...").
+@trawl_tool holds the `trawl` executable, whose `trawl bazel-index` is the
+indexer: compiled here with the system C compiler (rules_cc is not needed,
+nor fetched), or taken from the path given as trawl_repositories(trawl =
+"...").
 It is built again only when a source file of the checkout changes; the
 time it took is left in it (compile-seconds) for the wrapper to tell.
 
 @trawl_index holds index.bzl, what git ignores in each package
-(bazel/index.c), which glob.bzl loads. It is a local repository: Bazel runs
+(plugins/bazel/cmd-bazel-index.c), which glob.bzl loads. It is a local repository: Bazel runs
 it again at every start of its server (so every `--batch` command sees the
 tree as it is) and whenever TRAWL_INDEX changes. The tools/bazel wrapper
 runs the indexer before Bazel starts (it re-checks the tree with `trawl
@@ -23,7 +24,7 @@ and runs nothing. Indexes are kept in .trawl/ under the digest of their
 text, so the same index linked again is no change to Bazel.
 
 WORKSPACE/.trawl/ is trawl's directory: the cache, the stamp, the last three
-indexes, links to the two programs for the wrapper, a BUILD file (so it is a
+indexes, a link to trawl for the wrapper, a BUILD file (so it is a
 package of its own and no glob() of another package enters it) and a
 .gitignore of `*`.
 """
@@ -72,31 +73,29 @@ def _trawl_tool_impl(rctx):
         _fail_on(glib, "pkg-config --cflags --libs glib-2.0 (is libglib2.0-dev installed?)")
         rctx.report_progress("compiling trawl (once per output base; tens of seconds)")
 
-        # The README's one-command build.
+        # The README's one-command build. The indexer names itself in every
+        # index it makes: a hash of its text.
+        indexer_id = ("%d" % hash(rctx.read(rctx.attr._indexer_src))).replace("-", "n")
         _fail_on(rctx.execute(
             ["sh", "-c", 'start=$(date +%s%N); "$@" && echo $(( ($(date +%s%N) - start) / 1000000 )) > compile-ms', "cc"] +
-            [cc, "-std=c11", "-O2"] + ["%s/%s" % (top, s) for s in srcs] +
+            [cc, "-std=c11", "-O2", '-DTRAWL_INDEXER="%s"' % indexer_id] + ["%s/%s" % (top, s) for s in srcs] +
             ["-I%s/libcore/include" % top] + [f for f in glib.stdout.strip().split(" ") if f] + ["-o", "trawl"],
             timeout = 600,
         ), "compiling trawl")
-    # The indexer names itself in every index it makes: a hash of its text.
-    source = rctx.read(rctx.attr._indexer_src)
-    indexer_id = ("%d" % hash(source)).replace("-", "n")
-    _fail_on(rctx.execute(
-        [cc, "-std=c11", "-O2", '-DTRAWL_INDEXER="%s"' % indexer_id,
-         str(rctx.path(rctx.attr._indexer_src)), "-o", "trawl-bazel-index"],
-        timeout = 600,
-    ), "compiling trawl-bazel-index")
-    rctx.file("indexer-id", indexer_id + "\n", executable = False)
 
-    # What @trawl_index reads by label: a digest of both programs (64 bytes,
-    # where reading trawl itself would have Bazel hash megabytes at every
-    # start of its server), so that it runs again, and links the new ones for
-    # the wrapper, when they change.
-    ident = rctx.execute(["sh", "-c", "cat trawl trawl-bazel-index | sha256sum"])
-    _fail_on(ident, "sha256sum of trawl and trawl-bazel-index")
+    # Which indexer this trawl is, as its indexes name it.
+    indexer = rctx.execute(["./trawl", "bazel-index", "--id"])
+    _fail_on(indexer, "trawl bazel-index --id (a trawl without the Bazel plugin?)")
+    rctx.file("indexer-id", indexer.stdout, executable = False)
+
+    # What @trawl_index reads by label: a digest of trawl (64 bytes, where
+    # reading trawl itself would have Bazel hash megabytes at every start of
+    # its server), so that it runs again, and links the new one for the
+    # wrapper, when it changes.
+    ident = rctx.execute(["sh", "-c", "sha256sum < trawl"])
+    _fail_on(ident, "sha256sum of trawl")
     rctx.file("id", ident.stdout[:64] + "\n", executable = False)
-    rctx.file("BUILD.bazel", 'exports_files(["id", "indexer-id", "trawl", "trawl-bazel-index"])\n')
+    rctx.file("BUILD.bazel", 'exports_files(["id", "indexer-id", "trawl"])\n')
 
 trawl_tool = repository_rule(
     implementation = _trawl_tool_impl,
@@ -104,7 +103,7 @@ trawl_tool = repository_rule(
         "trawl": attr.string(doc = "An existing trawl executable; empty: compile one."),
         "cc": attr.string(default = "cc", doc = "The C compiler."),
         "_checkout": attr.label(default = Label("//:WORKSPACE")),
-        "_indexer_src": attr.label(default = Label("//bazel:index.c")),
+        "_indexer_src": attr.label(default = Label("//:plugins/bazel/cmd-bazel-index.c")),
     },
 )
 
@@ -124,7 +123,6 @@ def _trawl_index_impl(rctx):
     # at every start of its server).
     tool_id = rctx.path(rctx.attr._tool)
     trawl = tool_id.dirname.get_child("trawl")
-    indexer = tool_id.dirname.get_child("trawl-bazel-index")
     made_by = "\n# indexer %s\n" % rctx.read(tool_id.dirname.get_child("indexer-id")).strip()
 
     # The wrapper has just checked the tree and named the index that answers
@@ -134,8 +132,7 @@ def _trawl_index_impl(rctx):
     digest = rctx.os.environ.get("TRAWL_INDEX", "")
     checked = len(digest) == 32 and not digest.strip("0123456789abcdef")
     kept = rctx.path("%s/index-%s.bzl" % (state, digest))
-    if (checked and kept.exists and made_by in rctx.read(kept) and
-        _linked(rctx, state + "/trawl", trawl) and _linked(rctx, state + "/trawl-bazel-index", indexer)):
+    if checked and kept.exists and made_by in rctx.read(kept) and _linked(rctx, state + "/trawl", trawl):
         rctx.symlink(kept, "index.bzl")
     else:
         _fail_on(rctx.execute(["mkdir", "-p", state]), "mkdir " + state)
@@ -144,11 +141,10 @@ def _trawl_index_impl(rctx):
             if not rctx.path("%s/%s" % (state, name)).exists:
                 rctx.file("state." + name, text, executable = False)
                 _fail_on(rctx.execute(["cp", "state." + name, "%s/%s" % (state, name)]), "writing " + state)
-        for link, target in [("trawl", trawl), ("trawl-bazel-index", indexer)]:
-            if not _linked(rctx, "%s/%s" % (state, link), target):
-                _fail_on(rctx.execute(["ln", "-sfn", str(target.realpath), "%s/%s" % (state, link)]),
-                         "linking %s/%s" % (state, link))
-        result = rctx.execute([indexer, "--trawl", trawl, "--root", workspace, "--state", _STATE],
+        if not _linked(rctx, state + "/trawl", trawl):
+            _fail_on(rctx.execute(["ln", "-sfn", str(trawl.realpath), state + "/trawl"]),
+                     "linking %s/trawl" % state)
+        result = rctx.execute([trawl, "bazel-index", "--root", workspace, "--state", _STATE],
                               timeout = 3600)
         _fail_on(result, "indexing the workspace")
         digest = result.stdout.strip()
@@ -185,7 +181,7 @@ def trawl_repositories(trawl = None, cc = "cc"):
 
     Args:
       trawl: path of an existing trawl executable; None compiles one.
-      cc: the C compiler that compiles trawl and its indexer.
+      cc: the C compiler that compiles trawl.
     """
     trawl_tool(name = "trawl_tool", trawl = trawl or "", cc = cc)
     trawl_index(name = "trawl_index")

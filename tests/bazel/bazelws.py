@@ -6,8 +6,8 @@ directory it is given (the meson build directory's tests/bazel/), and
 passes --output_user_root so that all of them share one user root. Debian's
 Bazel has nothing to extract (its install base is /usr/share/bazel), so an
 output base costs only the repository rules: with the meson-built trawl
-given to trawl_repositories(), that is compiling index.c (a fraction of a
-second).
+given to trawl_repositories(), that is asking it `trawl bazel-index --id`
+(a fraction of a second).
 """
 import os
 import re
@@ -21,7 +21,7 @@ CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 
 def star(b):
     """A Starlark string literal for the bytes b, written independently of
-    bazel/index.c: Bazel reads a .bzl file as Latin-1, so byte N is the
+    the indexer (plugins/bazel/cmd-bazel-index.c): Bazel reads a .bzl file as Latin-1, so byte N is the
     character N; everything outside printable ASCII is an octal escape."""
     out = ['"']
     for c in b:
