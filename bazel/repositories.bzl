@@ -118,8 +118,8 @@ def _trawl_index_impl(rctx):
 
     # Labels before any execute(): Bazel restarts this function from the top
     # whenever a label needs something it has not looked up yet, and a
-    # restart repeats every process run before it. The programs are found
-    # beside their digest (a label of trawl itself would have Bazel hash it
+    # restart repeats every process run before it. trawl is found beside
+    # its digest (a label of trawl itself would have Bazel hash it
     # at every start of its server).
     tool_id = rctx.path(rctx.attr._tool)
     trawl = tool_id.dirname.get_child("trawl")
@@ -163,7 +163,7 @@ def _trawl_index_impl(rctx):
 
 def _linked(rctx, link, target):
     """Whether LINK is a link to TARGET: the wrapper runs this rule's
-    programs (a cache is trusted by its own trawl only)."""
+    trawl (a cache is trusted by its own trawl only)."""
     p = rctx.path(link)
     return p.exists and str(p.realpath) == str(target.realpath)
 
