@@ -116,10 +116,11 @@ def circles(edges):
 
 def shown(f):
     """A file as the page names it: libcore's below libcore/src, the
-    plugins' below plugins/, except plugins/cmake/'s, in full: cmake/ at
-    the top of the checkout is another folder (the CMake modules), and a
-    reader (and tests/docs/doc_check.py) would look there."""
-    if f.startswith("plugins/cmake/"):
+    plugins' below plugins/, except plugins/cmake/'s and plugins/bazel/'s, in
+    full: cmake/ and bazel/ at the top of the checkout are other folders
+    (what CMake and Bazel load), and a reader (and tests/docs/doc_check.py)
+    would look there."""
+    if f.startswith("plugins/cmake/") or f.startswith("plugins/bazel/"):
         return f + ".c"
     for top in ("libcore/", "plugins/"):
         if f.startswith(top):

@@ -314,7 +314,7 @@ def help_text(args, sub):
 def commands_of(args):
     out = subprocess.run([args.trawl, "help"], stdout=subprocess.PIPE).stdout.decode()
     part = out.split("Commands:", 1)[1].split("Options:", 1)[0]
-    return set(re.findall(r"^  ([a-z]+)\b", part, re.M))
+    return set(re.findall(r"^  ([a-z][a-z-]*)\b", part, re.M))
 
 
 def check_synopsis(args, block):
@@ -328,7 +328,7 @@ def check_synopsis(args, block):
             entries[-1] += " " + l.strip()
     for e in entries:
         words = e.split()
-        sub = words[1] if len(words) > 1 and re.fullmatch(r"[a-z]+", words[1]) else None
+        sub = words[1] if len(words) > 1 and re.fullmatch(r"[a-z][a-z-]*", words[1]) else None
         if sub and sub not in commands:
             problems.append("%s: no command %r in `trawl help`" % (e, sub))
             continue

@@ -29,7 +29,7 @@ def main(argv):
             if d.endswith("/man1"):
                 pages.update({n: os.path.join(d, n) for n in names})
         help_all = subprocess.run([trawl, "help"], stdout=subprocess.PIPE, check=True).stdout.decode()
-        commands = re.findall(r"^  ([a-z]+) ", help_all.split("Commands:")[1], re.M)
+        commands = re.findall(r"^  ([a-z][a-z-]*) ", help_all.split("Commands:")[1], re.M)
         commands = [c for c in commands if c != "help"]
         if not commands:
             sys.exit("FAIL: no command in `trawl help`")
