@@ -377,7 +377,7 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
     bool written = print_results(b, cmake, spools, &err);
     unsigned problems = cli_report_plan_problems(plan, NULL);
     if (!written) {
-      fprintf(stderr, "trawl: writing output: %s\n", g_strerror(err));
+      cli_report_write_error(err);
       status = EXIT_IO;
     } else if (strict && problems > 0) {
       status = EXIT_IO;

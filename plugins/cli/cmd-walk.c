@@ -482,7 +482,7 @@ walk_and_print(struct walk_run *run, const struct walk_args *args)
   }
   unsigned problems = cli_report_walker_problems(run->walker);
   if (!written) {
-    fprintf(stderr, "trawl: writing output: %s\n", strerror(run->out.error));
+    cli_report_write_error(run->out.error);
     status = EXIT_IO;
   }
   if (status == EXIT_OK && args->strict && problems > 0)
@@ -533,7 +533,7 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
     g_error_free(error);
   } else {
     if (!output_end(&run->out)) {
-      fprintf(stderr, "trawl: writing output: %s\n", strerror(run->out.error));
+      cli_report_write_error(run->out.error);
       status = EXIT_IO;
     }
   }
