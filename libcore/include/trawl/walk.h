@@ -166,6 +166,8 @@ typedef enum {
   TRAWL_EXPLAIN_MISSING,      /* no such entry */
   TRAWL_EXPLAIN_GIT_DIR,      /* `.git`, or inside it */
   TRAWL_EXPLAIN_LINK,         /* a directory above it is a symbolic link, not followed */
+  TRAWL_EXPLAIN_OUTSIDE,      /* a `..` component: not below the root, where a walk never
+                                 goes (nothing is looked at) */
 } TrawlExplainReason;
 
 typedef struct {
@@ -183,6 +185,11 @@ typedef struct {
   char *ignore_pattern;        /* [!]pattern[/] */
   bool ignore_negated;
   char *ignore_match;          /* the path the rule matched: the path or that directory */
+  /* With follow: the first symbolic link on the way (a directory above the
+   * path, or the path itself) that leads outside the root, and where it
+   * leads (its real path); NULL when none does. */
+  char *outside_link;
+  char *outside_target;
 } trawl_explanation;
 
 /* Explain PATH (relative to the first root) as a walk with this walker's
