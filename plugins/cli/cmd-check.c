@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "check-labels.h"
 #include "check-mark.h"
 #include "depfile.h"
@@ -97,7 +98,7 @@ on_change(size_t q, const char *path, bool added, void *data)
 static bool
 touch(const char *stamp)
 {
-  int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, FILE_MODE);
   if (fd < 0 || futimens(fd, NULL) != 0) {
     fprintf(stderr, "trawl: --touch %s: %s\n", stamp, strerror(errno));
     if (fd >= 0)

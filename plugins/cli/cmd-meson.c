@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "check-labels.h"
 #include "cli.h"
 #include "meson-plugin.h"
@@ -568,7 +569,7 @@ register_cache(const char *build_root, const char *base, const char *cache)
     g_string_append(text, absolute);
     g_string_append_c(text, '\n');
     GError *error = NULL;
-    ok = g_file_set_contents(path, text->str, (gssize)text->len, &error);
+    ok = file_write(path, text->str, text->len, &error);
     if (!ok) {
       meson_messagef("meson: %s (the build would not re-check this list)", error->message);
       g_error_free(error);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "depfile.h"
 #include "report.h"
 #include "trawl/cache.h"
@@ -121,7 +122,7 @@ depfile_write(const char *file, const char *target, char *const *caches, int n, 
                               target);
     cli_print_message(m);
     g_free(m);
-  } else if (!g_file_set_contents(file, text->str, (gssize)text->len, &error)) {
+  } else if (!file_write(file, text->str, text->len, &error)) {
     char *m = g_strdup_printf("--depfile %s", error->message);
     cli_print_message(m);
     g_free(m);

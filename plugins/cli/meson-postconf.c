@@ -52,6 +52,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "cli.h"
 #include "json.h"
 #include "meson-plugin.h"
@@ -239,7 +240,7 @@ static bool
 write_file(const char *path, const GString *text)
 {
   GError *error = NULL;
-  if (g_file_set_contents(path, text->str, (gssize)text->len, &error))
+  if (file_write(path, text->str, text->len, &error))
     return true;
   fprintf(stderr, "trawl: meson --postconf: %s\n", error->message);
   g_error_free(error);
