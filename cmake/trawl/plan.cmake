@@ -96,7 +96,9 @@ function(_trawl_plan_patterns it)
     set(watch "")
     foreach(m RANGE 1 ${item_${it}_npats})
       set(p "${item_${it}_pat_${m}}")
-      string(REGEX MATCH "^[^*?[{\\\\]*" lit "${p}")
+      # "+": CMake stops on a MATCH of nothing (a pattern that starts with
+      # a wildcard, "**/*.c"); no match leaves LIT empty.
+      string(REGEX MATCH "^[^*?[{\\\\]+" lit "${p}")
       if("${lit}" STREQUAL "${p}")
         set(lit "")   # no wildcard: only the directories on its way
         string(FIND "${p}" "/" slash REVERSE)

@@ -36,6 +36,12 @@ CALLS = [
       "src/test/t_test.c"]),
     ("pat_gi", 'PATTERNS "**/*.c" GITIGNORE',
      ["src/a.c", "src/deep/er/z.c", "src/legacy/old.c", "src/test/t_test.c"]),
+    # With CONFIGURE_DEPENDS, the directories to watch are planned from the
+    # patterns: one that starts with a wildcard stopped CMake until
+    # 2026-12-02 ("REGEX ... matched an empty string"; tests/hardening).
+    ("pat_gi_cd", 'PATTERNS "**/*.c" GITIGNORE CONFIGURE_DEPENDS',
+     ["src/a.c", "src/deep/er/z.c", "src/legacy/old.c", "src/test/t_test.c"]),
+    ("root_cd", 'PATTERNS "*.c" ROOT src CONFIGURE_DEPENDS', ["src/a.c"]),
     ("root", "GLOB *.c ROOT src", ["src/.dot.c", "src/a.c"]),
     # RELATIVE, like file()'s options, applies to what follows it.
     ("root_rel", 'ROOT src RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/src PATTERNS "**/*.c" '
