@@ -11,7 +11,9 @@ fails) the N-th. A run with no fault first counts the points; then each
 point is tried with each action, from the same state: caches and stamps
 written for the tree as it was (T0), the tree since changed (T1), a build
 that has consumed T0's answers. After the faulted run, the build does what a
-build does next — runs the step again, to its end — and then:
+build does next — runs the step again, to its end, or for the batch another
+build's check of the same cache and stamp (Bazel's output bases share them)
+— and then:
 
 - no torn file: no run warns that a cache is truncated or corrupt;
 - never a stale "unchanged": the change reaches the build — the --touch
@@ -119,6 +121,9 @@ SCENARIOS = {
                           w.queries],
         "statuses": {0, 3},
         "cache": "batch.cache",
+        # What runs next may be another build's check of the same cache and
+        # stamp (Bazel's output bases share them), not this batch again.
+        "next": lambda w: ["check", "--bump", w.p("bump"), "--cache", w.p("batch.cache")],
     },
     "check --touch": {
         "cmd": lambda w: ["check", "--touch", w.p("touch"), "--cache", w.p("batch.cache")],
@@ -154,7 +159,7 @@ def told(w, name, out):
     if name == "walk --cache":
         return out == w.fresh_walk
     if name == "batch --cache --bump":
-        return out == w.fresh_batch and text(w.p("bump")) == w.digest1
+        return text(w.p("bump")) == w.digest1
     if name == "check --bump":
         return text(w.p("bump-check")) == w.digest1
     return os.path.exists(w.p("touch")) and os.stat(w.p("touch")).st_mtime > PAST + 1
@@ -182,12 +187,13 @@ def try_point(w, name, spec, action, k, counts):
     # The build's next step, to its end (a failed or killed step runs
     # again; a check that said "changed" made it run the step that writes
     # the answers).
-    rc2, out2, err2 = w.t(spec["cmd"](w))
-    ok = not torn(err2) and rc2 in ({0, 1} if name.startswith("check") else {0})
+    rc2, out2, err2 = w.t(spec.get("next", spec["cmd"])(w))
+    ok = not torn(err2) and rc2 in ({0, 1} if "next" in spec or name.startswith("check")
+                                    else {0})
     check(where + ": the next run completes, no torn file", ok, "exit %d, %r" % (rc2, err2))
     check(where + ": the change reached the build (never a stale 'unchanged')",
           told(w, name, out2))
-    if name.startswith("check"):
+    if name.startswith("check") or "next" in spec:
         rc3, _, err3 = w.t(["check", "--cache", w.p(spec["cache"])])
         check(where + ": then a check finds nothing", rc3 == 0 and not torn(err3),
               "exit %d, %r" % (rc3, err3))
