@@ -996,7 +996,13 @@ write_file(const char *file, const buf *o)
     }
     off += (size_t)w;
   }
-  if (fchmod(fd, 0644) != 0 || close(fd) != 0 || rename(tmp.data, file) != 0) {
+  /* As trawl's own files (plugins/cli/files.h): 0664 less the umask, never
+   * writable by others (mkstemp made it 0600). One thread: umask() read and
+   * put back. */
+  const mode_t mask = umask(0);
+  umask(mask);
+  if (fchmod(fd, 0664 & ~(mask | 0002)) != 0 || close(fd) != 0 ||
+      rename(tmp.data, file) != 0) {
     unlink(tmp.data);
     fail(3, "%s: %s", file, strerror(errno));
   }

@@ -45,9 +45,10 @@ __attribute__((constructor)) static void reg(void) { puts("%s"); }
 MAIN = "int main(void) { return 0; }\n"
 
 
-def sh(cmd, cwd, env, timeout=900):
+def sh(cmd, cwd, env, timeout=900, umask=None):
     p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=timeout)
+                       timeout=timeout,
+                       preexec_fn=None if umask is None else (lambda: os.umask(umask)))
     return p.returncode, p.stdout.decode("utf-8", "replace")
 
 
@@ -157,7 +158,11 @@ class Project:
             p = subprocess.run([prog], stdout=subprocess.PIPE, env=self.env)
             return rc, out, set(p.stdout.decode().split())
         ob = self.bdir(b)
-        rc, out = sh(["bazel", "--output_base=" + ob, "build", "//:list"], self.src, self.env)
+        # The server starts with the first command and keeps its umask: 0,
+        # so that a file trawl's state directory gets writable by others
+        # shows (modes(), below).
+        rc, out = sh(["bazel", "--output_base=" + ob, "build", "//:list"], self.src, self.env,
+                     umask=0)
         if rc != 0:
             return rc, out, None
         with open(os.path.join(ob, "execroot", "__main__", "bazel-out", "k8-fastbuild", "bin",
@@ -241,6 +246,14 @@ def faults(kind, trawl, checkout, top):
 
     # trawl deleted, replaced by another version, replaced by one that fails.
     p = fresh_project()
+    if p and kind == "bazel":
+        # Under umask 0, nothing in trawl's state directory is writable by
+        # others (the wrapper's files, the rule's, the indexer's, trawl's).
+        state = os.path.join(p.src, ".trawl")
+        loose = [f for f in os.listdir(state) if not os.path.islink(os.path.join(state, f))
+                 and os.stat(os.path.join(state, f)).st_mode & 0o002]
+        check("bazel: under umask 0, no file of .trawl/ is writable by others (%d files)" %
+              len(os.listdir(state)), not loose, repr(loose))
     if p:
         saved = p.trawl + ".saved"
         shutil.copy(p.trawl, saved)
