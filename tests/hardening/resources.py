@@ -226,9 +226,10 @@ def eio(e):
 
 
 def peak_vm(cmd, env):
-    """Run CMD; its peak address space (VmPeak, polled) and its output."""
+    """Run CMD; its peak address space (VmPeak, polled), its peak resident
+    set (VmHWM) and its output."""
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    peak = 0
+    peak = rss = 0
     import threading
     out = {}
 
@@ -243,11 +244,13 @@ def peak_vm(cmd, env):
                 for line in f:
                     if line.startswith("VmPeak:"):
                         peak = max(peak, int(line.split()[1]))
+                    elif line.startswith("VmHWM:"):
+                        rss = max(rss, int(line.split()[1]))
         except (FileNotFoundError, ProcessLookupError):
             pass
         time.sleep(0.002)
     t.join()
-    return peak, p.returncode, out["o"], out["e"]
+    return peak, rss, p.returncode, out["o"], out["e"]
 
 
 def million(e, big_dir):
@@ -271,7 +274,7 @@ def million(e, big_dir):
     for name, args in steps:
         if "(written)" in name and os.path.exists(cache):
             os.unlink(cache)
-        peak, rc, out, err = peak_vm([e.trawl] + args, e.env)
+        peak, rss, rc, out, err = peak_vm([e.trawl] + args, e.env)
         if "(written)" in name:
             os.unlink(cache)
         limit = 2 * peak
@@ -284,8 +287,9 @@ def million(e, big_dir):
             same = sorted(p.stdout.split(b"\n")) == sorted(out.split(b"\n"))
         else:
             same = p.stdout == out
-        check("1,000,000 files: %s: peak %d MiB; under ulimit -v %d MiB: exit %d, the same "
-              "answer (%d lines)" % (name, peak // 1024, limit // 1024, p.returncode, lines),
+        check("1,000,000 files: %s: peak %d MiB of address space (%d MiB resident); under "
+              "ulimit -v %d MiB: exit %d, the same answer (%d paths)" % (
+                  name, peak // 1024, rss // 1024, limit // 1024, p.returncode, lines),
               rc == p.returncode and rc in (0,) and same,
               "unlimited exit %d, limited exit %d %r" % (rc, p.returncode, p.stderr[-500:]))
 
