@@ -59,7 +59,12 @@ def _trawl_tool_impl(rctx):
             fail("trawl_repositories(trawl = %r): not an absolute path of an existing file" % rctx.attr.trawl)
         rctx.symlink(rctx.attr.trawl, "trawl")
     else:
-        srcs = _sources(rctx, top, "libcore/src") + _sources(rctx, top, "plugins/cli")
+        # The one list of the sources (sources.txt: FOLDER/*.c a line), read by
+        # label too: a folder added there builds trawl again.
+        srcs = []
+        for line in rctx.read(rctx.attr._checkout.relative(":sources.txt")).splitlines():
+            if line and not line.startswith("#"):
+                srcs += _sources(rctx, top, line.rpartition("/")[0])
         for h in ["libcore/include/trawl/" + p.basename for p in rctx.path(top + "/libcore/include/trawl").readdir()]:
             rctx.path(rctx.attr._checkout.relative(":" + h))
         glib = rctx.execute(["pkg-config", "--cflags", "--libs", "glib-2.0"])

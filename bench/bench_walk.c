@@ -22,8 +22,8 @@
 #include <time.h>
 
 #include "trawl/trawl.h"
-#include "walk-shared.h"
-#include "walk-testing.h"
+#include "walk/walk-shared.h"
+#include "walk/walk-testing.h"
 
 static double
 now_us(void)

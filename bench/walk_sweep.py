@@ -12,7 +12,7 @@ report the same result count, or the sweep stops.
 
 A flat shape puts D items in the calling thread's deque after the first
 directory, so the smallest D at which the helpers pay is the floor the
-walker should use (walk.c, HELPER_FLOOR).
+walker should use (HELPER_FLOOR, libcore/src/walk/walk-run.h).
 """
 import argparse
 import os

@@ -21,7 +21,8 @@
 #    configure used (the tree changed meanwhile) the next build re-configures.
 #  * The re-check at build time is one `trawl check` for the whole build
 #    directory. Ninja runs it only when a directory or ignore file it watches
-#    is newer than the last check (a depfile lists them), and it touches a
+#    is newer than the last check (the depfile the check itself writes, the
+#    one list the Meson plugin uses too), and it touches a
 #    stamp that build.ninja depends on only when an answer changed: a new
 #    source is compiled in the same ninja run, and a no-op build is
 #    "ninja: no work to do". Make runs it before every target, and
@@ -118,6 +119,17 @@ function(trawl_glob var)
   set(${name} "${result}" PARENT_SCOPE)
 endfunction()
 
+# A new item of the call (_trawl_glob()) of KIND (GLOB or PATTERNS), with the
+# settings file() applies to the globs after them as they are now.
+macro(_trawl_new_item kind)
+  math(EXPR n_items "${n_items} + 1")
+  set(item_${n_items}_kind ${kind})
+  set(item_${n_items}_list ${list_dirs})
+  set(item_${n_items}_follow ${follow})
+  set(item_${n_items}_relset ${relset})
+  set(item_${n_items}_rel "${rel}")
+endmacro()
+
 # trawl_glob() asked by trawl: ARGC arguments in _trawl_arg_0 ... of the
 # caller's scope, the first VAR; OUT_VAR = the variable to set, OUT = its
 # list. SIG: the call's name in the memo, "" when it has none.
@@ -159,7 +171,7 @@ function(_trawl_glob out_var out var argc sig)
   set(root "${CMAKE_CURRENT_SOURCE_DIR}")
   set(rootset FALSE)
   set(excludes "")
-  set(wexcludes "")   # excludes of the queries that find what to watch
+  set(wexcludes "")   # excludes of the queries of directories
   set(n_items 0)
   set(n_globs 0)
   while(i LESS argc)
@@ -171,13 +183,8 @@ function(_trawl_glob out_var out var argc sig)
         message(FATAL_ERROR "trawl_glob(${what}): '${a}' is a glob expression, which needs GLOB "
           "or GLOB_RECURSE right after the variable (PATTERNS need neither).")
       endif()
-      math(EXPR n_items "${n_items} + 1")
       math(EXPR n_globs "${n_globs} + 1")
-      set(item_${n_items}_kind GLOB)
-      set(item_${n_items}_list ${list_dirs})
-      set(item_${n_items}_follow ${follow})
-      set(item_${n_items}_relset ${relset})
-      set(item_${n_items}_rel "${rel}")
+      _trawl_new_item(GLOB)
       set(item_${n_items}_expr "${a}")
     elseif("${a}" STREQUAL "LIST_DIRECTORIES")
       if(NOT i LESS argc)
@@ -219,12 +226,7 @@ function(_trawl_glob out_var out var argc sig)
     elseif("${a}" STREQUAL "EXCLUDE" OR "${a}" STREQUAL "PATTERNS")
       set(n 0)
       if("${a}" STREQUAL "PATTERNS")
-        math(EXPR n_items "${n_items} + 1")
-        set(item_${n_items}_kind PATTERNS)
-        set(item_${n_items}_list ${list_dirs})
-        set(item_${n_items}_follow ${follow})
-        set(item_${n_items}_relset ${relset})
-        set(item_${n_items}_rel "${rel}")
+        _trawl_new_item(PATTERNS)
         set(item_${n_items}_pats "")
       endif()
       while(i LESS argc)
@@ -235,7 +237,7 @@ function(_trawl_glob out_var out var argc sig)
         if("${a}" STREQUAL "EXCLUDE")
           _trawl_json_append(excludes "${p}")
           _trawl_json_append(wexcludes "${p}")
-          # A directory such a pattern covers is never read: not watched.
+          # A directory such a pattern covers is never read: not listed.
           if("${p}" MATCHES "^(.+)/\\*\\*$")
             _trawl_json_append(wexcludes "${CMAKE_MATCH_1}")
           endif()
@@ -265,12 +267,6 @@ function(_trawl_glob out_var out var argc sig)
   set(ignore false)
   if(gitignore)
     set(ignore true)
-  endif()
-  # Which directories to watch is for Ninja (and generators that re-configure
-  # on a watched change); Make re-checks on every build (_trawl_finish).
-  set(watchdirs FALSE)
-  if(cd AND NOT (CMAKE_GENERATOR MATCHES "Makefiles$" AND NOT CMAKE_HOST_WIN32))
-    set(watchdirs TRUE)
   endif()
   _trawl_call_reset()
   foreach(it RANGE 1 ${n_items})

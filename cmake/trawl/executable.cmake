@@ -43,7 +43,7 @@ function(_trawl_build out)
   get_filename_component(top "${top}" ABSOLUTE)
   set(how "install trawl (meson install from a checkout; docs/cmake.md) and let "
           "find_package(Trawl CONFIG) or the PATH find it, or set TRAWL_EXECUTABLE")
-  if(NOT EXISTS "${top}/libcore/src/pattern.c" OR NOT EXISTS "${top}/plugins/cli/main.c")
+  if(NOT EXISTS "${top}/sources.txt" OR NOT EXISTS "${top}/libcore/include/trawl/trawl.h")
     message(FATAL_ERROR "trawl_glob: no trawl executable found, and ${module_dir} is not "
       "in a trawl source checkout to build one from: " ${how} ".")
   endif()
@@ -65,9 +65,18 @@ function(_trawl_build out)
     message(FATAL_ERROR "trawl_glob: building trawl needs GLib 2.68 or newer through pkg-config "
       "(Debian: apt-get install pkg-config libglib2.0-dev libxxhash-dev), or " ${how} ".")
   endif()
-  file(GLOB sources "${top}/libcore/src/*.c" "${top}/plugins/cli/*.c")
-  file(GLOB headers "${top}/libcore/src/*.h" "${top}/libcore/include/trawl/*.h"
-       "${top}/plugins/cli/*.h")
+  # The one list of the sources (sources.txt: one glob a line, FOLDER/GLOB),
+  # and the headers beside them.
+  file(STRINGS "${top}/sources.txt" globs REGEX "^[^#]")
+  set(sources "")
+  file(GLOB headers "${top}/libcore/include/trawl/*.h")
+  foreach(g IN LISTS globs)
+    file(GLOB s "${top}/${g}")
+    get_filename_component(d "${g}" DIRECTORY)
+    file(GLOB h "${top}/${d}/*.h")
+    list(APPEND sources ${s})
+    list(APPEND headers ${h})
+  endforeach()
   set(command "${CMAKE_C_COMPILER}" -std=c11 -O2 ${sources} "-I${top}/libcore/include"
               ${_TRAWL_GLIB_CFLAGS} ${_TRAWL_GLIB_LDFLAGS})
   # The key: the command (the compiler, its version, GLib's flags) and what

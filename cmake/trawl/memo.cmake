@@ -17,10 +17,9 @@
 #                    sets) and _TRAWL_MR_<call> (the list)
 #   calls-keys.cmake per call number: its queries (_TRAWL_MK_<n>) and its
 #                    name (_TRAWL_MS_<n>); per query, what planning it had
-#                    registered (its body, root, ignore and watch settings)
-#   watch.cmake      the paths the re-check watches and their depfile text
-# The last two are read only when a configure mixes calls taken from the
-# memo with calls planned again.
+#                    registered (its body, for queries.jsonl); read
+#                    only when a configure mixes calls taken from the memo
+#                    with calls planned again.
 
 # The SHA-1 of this module's files: a memo made by other code is not taken.
 function(_trawl_module_digest out)
@@ -68,13 +67,7 @@ function(_trawl_memo_add sig name result)
     return()
   endif()
   set_property(GLOBAL PROPERTY "_TRAWL_MSEEN_${sig}" TRUE)
-  # (Not if(NOT n): "n" is CMake's false constant N.)
-  get_property(count GLOBAL PROPERTY _TRAWL_MEMO_NEW_N)
-  if(NOT count)
-    set(count 0)
-  endif()
-  math(EXPR count "${count} + 1")
-  set_property(GLOBAL PROPERTY _TRAWL_MEMO_NEW_N ${count})
+  _trawl_next(count _TRAWL_MEMO_NEW_N)
   set_property(GLOBAL PROPERTY _TRAWL_MN_${count}_SIG "${sig}")
   set_property(GLOBAL PROPERTY _TRAWL_MN_${count}_NAME "${name}")
   set_property(GLOBAL PROPERTY _TRAWL_MN_${count}_RESULT "${result}")
@@ -83,8 +76,8 @@ endfunction()
 
 # At the end of the configure: OUT = TRUE when every call trawl answered
 # with CONFIGURE_DEPENDS was one the memo gave, each of its calls once, and
-# nothing else asked anything of the re-check: the queries, the cache and
-# what to watch are the previous configure's. Otherwise the calls the memo
+# nothing else asked anything of the re-check: the queries and the cache are
+# the previous configure's. Otherwise the calls the memo
 # gave register their queries (the configure goes on as one that planned
 # them).
 function(_trawl_memo_same out)
@@ -114,8 +107,8 @@ endfunction()
 # At the end of a configure that planned anything: the memo for the next
 # one, of the calls the memo gave and those planned, valid for the answers
 # in ANSWERS (the script of the batch that wrote the cache for the queries
-# USED). WATCH, DEPFILE, DEPFILE_OK: what the re-check watches.
-function(_trawl_memo_write answers watch depfile depfile_ok)
+# USED).
+function(_trawl_memo_write answers)
   _trawl_state(state)
   set(calls "")
   set(n 0)
@@ -148,21 +141,15 @@ function(_trawl_memo_write answers watch depfile depfile_ok)
   # What planning registered of each query the re-check uses.
   get_property(used GLOBAL PROPERTY _TRAWL_USED_recheck)
   foreach(key IN LISTS used)
-    foreach(what B ROOT IGNORE WATCH)
-      get_property(v GLOBAL PROPERTY _TRAWL_${what}_${key})
-      _trawl_bracket(v "${v}")
-      set_property(GLOBAL APPEND_STRING PROPERTY _TRAWL_MEMO_KEYS_TEXT
-        "set_property(GLOBAL PROPERTY _TRAWL_${what}_${key} ${v})\n")
-    endforeach()
+    get_property(v GLOBAL PROPERTY _TRAWL_B_${key})
+    _trawl_bracket(v "${v}")
+    set_property(GLOBAL APPEND_STRING PROPERTY _TRAWL_MEMO_KEYS_TEXT
+      "set_property(GLOBAL PROPERTY _TRAWL_B_${key} ${v})\n")
   endforeach()
   get_property(entries GLOBAL PROPERTY _TRAWL_MEMO_TEXT)
   get_property(entry_keys GLOBAL PROPERTY _TRAWL_MEMO_KEYS_TEXT)
   file(WRITE "${state}/calls.cmake" "${entries}${calls}")
   file(WRITE "${state}/calls-keys.cmake" "${entry_keys}")
-  _trawl_bracket(w "${watch}")
-  _trawl_bracket(d "${depfile}")
-  file(WRITE "${state}/watch.cmake"
-    "set(watch ${w})\nset(depfile ${d})\nset(depfile_ok ${depfile_ok})\n")
   file(SHA1 "${answers}" a)
   _trawl_module_digest(module)
   file(WRITE "${state}/calls.digest" "${a} ${module}")

@@ -71,26 +71,6 @@ function(_trawl_body out root includes excludes hidden ignore follow types)
   set(body "\"root\": ${r}, \"include\": [${includes}], \"exclude\": [${excludes}], \"hidden\": ${hidden}, \"ignore\": ${ignore}, \"follow\": ${follow}, \"type\": [${types}]")
   string(SHA1 key "${body}")
   set_property(GLOBAL PROPERTY _TRAWL_B_${key} "${body}")
-  set_property(GLOBAL PROPERTY _TRAWL_ROOT_${key} "${root}")
-  set_property(GLOBAL PROPERTY _TRAWL_IGNORE_${key} ${ignore})
-  set(${out} ${key} PARENT_SCOPE)
-endfunction()
-
-# With GITIGNORE, the ignore files of the directories a watch query lists
-# are watched too (an edit in place changes no directory): register the
-# query for them beside the watch query of ROOT, INCLUDES (JSON items, each a
-# directory pattern), EXCLUDES, HIDDEN, FOLLOW; OUT = its key, or "" when
-# IGNORE is false.
-function(_trawl_ignore_files out root includes excludes hidden ignore follow)
-  set(${out} "" PARENT_SCOPE)
-  if(NOT ignore)
-    return()
-  endif()
-  string(REGEX REPLACE "\"((\\\\.|[^\"\\\\])*)\"" "\"\\1/.gitignore\", \"\\1/.ignore\""
-         files "${includes}")
-  _trawl_body(key "${root}" "\".gitignore\", \".ignore\", ${files}" "${excludes}" ${hidden}
-              true ${follow} "\"f\"")
-  set_property(GLOBAL PROPERTY _TRAWL_WATCH_${key} TRUE)
   set(${out} ${key} PARENT_SCOPE)
 endfunction()
 
@@ -187,6 +167,18 @@ function(_trawl_register kind)
   _trawl_defer_finish()
 endfunction()
 
+# OUT = the global counter PROPERTY plus one, which it becomes (1 the first
+# time).
+function(_trawl_next out property)
+  get_property(count GLOBAL PROPERTY ${property})
+  if(NOT count)   # (a variable named n would be CMake's false constant N)
+    set(count 0)
+  endif()
+  math(EXPR count "${count} + 1")
+  set_property(GLOBAL PROPERTY ${property} ${count})
+  set(${out} ${count} PARENT_SCOPE)
+endfunction()
+
 # _trawl_finish() at the end of the top directory, once.
 function(_trawl_defer_finish)
   get_property(deferred GLOBAL PROPERTY _TRAWL_FINISH_DEFERRED)
@@ -243,13 +235,7 @@ function(_trawl_direct out_done out mode argc sig)
   file(${mode} paths ${args})
   _trawl_register(recheck ${ARGN})
   set_property(GLOBAL APPEND PROPERTY _TRAWL_PENDING ${ARGN})
-  # (Not if(NOT n): "n" is CMake's false constant N.)
-  get_property(count GLOBAL PROPERTY _TRAWL_DIRECT_N)
-  if(NOT count)
-    set(count 0)
-  endif()
-  math(EXPR count "${count} + 1")
-  set_property(GLOBAL PROPERTY _TRAWL_DIRECT_N ${count})
+  _trawl_next(count _TRAWL_DIRECT_N)
   set_property(GLOBAL PROPERTY _TRAWL_DIRECT_${count}_ARGS "${all}")
   set_property(GLOBAL PROPERTY _TRAWL_DIRECT_${count}_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   set_property(GLOBAL PROPERTY _TRAWL_DIRECT_${count}_RESULT "${paths}")

@@ -35,9 +35,11 @@ function(_trawl_json_append var p)
 endfunction()
 
 # OUT = S as a trawl-dialect pattern that matches exactly S (one component
-# or a path of them).
+# or a path of them): each of *?[]{}\,!^ escaped, libcore's rule
+# (trawl_pattern_escape() in trawl/pattern.h; tests/corpus/escaper.txt holds
+# both to it, tests/cmake/escape.py this one).
 function(_trawl_literal out s)
-  string(REGEX REPLACE "([][\\\\{},*?])" "\\\\\\1" s "${s}")
+  string(REGEX REPLACE "([][\\\\{},*?!^])" "\\\\\\1" s "${s}")
   set(${out} "${s}" PARENT_SCOPE)
 endfunction()
 

@@ -1,5 +1,6 @@
 /* trawl — storage for many short strings, copied one after another into
- * blocks and freed together (private; plan.c, cache.c). */
+ * blocks and freed together (private; plan.c, cache/cache.c,
+ * cache/cachefile.c). */
 #ifndef TRAWL_ARENA_H
 #define TRAWL_ARENA_H
 

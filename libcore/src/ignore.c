@@ -289,6 +289,24 @@ read_small_file(const char *path)
   return text;
 }
 
+/* The common directory of the git directory GIT_DIR: a linked work tree
+ * keeps info/ and config there, as its `commondir` file says; else GIT_DIR
+ * itself. */
+static char *
+common_of(const char *git_dir)
+{
+  char *commondir_file = g_build_filename(git_dir, "commondir", NULL);
+  char *text = read_small_file(commondir_file);
+  g_free(commondir_file);
+  if (text == NULL)
+    return g_strdup(git_dir);
+  char *target = g_strstrip(text);
+  char *common = g_path_is_absolute(target) ? g_strdup(target)
+                                            : g_build_filename(git_dir, target, NULL);
+  g_free(text);
+  return common;
+}
+
 /* The git directory TOP's `.git` leads to, and in *COMMON its common
  * directory, whether or not they make a repository (*VALID); NULL when
  * there is no `.git` or a `.git` file names nothing. */
@@ -319,18 +337,7 @@ git_dir_at(const char *top, char **common, bool *valid)
                                          : g_build_filename(top, target, NULL);
     g_free(text);
   }
-  /* A linked work tree keeps info/ and config in the common directory. */
-  char *commondir_file = g_build_filename(git_dir, "commondir", NULL);
-  char *text = read_small_file(commondir_file);
-  g_free(commondir_file);
-  if (text) {
-    char *target = g_strstrip(text);
-    *common = g_path_is_absolute(target) ? g_strdup(target)
-                                         : g_build_filename(git_dir, target, NULL);
-    g_free(text);
-  } else {
-    *common = g_strdup(git_dir);
-  }
+  *common = common_of(git_dir);
   /* What git takes for a repository: HEAD in the git directory, objects/
    * and refs/ in the common one. A `.git` that is anything else is an
    * ordinary directory to git (the outer rules apply inside it). */
@@ -381,7 +388,7 @@ ignore_find_top(const char *dir)
   }
 }
 
-/* ---- git configuration: core.excludesFile ------------------------------------ */
+/* ---- git configuration: core.excludesFile, extensions.objectFormat ----------- */
 
 /* Parse one value of a git config line starting at *P (after '='): quotes
  * joined, escapes resolved, a backslash-newline continuing the value on the
@@ -436,15 +443,16 @@ config_value(const char **pp)
   return g_string_free(v, FALSE);
 }
 
-/* Look for core.excludesFile in the config file PATH; replace *VALUE when
- * set. Subsections ([core "x"]) and include directives are not followed. */
+/* Look for SECTION.KEY (both lower case) in the config file PATH; replace
+ * *VALUE when set. Subsections ([core "x"]) and include directives are not
+ * followed. */
 static void
-config_scan(const char *path, char **value)
+config_scan(const char *path, const char *section, const char *key, char **value)
 {
   char *text = NULL;
   if (path == NULL || !g_file_get_contents(path, &text, NULL, NULL))
     return;
-  bool in_core = false;
+  bool in_section = false;
   const char *p = text;
   while (*p) {
     while (*p == ' ' || *p == '\t' || *p == '\r')
@@ -453,21 +461,21 @@ config_scan(const char *path, char **value)
       const char *close = strchr(p, ']');
       const char *nl = strchr(p, '\n');
       if (close == NULL || (nl && nl < close)) {
-        in_core = false;
+        in_section = false;
         p = nl ? nl + 1 : p + strlen(p);
         continue;
       }
       char *name = g_strndup(p + 1, (gsize)(close - p - 1));
       g_strstrip(name);
-      in_core = g_ascii_strcasecmp(name, "core") == 0;
+      in_section = g_ascii_strcasecmp(name, section) == 0;
       g_free(name);
       p = close + 1;
       while (*p == ' ' || *p == '\t')
         p++;
     }
-    static const char key[] = "excludesfile";
-    if (in_core && g_ascii_strncasecmp(p, key, sizeof key - 1) == 0) {
-      const char *rest = p + sizeof key - 1;
+    const size_t klen = strlen(key);
+    if (in_section && g_ascii_strncasecmp(p, key, klen) == 0) {
+      const char *rest = p + klen;
       while (*rest == ' ' || *rest == '\t')
         rest++;
       if (*rest == '=') {
@@ -525,21 +533,21 @@ ignore_excludes_file(const char *common, const char *top)
   char *value = NULL;
   if (!env_true("GIT_CONFIG_NOSYSTEM")) {
     const char *sys = g_getenv("GIT_CONFIG_SYSTEM");
-    config_scan(sys ? sys : "/etc/gitconfig", &value);
+    config_scan(sys ? sys : "/etc/gitconfig", "core", "excludesfile", &value);
   }
   const char *global = g_getenv("GIT_CONFIG_GLOBAL");
   if (global) {
-    config_scan(global, &value);
+    config_scan(global, "core", "excludesfile", &value);
   } else {
     char *xdg = xdg_path("config"), *home = home_path(".gitconfig");
-    config_scan(xdg, &value);
-    config_scan(home, &value);
+    config_scan(xdg, "core", "excludesfile", &value);
+    config_scan(home, "core", "excludesfile", &value);
     g_free(xdg);
     g_free(home);
   }
   if (common) {
     char *local = g_build_filename(common, "config", NULL);
-    config_scan(local, &value);
+    config_scan(local, "core", "excludesfile", &value);
     g_free(local);
   }
   if (value && *value == '\0') {
@@ -559,6 +567,34 @@ ignore_excludes_file(const char *common, const char *top)
     return abs;
   }
   return value;
+}
+
+/* ---- the index ----------------------------------------------------------------- */
+
+/* The length of the object names of the repository whose common directory
+ * is COMMON: 32 when its configuration says extensions.objectFormat =
+ * sha256, else 20 (SHA-1). */
+static size_t
+hash_len_of(const char *common)
+{
+  char *config = g_build_filename(common, "config", NULL);
+  char *format = NULL;
+  config_scan(config, "extensions", "objectformat", &format);
+  const size_t len = format && g_ascii_strcasecmp(format, "sha256") == 0 ? 32 : 20;
+  g_free(format);
+  g_free(config);
+  return len;
+}
+
+struct gitindex *
+ignore_index_read(const char *index_path, GError **error)
+{
+  char *git_dir = g_path_get_dirname(index_path);
+  char *common = common_of(git_dir);
+  struct gitindex *ix = gitindex_read(index_path, hash_len_of(common), error);
+  g_free(common);
+  g_free(git_dir);
+  return ix;
 }
 
 /* ---- what a walk depends on outside the walked directories ------------------- */
@@ -619,6 +655,9 @@ ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArra
       top = d;
       source_add(paths, kinds, g_build_filename(common, "info", "exclude", NULL),
                  IGNORE_SOURCE_STAMP);
+      /* The index the walk may ask (a work tree's own: in its git
+       * directory, not the common one). */
+      source_add(paths, kinds, g_build_filename(git_dir, "index", NULL), IGNORE_SOURCE_INDEX);
       source_add(paths, kinds, g_build_filename(common, "config", NULL), IGNORE_SOURCE_STAMP);
       source_add(paths, kinds, ignore_excludes_file(common, top), IGNORE_SOURCE_STAMP);
       g_free(git_dir);
@@ -676,18 +715,36 @@ shown_name(const struct ignore_ctx *ctx, const char *path)
   return g_strdup(path);
 }
 
+/* Tell CTX's caller that SOURCE could not be read, and WHAT went wrong: once
+ * per source, however many start directories lead through it. */
+static void
+tell(struct ignore_ctx *ctx, const char *source, const char *what)
+{
+  if (ctx->problem == NULL)
+    return;
+  pthread_mutex_lock(&ctx->report_lock);
+  bool first = g_hash_table_add(ctx->reported, g_strdup(source));
+  pthread_mutex_unlock(&ctx->report_lock);
+  if (first)
+    ctx->problem(ctx->problem_data, source, what);
+}
+
+/* Read an ignore file; VCS: one of git's. One that cannot be read is a
+ * problem, and the walk goes on without it, as git goes on with a warning. */
 static struct ignore_file *
-load(struct ignore_ctx *ctx, int dirfd, const char *name, bool nofollow, const char *source)
+load(struct ignore_ctx *ctx, int dirfd, const char *name, bool nofollow, bool vcs,
+     const char *source)
 {
   struct ignore_file *f = NULL;
   int err = ignore_file_read(dirfd, name, nofollow, source, &f);
-  if (err != 0 && err != ENOENT && err != ENOTDIR && ctx->problem) {
-    /* Once per file, however many start directories lead through it. */
-    pthread_mutex_lock(&ctx->report_lock);
-    bool first = g_hash_table_add(ctx->reported, g_strdup(source));
-    pthread_mutex_unlock(&ctx->report_lock);
-    if (first)
-      ctx->problem(ctx->problem_data, source, err);
+  if (err != 0 && err != ENOENT && err != ENOTDIR)
+    tell(ctx, source, err == EFBIG   ? "ignore file larger than 100 MiB, not read"
+                      : err == ELOOP ? "ignore file is a symbolic link, not read"
+                                     : g_strerror(err));
+  if (f) {
+    f->vcs = vcs;
+    for (size_t i = 0; i < f->n; i++)
+      f->rules[i].vcs = vcs;
   }
   return f;
 }
@@ -701,7 +758,7 @@ global_file(struct ignore_ctx *ctx, const char *path)
   pthread_mutex_lock(&ctx->lock);
   struct ignore_file *f = NULL;
   if (!g_hash_table_lookup_extended(ctx->globals, path, NULL, (gpointer *)&f)) {
-    f = load(ctx, AT_FDCWD, path, false, path);
+    f = load(ctx, AT_FDCWD, path, false, true, path);
     g_hash_table_insert(ctx->globals, g_strdup(path), f);
   }
   ignore_file_ref(f);
@@ -727,13 +784,16 @@ repo_new(struct ignore_ctx *ctx, const char *top, size_t base)
     char *info = g_canonicalize_filename(joined, NULL);
     g_free(joined);
     char *shown = shown_name(ctx, info);
-    r->info = load(ctx, AT_FDCWD, info, false, shown);
+    r->info = load(ctx, AT_FDCWD, info, false, true, shown);
     g_free(shown);
     g_free(info);
   }
   char *excludes = ignore_excludes_file(common, top);
   r->global = global_file(ctx, excludes);
   g_free(excludes);
+  /* Named now, read when first asked (ignore_tracked). */
+  r->index_path = g_build_filename(git_dir, "index", NULL);
+  pthread_mutex_init(&r->index_lock, NULL);
   g_free(common);
   g_free(git_dir);
   return r;
@@ -746,7 +806,58 @@ repo_unref(struct ignore_repo *r)
     return;
   ignore_file_unref(r->info);
   ignore_file_unref(r->global);
+  gitindex_free(r->index);
+  g_free(r->index_path);
+  pthread_mutex_destroy(&r->index_lock);
   g_free(r);
+}
+
+static void repo_index_read(struct ignore_ctx *ctx, struct ignore_repo *r);
+
+bool
+ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char *mpath,
+               size_t mlen, bool is_dir, bool *top)
+{
+  struct ignore_repo *r = f ? f->repo : NULL;
+  if (top)
+    *top = r && r->base == 0;
+  if (r == NULL || mlen <= r->base)
+    return false;
+  /* Read once, by whichever worker asks first; the others wait for it. A
+   * walk whose rules leave nothing out never reads it. */
+  if (!g_atomic_int_get(&r->index_read)) {
+    pthread_mutex_lock(&r->index_lock);
+    if (!g_atomic_int_get(&r->index_read))
+      repo_index_read(ctx, r);
+    pthread_mutex_unlock(&r->index_lock);
+  }
+  if (r->index == NULL)
+    return false;
+  const char *p = mpath + r->base;
+  const size_t len = mlen - r->base;
+  return is_dir ? gitindex_has_dir(r->index, p, len) : gitindex_has_file(r->index, p, len);
+}
+
+/* Read R's index into R->index (NULL, and a problem told, when it cannot be
+ * read), then mark it read. R->index_lock held. */
+static void
+repo_index_read(struct ignore_ctx *ctx, struct ignore_repo *r)
+{
+  GError *err = NULL;
+  r->index = ignore_index_read(r->index_path, &err);
+  if (err) {
+    char *shown = shown_name(ctx, r->index_path);
+    /* The message names the file; told as the index's problem. */
+    const size_t n = strlen(r->index_path);
+    const char *what = strncmp(err->message, r->index_path, n) == 0 &&
+                               strncmp(err->message + n, ": ", 2) == 0
+                           ? err->message + n + 2
+                           : err->message;
+    tell(ctx, shown, what);
+    g_free(shown);
+    g_error_free(err);
+  }
+  g_atomic_int_set(&r->index_read, 1);
 }
 
 struct ignore_frame *
@@ -861,13 +972,13 @@ frame_make(struct ignore_ctx *ctx, struct ignore_frame *up, int dirfd, const cha
   if (want_dot) {
     const char *name = ignore_file_name[IGNORE_FILE_DOT];
     char *source = g_strconcat(shown, name, NULL);
-    f->dot = load(ctx, dirfd, name, true, source);
+    f->dot = load(ctx, dirfd, name, true, false, source);
     g_free(source);
   }
   if (want_git) {
     const char *name = ignore_file_name[IGNORE_FILE_GIT];
     char *source = g_strconcat(shown, name, NULL);
-    f->git = load(ctx, dirfd, name, true, source);
+    f->git = load(ctx, dirfd, name, true, true, source);
     g_free(source);
   }
   if (top) {

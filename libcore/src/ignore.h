@@ -11,8 +11,9 @@
  * wins.
  *
  * Where the files come from and in which order they are consulted is the
- * walker's business (walk.c); this file also finds the repository a
- * directory belongs to and the excludes file git's configuration names.
+ * walker's business (walk/step.c, walk/replay.c); this file also finds the
+ * repository a directory belongs to and the excludes file git's
+ * configuration names.
  */
 #ifndef TRAWL_IGNORE_H
 #define TRAWL_IGNORE_H
@@ -23,6 +24,7 @@
 #include <stdint.h>
 #include <glib.h>
 
+#include "gitindex.h"
 #include "trawl/pattern.h"
 
 /* Files larger than this are not read (a problem is reported instead). */
@@ -34,6 +36,7 @@ struct ignore_rule {
   unsigned line;          /* 1-based line in the file */
   bool negated;           /* '!': a match re-includes */
   bool dir_only;          /* trailing '/': matches directories only */
+  bool vcs;               /* its file is one of git's (ignore_file.vcs) */
   bool basename;          /* no '/' in the pattern: matched against the last component */
   const char *suffix;     /* the pattern's literal suffix (trawl_pattern_literal_suffix), */
   size_t suffix_len;      /* compared first, inline (0: none) */
@@ -42,6 +45,8 @@ struct ignore_rule {
 struct ignore_file {
   gint refs;
   char *source;           /* the file's name as shown (relative to the root, or absolute) */
+  bool vcs;               /* one of git's (.gitignore, info/exclude, the excludes file):
+                             its rules leave a tracked path alone (ignore_tracked) */
   struct ignore_rule *rules;
   size_t n;
   /* The last bytes of the paths a rule may match, as 256-bit sets: for files
@@ -129,6 +134,11 @@ struct ignore_repo {
   size_t base;                 /* the top's path in the match path, with its '/' */
   struct ignore_file *info;    /* $GIT_DIR/info/exclude, or NULL */
   struct ignore_file *global;  /* the excludes file, or NULL */
+  char *index_path;            /* $GIT_DIR/index */
+  pthread_mutex_t index_lock;  /* held by the worker that reads it, the first time it is asked
+                                  (a pthread mutex: ThreadSanitizer sees it, not GLib's) */
+  gint index_read;             /* it has been read (atomic) */
+  struct gitindex *index;      /* then: NULL when it could not be (a problem told) */
 };
 
 /* A file of rules in force, and where the paths it matches start. */
@@ -155,8 +165,10 @@ struct ignore_frame {
   size_t n_chain;
 };
 
-/* Problems met while reading ignore files: SOURCE and an errno value. */
-typedef void (*ignore_problem_fn)(void *data, const char *source, int err);
+/* Problems met while reading ignore files and indexes: what could not be
+ * read, SOURCE (shown as a rule's file is: relative to the root when below
+ * it, else absolute), and WHAT went wrong. Called once per source and run. */
+typedef void (*ignore_problem_fn)(void *data, const char *source, const char *what);
 
 /* Per root and run. Paths are matched as "match paths": the root's path
  * below its work tree's top (PREFIX, PLEN bytes with its '/'; empty outside a
@@ -170,7 +182,7 @@ struct ignore_ctx {
   struct ignore_frame *above;  /* the frames of the directories above the root, or NULL */
   GPtrArray *custom;           /* struct ignore_file * added by the caller, relative to the root */
   pthread_mutex_t lock;        /* guards GLOBALS (held while one is read); pthread's,
-                                  as in sched.c: TSan cannot see a GMutex */
+                                  as in walk/sched.c: TSan cannot see a GMutex */
   GHashTable *globals;         /* excludes file path -> struct ignore_file * (or a NULL value) */
   pthread_mutex_t report_lock; /* guards REPORTED */
   GHashTable *reported;        /* sources of the problems reported */
@@ -194,7 +206,7 @@ struct ignore_frame *ignore_frame_enter(struct ignore_ctx *ctx, struct ignore_fr
 
 /* What a walk of the root ROOT_ABS (absolute, links resolved) with ignore
  * FLAGS reads or looks for outside the directories it walks, for a cache to
- * stamp (cache.c): every `.git` from the root up to its work tree's top (up
+ * stamp (cache/sources.c): every `.git` from the root up to its work tree's top (up
  * to / outside one), for each of them that leads to a git directory (a
  * repository or not) its HEAD, objects and refs (whether they exist) and
  * its commondir file, the top repository's info/exclude and config, git's
@@ -208,6 +220,9 @@ enum {
   IGNORE_SOURCE_STAMP,  /* its content matters: stamp it (absent too) */
   IGNORE_SOURCE_EXISTS, /* only whether it exists (and is a directory) matters */
   IGNORE_SOURCE_ENTRY,  /* only whether the name exists, a link not followed (HEAD) */
+  IGNORE_SOURCE_INDEX,  /* the top repository's index: only the answers a walk had from it
+                           matter, which a cache asks again when it changed
+                           (cache/sources.c) */
 };
 void ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArray *kinds,
                     GString *env);
@@ -221,6 +236,20 @@ unsigned ignore_probe(int dirfd);
 
 struct ignore_frame *ignore_frame_ref(struct ignore_frame *f);
 void ignore_frame_unref(struct ignore_frame *f);
+
+/* Does the index of frame F's repository hold the entry at match path MPATH
+ * (MLEN bytes, below F's directory): the file itself, or (IS_DIR) paths
+ * below the directory? git's rules leave such an entry alone. The index is
+ * read the first time its repository is asked (a problem told if it cannot
+ * be: then nothing is tracked). False outside a repository. *TOP (may be
+ * NULL) is set when the repository asked is the one whose top is at the
+ * start of the match path (the walk's own; not one nested in it). */
+bool ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char *mpath,
+                    size_t mlen, bool is_dir, bool *top);
+
+/* The index file INDEX_PATH ($GIT_DIR/index) read for its repository (the
+ * length of object names from its configuration), or NULL with ERROR set. */
+struct gitindex *ignore_index_read(const char *index_path, GError **error);
 
 /* The rule that decides whether the entry at match path MPATH (MLEN bytes,
  * below the directory of frame F) is ignored: the last matching rule of the

@@ -8,7 +8,7 @@
  * racy, and the directory's own ignore files are unchanged), the names in
  * it are the same and so are the decisions, which are replayed. Otherwise
  * the directory is read again, and below a changed ignore file everything
- * is. docs/cache.md has the rules; cache.c stores memos in files.
+ * is. docs/cache.md has the rules; cache/cachefile.c stores memos in files.
  */
 #ifndef TRAWL_MEMO_H
 #define TRAWL_MEMO_H
@@ -30,19 +30,28 @@ struct stamp {
   bool present;         /* false: the file did not exist */
 };
 
-enum { MEMO_RESULT, MEMO_SUBTREE, MEMO_SUBTREE_LINK };
+enum { MEMO_RESULT, MEMO_SUBTREE, MEMO_SUBTREE_LINK, MEMO_ASKED };
+
+/* A subtree's type: entered for its tracked paths alone (walk/walk-run.h,
+ * item.tracked_only). */
+#define MEMO_TRACKED_ONLY 1
+/* A question's type: asked of a directory (does the index hold paths below
+ * it?), not of a file (does it hold the file?); and the index's answer. */
+#define ASKED_DIR 1
+#define ASKED_TRACKED 2
 
 struct memo_rec {
   const char *name;     /* in the directory's block */
   uint32_t len;
   uint8_t kind;         /* MEMO_* */
-  uint8_t type;         /* TrawlEntryType of a result */
+  uint8_t type;         /* a result's TrawlEntryType; a subtree's MEMO_TRACKED_ONLY; a
+                           question's ASKED_* */
   uint64_t mask;        /* a result's queries; a subtree's live queries */
 };
 
 /* What a directory was when a walk read it (or passed it on the way to a
  * start directory): the inputs that the walk's decisions there and below
- * depend on, apart from the sources outside the walk (cache.c). */
+ * depend on, apart from the sources outside the walk (cache/sources.c). */
 struct dir_stamp {
   struct stamp st;      /* present false: a start directory that was not there */
   unsigned has;         /* HAS_* of ignore.h: ignore files and `.git` in its listing */
@@ -82,8 +91,8 @@ void ignore_file_stamps(int at, const char *dir, unsigned has, struct stamp out[
 /* The order in which a walk prints two directories' subtrees, A and B (LEN
  * bytes each, relative to the root, "" the root itself): by their paths
  * with a '/' after each — "a.b" before "a", whose entries sort as "a/..." —
- * and the root first. The walk orders its start directories so (sched.c),
- * and the cache's pass over the records follows it (cachefile.c). */
+ * and the root first. The walk orders its start directories so (walk/sched.c),
+ * and the cache's pass over the records follows it (cache/cachefile.c). */
 int subtree_order(const char *a, size_t alen, const char *b, size_t blen);
 
 /* Racy stamps (git's racy-timestamp rule): a file changed again within the

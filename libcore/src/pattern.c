@@ -1322,6 +1322,24 @@ trawl_pattern_free(trawl_pattern *p)
   g_free(p);
 }
 
+/* The bytes the trawl dialect reads as syntax somewhere in a pattern: the
+ * wildcards, a class's brackets and negations, the braces and their comma,
+ * the escape itself. Each is escaped wherever it stands (a '\' before any
+ * byte makes it literal): one rule, simpler to state and to check than
+ * escaping only where a byte would count. '/' is a path's separator and
+ * stays one. */
+static const char escaped_bytes[] = "*?[]{}\\,!^";
+
+void
+trawl_pattern_escape(GString *out, const char *path, size_t len)
+{
+  for (size_t i = 0; i < len; i++) {
+    if (path[i] != '\0' && strchr(escaped_bytes, path[i]) != NULL)
+      g_string_append_c(out, '\\');
+    g_string_append_c(out, path[i]);
+  }
+}
+
 const char *
 trawl_pattern_text(const trawl_pattern *p, size_t *len)
 {

@@ -1,10 +1,12 @@
-/* trawl — the plan's API for the rest of libcore (private; cache.c).
+/* trawl — the plan's API for the rest of libcore (private; cache/cache.c).
  *
  * A plan groups queries and walks each group once (trawl/plan.h). The result
- * cache (cache.c) runs a plan in steps of its own — group, check the stamps,
- * walk with memos or not at all — and keeps state of its own beside it. This
- * is what it may ask of a plan and hang on one; plan.c knows nothing of
- * caches or files. The arrow runs one way: cache.c -> plan-shared.h.
+ * cache (cache/cache.c) runs a plan in steps of its own — group, check the
+ * stamps, walk with memos or not at all — and keeps state of its own beside
+ * it. This
+ * is what it may ask of a plan and keep with one; plan.c knows nothing of
+ * caches or files (a cache's state is an opaque struct to it). The arrow
+ * runs one way: cache/cache.c -> plan-shared.h.
  */
 #ifndef TRAWL_PLAN_SHARED_H
 #define TRAWL_PLAN_SHARED_H
@@ -90,11 +92,15 @@ bool plan_each_set(const trawl_plan *plan);
 typedef const char *const *(*plan_results_fn)(const trawl_plan *plan, size_t q, size_t *n);
 void plan_set_results(trawl_plan *plan, plan_results_fn fn);
 
-/* ---- state of another module's, kept with the plan ---- */
+/* ---- the cache's state, kept with the plan ---- */
 
-/* DATA, freed with FREE when the plan is, or when another is attached. */
-void plan_attach(trawl_plan *plan, void *data, GDestroyNotify free);
-void *plan_attached(const trawl_plan *plan);
+/* The state of PLAN's cached runs (cache/cache.c's; opaque here): ST, freed
+ * with FREE when the plan is, or when another is kept. */
+struct cache_state;
+typedef void (*plan_cache_free_fn)(struct cache_state *st);
+void plan_keep_cache(trawl_plan *plan, struct cache_state *st, plan_cache_free_fn free);
+/* What plan_keep_cache() kept, or NULL. */
+struct cache_state *plan_cache(const trawl_plan *plan);
 
 G_END_DECLS
 

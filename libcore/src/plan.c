@@ -1,10 +1,10 @@
 /* trawl — shared walks: queries grouped by root and traversal policy, each
  * group answered by one walk of a walker holding all its queries.
  *
- * The walker does the sharing (query.h): every directory item carries the
+ * The walker does the sharing (walk/query.h): every directory item carries the
  * set of queries that would have opened it, and every entry is matched once
  * against all their patterns. This file only groups, runs and files the
- * results per query. It knows nothing of caches: cache.c runs a plan in
+ * results per query. It knows nothing of caches: cache/cache.c runs a plan in
  * steps through plan-shared.h, and keeps its state beside it.
  */
 #define _GNU_SOURCE
@@ -16,7 +16,7 @@
 
 #include "arena.h"
 #include "plan-shared.h"
-#include "walk-shared.h"
+#include "walk/walk-shared.h"
 
 /* A query's result paths of the last run, NULL-terminated once it ended;
  * they point into the plan's arena. */
@@ -57,8 +57,8 @@ struct trawl_plan {
   plan_prepare_fn prepare; /* before the patterns are needed */
   plan_results_fn results; /* this run's results come from it */
   unsigned runs;
-  void *attached;          /* another module's state, kept with the plan */
-  GDestroyNotify attached_free;
+  struct cache_state *cache; /* the cache's state, kept with the plan (plan-shared.h) */
+  plan_cache_free_fn cache_free;
 };
 
 static inline void
@@ -120,8 +120,8 @@ trawl_plan_free(trawl_plan *plan)
   g_ptr_array_unref(plan->no_problems);
   if (plan->owned)
     g_ptr_array_unref(plan->owned);
-  if (plan->attached_free)
-    plan->attached_free(plan->attached);
+  if (plan->cache_free)
+    plan->cache_free(plan->cache);
   arena_clear(&plan->arena);
   g_free(plan);
 }
@@ -510,16 +510,16 @@ plan_set_results(trawl_plan *plan, plan_results_fn fn)
 }
 
 void
-plan_attach(trawl_plan *plan, void *data, GDestroyNotify free_fn)
+plan_keep_cache(trawl_plan *plan, struct cache_state *st, plan_cache_free_fn free_fn)
 {
-  if (plan->attached_free)
-    plan->attached_free(plan->attached);
-  plan->attached = data;
-  plan->attached_free = free_fn;
+  if (plan->cache_free)
+    plan->cache_free(plan->cache);
+  plan->cache = st;
+  plan->cache_free = free_fn;
 }
 
-void *
-plan_attached(const trawl_plan *plan)
+struct cache_state *
+plan_cache(const trawl_plan *plan)
 {
-  return plan->attached;
+  return plan->cache;
 }

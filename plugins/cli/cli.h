@@ -3,7 +3,7 @@
  * and write alike is the command's I/O library (output.h, json.h,
  * options.h, report.h: plugins/cli/meson.build, tests/cli-io/).
  *
- * Exit codes (DESIGN.md): 0 success, 1 nothing matched (`match`) or a change
+ * Exit codes (docs/cli.md): 0 success, 1 nothing matched (`match`) or a change
  * was found (`check`), 2 usage or pattern error, 3 an I/O error stopped the
  * walk. Messages go to stderr prefixed "trawl: ".
  */

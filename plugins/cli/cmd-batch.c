@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "format-cmake.h"
+#include "../cmake/format-cmake.h"
 #include "json.h"
 #include "output.h"
 #include "queries.h"

@@ -152,7 +152,8 @@ int
 cli_check(int argc, char **argv)
 {
   char **caches = NULL, *touch_stamp = NULL, *bump_stamp = NULL, *checked = NULL;
-  char *depfile = NULL;
+  char *depfile = NULL, *watch_limit_text = NULL;
+  guint64 watch_limit = G_MAXUINT64;
   gboolean stats = FALSE;
   GOptionEntry entries[] = {
     {"cache", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &caches,
@@ -167,6 +168,9 @@ cli_check(int argc, char **argv)
     {"depfile", 0, 0, G_OPTION_ARG_FILENAME, &depfile,
      "With --checked: write FILE, a depfile of every path the caches depend on, with the mark "
      "as its target (Ninja; depfile.h)", "FILE"},
+    {"watch-limit", 0, 0, G_OPTION_ARG_STRING, &watch_limit_text,
+     "With --depfile: beyond N paths, a depfile that makes the check run on every build "
+     "(Ninja stats every path it lists on every build)", "N"},
     {"stats", 0, 0, G_OPTION_ARG_NONE, &stats,
      "Print per cache the directories read and reused to stderr", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -194,6 +198,18 @@ cli_check(int argc, char **argv)
   if (depfile && !checked) {
     fprintf(stderr, "trawl check: --depfile goes with --checked (its target)\n");
     goto out;
+  }
+  if (watch_limit_text) {
+    if (!depfile) {
+      fprintf(stderr, "trawl check: --watch-limit goes with --depfile\n");
+      goto out;
+    }
+    if (!g_ascii_string_to_unsigned(watch_limit_text, 10, 0, G_MAXUINT64 - 1, &watch_limit,
+                                    &error)) {
+      fprintf(stderr, "trawl check: --watch-limit '%s': %s\n", watch_limit_text, error->message);
+      g_error_free(error);
+      goto out;
+    }
   }
   if (touch_stamp && bump_stamp) {
     fprintf(stderr, "trawl check: --touch and --bump do not go together\n");
@@ -289,7 +305,7 @@ cli_check(int argc, char **argv)
   g_ptr_array_unref(held);
   /* After the caches are rewritten: the depfile is what they record now. */
   if (depfile && !depfile_write(depfile, checked, caches,
-                                caches ? (int)g_strv_length(caches) : 0, unproven))
+                                caches ? (int)g_strv_length(caches) : 0, unproven, watch_limit))
     status = EXIT_IO;
   if (checked && !check_mark_end(checked, &check_start))
     status = EXIT_IO;
@@ -301,6 +317,7 @@ out:
   g_free(bump_stamp);
   g_free(checked);
   g_free(depfile);
+  g_free(watch_limit_text);
   g_option_context_free(ctx);
   return status;
 }

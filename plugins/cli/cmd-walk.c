@@ -360,6 +360,7 @@ explain_json(GString *out, const char *path, const trawl_explanation *e)
   } else {
     g_string_append(out, "null");
   }
+  g_string_append_printf(out, ", \"tracked\": %s", e->tracked ? "true" : "false");
   json_field(out, "include", pattern_text(e->include));
   json_field(out, "exclude", pattern_text(e->exclude));
   json_field(out, "directory", e->directory);
@@ -418,8 +419,12 @@ explain_lines(GString *out, const char *path, const trawl_explanation *e)
     output_lines_string(out, e->outside_target, strlen(e->outside_target));
     g_string_append_c(out, ')');
   }
+  if (e->tracked)
+    g_string_append(out, "; tracked: not ignored");
   if (e->ignore_source) {
-    g_string_append(out, e->ignore_negated ? "; re-included by " : "; ignore rule ");
+    g_string_append(out, e->tracked         ? " (else ignore rule "
+                         : e->ignore_negated ? "; re-included by "
+                                             : "; ignore rule ");
     output_lines_string(out, e->ignore_source, strlen(e->ignore_source));
     g_string_append_printf(out, ":%u:", e->ignore_line);
     output_lines_string(out, e->ignore_pattern, strlen(e->ignore_pattern));
@@ -427,6 +432,8 @@ explain_lines(GString *out, const char *path, const trawl_explanation *e)
       g_string_append(out, " matched ");
       output_lines_string(out, e->ignore_match, strlen(e->ignore_match));
     }
+    if (e->tracked)
+      g_string_append_c(out, ')');
   }
   g_string_append_c(out, '\n');
 }

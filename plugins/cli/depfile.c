@@ -112,7 +112,8 @@ depfile_text(GString *text, const char *target, const char *const *paths, size_t
 }
 
 bool
-depfile_write(const char *file, const char *target, char *const *caches, int n, bool always)
+depfile_write(const char *file, const char *target, char *const *caches, int n, bool always,
+              guint64 limit)
 {
   struct watch w = {g_hash_table_new(g_str_hash, g_str_equal),
                     g_ptr_array_new_with_free_func(g_free)};
@@ -126,6 +127,10 @@ depfile_write(const char *file, const char *target, char *const *caches, int n, 
   char *never = g_strconcat(file, ".always", NULL);
   unlink(never); /* never there, whether listed or not */
   GString *text = g_string_new(NULL);
+  if ((guint64)w.order->len > limit) {
+    always = true;
+    g_ptr_array_set_size(w.order, 0);
+  }
   bool ok = depfile_text(text, target, (const char *const *)w.order->pdata, w.order->len, never,
                          always);
   g_free(never);

@@ -20,11 +20,14 @@
 /* Write FILE (through a temporary file renamed into place) with target
  * TARGET and the watch lists of the N cache files CACHES; with ALWAYS (a
  * cache that does not record the tree as it is now), a path never there
- * too. The lists prove the caches current only for caches written or
- * found unchanged by the check just run: the caller writes back every
- * directory it read. false, with a message naming FILE, when it cannot be
- * written. */
-bool depfile_write(const char *file, const char *target, char *const *caches, int n, bool always);
+ * too. More than LIMIT paths in all: the path never there alone, since a
+ * build tool stats every listed path on every build, and beyond some count
+ * that costs more than the check (G_MAXUINT64: no limit). The lists prove
+ * the caches current only for caches written or found unchanged by the
+ * check just run: the caller writes back every directory it read. false,
+ * with a message naming FILE, when it cannot be written. */
+bool depfile_write(const char *file, const char *target, char *const *caches, int n, bool always,
+                   guint64 limit);
 
 /* Append to TEXT the depfile with target TARGET and inputs the N PATHS
  * (each as depfile_ninja_path() spells it), a path refused by

@@ -5,7 +5,7 @@
  * build writes is (so a build directory shared by a group stays shared),
  * and is never writable by others whatever the umask: a file others may
  * write would let them change what the build does. The cache files
- * themselves follow the same rule (libcore/src/cachefile.c).
+ * themselves follow the same rule (libcore/src/cache/cachefile.c).
  */
 #ifndef TRAWL_CLI_FILES_H
 #define TRAWL_CLI_FILES_H

@@ -22,8 +22,9 @@ the wrapper runs that one.
           undone; an edit of .bazelignore in place (no directory changes)
           is indexed again; three indexes are kept.
  server   through the wrapper: a file added, a gitignored file added, a file
-          removed, a directory added, the top .gitignore edited in place, a
-          new package; calling the real binary directly bypasses the
+          removed, a directory added, the top .gitignore edited in place,
+          `git add -f` of a gitignored file (tracked, it is never ignored:
+          issue 31), a new package; calling the real binary directly bypasses the
           wrapper and the answer is the old one (as docs/bazel.md says),
           until `sync` (which indexes: the wrapper's TRAWL_CHECKED is in
           the command's environment, not the server's) or the next command
@@ -210,9 +211,13 @@ def main():
         f.write(b"g.c\n")
     fresh(abc + ["e.gen.c", "g.c", "sub/f.c"], abc + ["sub/f.c"],
           "server, the top .gitignore edited in place", batch=False)
+    # Only the index changes: the wrapper's check asks it again.
+    subprocess.run(["git", "-C", ws.root, "add", "-f", "p/g.c"], check=True)
+    fresh(abc + ["e.gen.c", "g.c", "sub/f.c"], abc + ["g.c", "sub/f.c"],
+          "server, git add -f of a gitignored file: tracked, not ignored", batch=False)
     ws.write("p/sub/BUILD", b'load("@trawl//bazel:glob.bzl", "trawl_glob")\n'
                             b'print("SUB", trawl_glob(["*.c"]))\n')
-    fresh(abc + ["e.gen.c", "g.c"], abc, "server, a new package", batch=False)
+    fresh(abc + ["e.gen.c", "g.c"], abc + ["g.c"], "server, a new package", batch=False)
     p = ws.bazel(["query", "//p/sub:all"], batch=False)
     if bazelws.debug_lines(p.stderr, b"SUB ") != [b'["f.c"]']:
         failed("the new package's trawl_glob: %r" % bazelws.debug_lines(p.stderr, b"SUB "))

@@ -12,7 +12,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 CXX=/nonexistent-c++ meson setup "$tmp/build" "$src" -Dtests=false --buildtype=release \
   >"$tmp/setup.log" 2>&1 || { cat "$tmp/setup.log"; fail "meson setup -Dtests=false"; }
 ninja -C "$tmp/build" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "ninja"; }
-built=$(find "$tmp/build" -name '*_test' -o -name 'unit-*' -o -name 'walk-*' -o -name 'bench_*' \
+built=$(find "$tmp/build" -name '*_test' -o -name 'unit-*' -o -name 'walk-*' -o -name 'cache-*' \
+  -o -name 'bench_*' \
   -type f | head -n 3)
 [ -z "$built" ] || fail "tests or benchmarks built: $built"
 meson install -C "$tmp/build" --destdir "$tmp/stage" >/dev/null

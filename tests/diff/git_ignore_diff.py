@@ -7,7 +7,8 @@ r"""Differential test of trawl's gitignore support against real git.
 
 For every seed, T trees are generated, each in its own temporary directory
 TMP (under /dev/shm when it is writable) holding the tree TMP/repo, a fresh
-`git init` repository (no commit, nothing tracked), and its configuration:
+`git init` repository with a random part of the tree in its index, and its
+configuration:
 GIT_CONFIG_NOSYSTEM=1, HOME=TMP/home, XDG_CONFIG_HOME=TMP/xdg and
 GIT_CONFIG_GLOBAL=TMP/gitconfig, a file the test writes. git and trawl both
 run with exactly that environment.
@@ -39,6 +40,17 @@ What a tree holds
        exists (no excludes file at all); or none.
    One repository in ten sets its own core.excludesFile in its config (a
    file of its own, or empty: no excludes file for that repository).
+ - The index (git's rules apply to untracked paths only): about a third of
+   the files and links and of the in-tree ignore files, added with `git add
+   -f` to the repository they are in, whatever the rules say of them; and in
+   every tree a file and a directory at the top that the root .gitignore's
+   last lines ignore, the file and two files inside the directory tracked,
+   one beside them not — so every tree, not the seed, holds a tracked file
+   its own rule ignores and tracked files inside an ignored directory. The
+   outer index's form goes by the tree's number: as git writes it, in
+   format 4, split (a shared index with changes on top), or with
+   skip-worktree and intent-to-add entries (format 3); every other group of
+   four trees commits it. The run fails if it covered none of one of these.
  - Lines, generated mostly from the paths below the ignore file's directory
    so that a good share match (and the outer repository's files also name
    paths inside the nested one, which must not reach there): blank lines and
@@ -60,12 +72,13 @@ What is compared
 ----------------
 Every path is one verdict.
 
- listing         `git ls-files -o --exclude-standard -z` at the top, against
+ listing         `git ls-files -co --exclude-standard -z` at the top (the
+                 tracked files and the untracked ones not ignored), against
                  `trawl -C TOP -H -0 '**'` (files and symbolic links; sets).
                  git prints a nested repository as one entry 'sub/' and does
                  not enter it; trawl enters it with that repository's own
                  rules, so the expected set has 'sub/' replaced by
-                 `git -C sub ls-files -o --exclude-standard -z`, prefixed
+                 `git -C sub ls-files -co --exclude-standard -z`, prefixed
                  (rule N1).
  listing -C D    The same from S (default 2) random subdirectories D that git
                  does not ignore, outside the nested repository: `git -C D
@@ -77,7 +90,10 @@ Every path is one verdict.
                  json -H -t f -t d -t l '**' -- PATH...` (many paths per run,
                  one JSON object a line). git's (source, line, pattern) must
                  equal trawl's "ignore" (source, line, pattern), and "ignore"
-                 must be null when git printed no rule. Paths inside the
+                 must be null when git printed no rule. "tracked" must be
+                 true exactly when that rule ignores the path (or a
+                 directory above it) and `git ls-files -c` holds the path (a
+                 directory: a path below it), rule T. Paths inside the
                  nested repository take that repository's answer (rule N1),
                  sources named as in rule N2.
  verdict nested  The nested repository's paths again, with `trawl explain -C
@@ -87,15 +103,16 @@ Every path is one verdict.
  consistency     Each explain object on its own (not compared with git):
                  "path" is the path given; "type" is what lstat says;
                  "reason" is "ignored" iff "ignore" is non-null and not
-                 negated, and otherwise "included" (the paths are visible with
-                 -H, '**' matches them and every type is asked); "selected" is
+                 negated (the paths are visible with
+                 -H, '**' matches them and every type is asked) and not
+                 "tracked", and otherwise "included"; "selected" is
                  (reason == "included"); "negated" agrees with the pattern's
                  leading '!'; "match" is the first ancestor of the path that
                  git's own verdicts ignore, else the path (rule A); and the
                  exit status is 0 when every path is selected, 1 otherwise.
  git itself      (a NOTE, never a failure) the files git lists at the top are
-                 exactly those its check-ignore answers leave unignored. It has
-                 held on every tree so far.
+                 exactly those tracked and those its check-ignore answers
+                 leave unignored. It has held on every tree so far.
 
 Rules of the expected values
 ----------------------------
@@ -118,6 +135,16 @@ Each was established with real git (2.39):
                 source is git's with the nested repository's path in front
                 (-C TOP), as it is (-C sub), or relative to D / absolute
                 (-C D).
+ T (modelled)   Tracked paths. gitignore(5): the rules apply to untracked
+                files; `git ls-files -co --exclude-standard` lists every
+                tracked file, below an ignored directory too, and no
+                untracked one there. check-ignore --no-index still names the
+                rule that would apply (what "ignore" holds); asked without
+                --no-index it takes paths as pathspecs against the index
+                ('a*' answering for a tracked 'ab') and refuses literal
+                ones, so "tracked" is modelled from `git ls-files -c`: a
+                directory holding a tracked path is tracked (check-ignore
+                prints nothing for it either).
  A (used for "match")  For a path below an ignored directory, check-ignore
                 prints the rule that ignored the first such directory, top
                 down, whatever the rules say of the path itself (a negation
@@ -305,7 +332,14 @@ class Model:
               (b'global-excludes', b'home/x', b'xdg/git/ignore', ...)
     gconfig   text of T/gitconfig ($GIT_CONFIG_GLOBAL); '@T@' stands for T
     lconfig   repository path -> text appended to its own config file
-    default_exclude  info/exclude files appended to git's default text"""
+    default_exclude  info/exclude files appended to git's default text
+    tracked   paths (entries and in-tree ignore files) added to the index of
+              the repository they are in, with `git add -f`
+    ita       paths added as intent-to-add (`git add -N -f`)
+    form      how the outer index is written: 'plain', 'v4' (format 4),
+              'split' (a split index with changes on top of the shared one)
+              or 'skip' (skip-worktree entries: format 3)
+    commit    the tracked paths are committed, not only added"""
 
     def __init__(self):
         self.entries = {}
@@ -316,6 +350,10 @@ class Model:
         self.gconfig = b""
         self.lconfig = {}
         self.default_exclude = set()
+        self.tracked = set()
+        self.ita = set()
+        self.form = "plain"
+        self.commit = False
 
     def copy(self):
         m = Model()
@@ -327,6 +365,10 @@ class Model:
         m.gconfig = self.gconfig
         m.lconfig = dict(self.lconfig)
         m.default_exclude = set(self.default_exclude)
+        m.tracked = set(self.tracked)
+        m.ita = set(self.ita)
+        m.form = self.form
+        m.commit = self.commit
         return m
 
     def all_files(self):
@@ -723,11 +765,58 @@ def make_config(rng, m, gc, cands_below):
         m.sepgit.add(m.nested)
 
 
+INDEX_FORMS = ["plain", "v4", "split", "skip"]
+
+
+def make_tracked(rng, m, tree):
+    """What the index holds: a random part of the tree (files, links, ignore
+    files; in the nested repository too), and in every tree a file and a
+    directory at the top that the root .gitignore's last lines ignore, the
+    file and most of the directory tracked — so that every tree has a
+    tracked file its own rule ignores and tracked files inside an ignored
+    directory, whatever the rules generated before say (the last rule of
+    the root .gitignore decides for the top's entries: no .gitignore is
+    deeper, info/exclude and the excludes file come after it). The index's
+    form and whether the paths are committed go by the tree's number, so
+    that every run has each of them."""
+    tag = bytes(rng.choice(LETTERS) for _ in range(3))
+    d = b"zz-tracked-dir-" + tag
+    f = b"zz-tracked-file-" + tag + rng.choice(EXTENSIONS)
+    m.entries[d] = "d"
+    m.entries[f] = "f"
+    inside = [join(d, b"a" + rng.choice(EXTENSIONS)), join(d, b"sub"),
+              join(d, b"sub/b" + rng.choice(EXTENSIONS)), join(d, b"untracked")]
+    for p in inside:
+        m.entries[p] = "d" if p.endswith(b"/sub") else "f"
+    rules = [rng.choice([b"/" + d + b"/", d + b"/", b"/" + d, d + b"*/"]),
+             rng.choice([b"/" + f, f, b"zz-tracked-file-*"])]
+    root = m.files.get(b".gitignore")
+    if root is None:
+        root = m.files[b".gitignore"] = IgnoreFile(False, [])
+    if root.lines and not root.lines[-1].endswith(b"\n"):
+        root.lines[-1] += b"\n"  # an unterminated last line: it ends here now
+    root.lines += [r + b"\n" for r in rules]
+    m.tracked |= {f, inside[0], inside[2]}
+    for p, k in m.entries.items():
+        if k != "d" and p not in inside and rng.random() < 0.3:
+            m.tracked.add(p)
+    for p in m.files:
+        if b".git/" not in p and rng.random() < 0.4:
+            m.tracked.add(p)
+    m.form = INDEX_FORMS[tree % len(INDEX_FORMS)]
+    m.commit = (tree // len(INDEX_FORMS)) % 2 == 1
+    if m.form == "skip":
+        # Intent-to-add entries too: in the index, so tracked.
+        untracked = sorted(p for p, k in m.entries.items() if k == "f" and p not in m.tracked)
+        m.ita = set(rng.sample(untracked, min(2, len(untracked))))
+
+
 def generate(seed, tree):
     rng = random.Random("trawl-ignore-diff:%d:%d" % (seed, tree))
     m = Model()
     dirs = make_entries(rng, m)
     make_ignore_files(rng, m, dirs)
+    make_tracked(rng, m, tree)
     # A directory that holds an ignore file must exist (they are all in dirs).
     return m
 
@@ -747,7 +836,9 @@ class Env:
         env.update(GIT_CONFIG_NOSYSTEM="1",
                    HOME=os.path.join(tdir, "home"),
                    XDG_CONFIG_HOME=os.path.join(tdir, "xdg"),
-                   GIT_CONFIG_GLOBAL=os.path.join(tdir, "gitconfig"))
+                   GIT_CONFIG_GLOBAL=os.path.join(tdir, "gitconfig"),
+                   GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
         return env
 
 
@@ -826,7 +917,58 @@ def materialize(env, tdir, m):
         mode = "ab" if p in m.default_exclude else "wb"
         with open(full, mode) as out:
             out.write(f.content())
+    track(genv, root, m)
     return genv
+
+
+def index_ops(m):
+    """What makes the index of M: per repository ('' the outer one), a list
+    of (git arguments, paths read from stdin or None), in order."""
+    there = set(m.entries) | set(m.files)
+    ops = []
+    for repo in [b""] + ([m.nested] if m.nested else []):
+        def mine(paths):
+            return sorted(p[len(repo) + 1:] if repo else p for p in paths
+                          if p in there and (below(p, repo) if repo else
+                                             not (m.nested and below(p, m.nested))))
+        paths = mine(m.tracked)
+        add = ["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"]
+        steps = []
+        form = m.form if repo == b"" else "plain"
+        if form == "split" and paths:
+            # Half in the shared index, then changes on top of it: an entry
+            # replaced (skip-worktree), the other half added.
+            half = paths[:len(paths) // 2]
+            steps += [(add, half), (["update-index", "--split-index"], None),
+                      (["-c", "splitIndex.maxPercentChange=100"] + add, paths[len(half):])]
+            if half:
+                steps.append((["-c", "splitIndex.maxPercentChange=100", "update-index",
+                               "--skip-worktree", "-z", "--stdin"], half[:1]))
+        elif paths:
+            steps.append((add, paths))
+        if form == "v4":
+            steps.append((["update-index", "--index-version", "4"], None))
+        if form == "skip" and paths:
+            steps.append((["update-index", "--skip-worktree", "-z", "--stdin"], paths[::2]))
+        ita = mine(m.ita)
+        if form == "skip" and ita:
+            steps.append((["add", "-N", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                          ita))
+        if m.commit and repo == b"":
+            steps.append((["commit", "-q", "--allow-empty", "-m", "tracked"], None))
+        ops.append((repo, steps))
+    return ops
+
+
+def track(genv, root, m):
+    """Add M's tracked paths to the index of their repositories, as
+    index_ops() says (names literal, whatever bytes they hold)."""
+    env = dict(genv, GIT_LITERAL_PATHSPECS="1")
+    for repo, steps in index_ops(m):
+        cwd = os.path.join(root, repo) if repo else root
+        for args, paths in steps:
+            data = None if paths is None else b"".join(p + b"\0" for p in paths)
+            run_git(env, cwd, args, data)
 
 
 def scan(root):
@@ -856,12 +998,25 @@ def scan(root):
 
 
 def git_list(env, cwd):
-    out = run_git(env, cwd, ["ls-files", "-o", "--exclude-standard", "-z"])
+    out = run_git(env, cwd, ["ls-files", "-co", "--exclude-standard", "-z"])
     return [x for x in out.split(b"\0") if x]
 
 
+def git_tracked(env, cwd):
+    """The paths in the index (`git ls-files -c`), and every directory above
+    one: what git's rules leave alone (gitignore(5): they apply to untracked
+    files only; `git check-ignore` says nothing of a directory holding
+    tracked files). Not asked of check-ignore itself: it takes paths as
+    pathspecs, a tracked 'ab' answering for an untracked 'a*', and refuses
+    literal ones."""
+    out = run_git(env, cwd, ["ls-files", "-c", "-z"])
+    files = set(x for x in out.split(b"\0") if x)
+    return files | set(a for f in files for a in ancestors(f))
+
+
 def git_check(env, cwd, paths):
-    """{path: None or (source, line, pattern)} from git check-ignore."""
+    """{path: None or (source, line, pattern)} from git check-ignore
+    --no-index: the rule that decides, whether the path is tracked or not."""
     if not paths:
         return {}
     out = run_git(env, cwd, ["check-ignore", "-v", "-n", "--no-index", "-z", "--stdin"],
@@ -979,11 +1134,14 @@ def consistency(obj, path, kind, expect_match):
     reason = obj.get("reason")
     if ig is not None and not isinstance(ig, dict):
         return probs + ["ignore is %r" % (ig,)]
-    is_ign = ig is not None and ig.get("negated") is False
+    is_ign = ig is not None and ig.get("negated") is False and obj.get("tracked") is False
     if ig is not None and ig.get("negated") not in (True, False):
         probs.append("ignore.negated %r" % ig.get("negated"))
+    if obj.get("tracked") not in (True, False):
+        probs.append("tracked %r" % obj.get("tracked"))
     if (reason == "ignored") != is_ign:
-        probs.append("reason %r with ignore %s" % (reason, json.dumps(ig)))
+        probs.append("reason %r with ignore %s, tracked %r" % (reason, json.dumps(ig),
+                                                              obj.get("tracked")))
     if not is_ign and reason != "included":
         probs.append("reason %r for a visible, not ignored path that '**' matches" % reason)
     if obj.get("selected") is not (reason == "included"):
@@ -1039,6 +1197,8 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
         inner_rel = [p[len(nested) + 1:] for p in inner]
     g_outer = git_check(genv, root, sorted(outer + inner))
     g_inner = git_check(genv, os.path.join(root, nested), sorted(inner_rel)) if nested else {}
+    t_outer = git_tracked(genv, root)
+    t_inner = git_tracked(genv, os.path.join(root, nested)) if nested else set()
     sub_ignored = nested is not None and nested in g_outer and ignored(g_outer[nested])
     if only is not None and only[0] in ("listing -C D", "verdict -C D") and \
             ignored(g_outer.get(only[2])):
@@ -1054,6 +1214,13 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
     for p, q in zip(inner, inner_rel):
         exp_root[p] = g_outer[p] if sub_ignored else prefixed(g_inner[q])
     exp_sub = {q: g_inner[q] for q in inner_rel}
+    # Expected "tracked": a rule would leave it out (its own, or an ignored
+    # directory's above it), and the index holds it.
+    tr_root = {p: ignored(g_outer[p]) and p in t_outer for p in outer}
+    for p, q in zip(inner, inner_rel):
+        tr_root[p] = (ignored(g_outer[p]) and p in t_outer if sub_ignored else
+                      ignored(g_inner[q]) and q in t_inner)
+    tr_sub = {q: ignored(g_inner[q]) and q in t_inner for q in inner_rel}
 
     def first_ignored(path, exp):
         for a in ancestors(path):
@@ -1073,8 +1240,16 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
             stats["from_excludes_file" if v[0].startswith(b"/") else
                   "from_info_exclude" if v[0].endswith(b"info/exclude") else
                   "from_gitignore"] += 1
+        if tr_root[p]:
+            stats["tracked_kept"] += 1
+            if disk[p] != "d":
+                stats["tracked_own_rule" if first_ignored(p, exp_root) == p else
+                      "tracked_below_ignored"] += 1
 
-    def compare_verdicts(kind, cwd, exp, kinds, where=b""):
+    def says(v, tracked):
+        return rule_str(v) + (", tracked" if tracked else "")
+
+    def compare_verdicts(kind, cwd, exp, exp_tr, kinds, where=b""):
         if not want(kind) or not exp or (only is not None and only[2] != where):
             return
         paths = sorted(exp)
@@ -1088,17 +1263,18 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
                 continue
             stats["verdicts"] += 1
             got = trawl_rule(obj)
-            if got != exp[p]:
-                mm.append(Mismatch(seed, tree, kind, p, rule_str(exp[p]), rule_str(got),
-                                   "trawl says %s" % json.dumps(obj), where))
+            got_tr = obj.get("tracked")
+            if got != exp[p] or got_tr is not exp_tr[p]:
+                mm.append(Mismatch(seed, tree, kind, p, says(exp[p], exp_tr[p]),
+                                   says(got, got_tr), "trawl says %s" % json.dumps(obj), where))
             probs = consistency(obj, p, kinds[p], first_ignored(p, exp))
             if probs:
                 mm.append(Mismatch(seed, tree, kind + " consistency", p, rule_str(exp[p]),
                                    "; ".join(probs), json.dumps(obj), where))
 
-    compare_verdicts("verdict", root, exp_root, disk)
+    compare_verdicts("verdict", root, exp_root, tr_root, disk)
     if nested:
-        compare_verdicts("verdict nested", os.path.join(root, nested), exp_sub,
+        compare_verdicts("verdict nested", os.path.join(root, nested), exp_sub, tr_sub,
                          {q: disk[p] for p, q in zip(inner, inner_rel)})
 
     def compare_listing(kind, cwd_rel):
@@ -1121,18 +1297,18 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
 
     exp_list = compare_listing("listing", b"")
     if only is None:
-        # The oracle against itself: the files git lists are those that
-        # check-ignore leaves unignored (it reports an ignored ancestor's
-        # rule for the paths below it).
+        # The oracle against itself: the files git lists are those tracked
+        # and those check-ignore leaves unignored (it reports an ignored
+        # ancestor's rule for the paths below it).
         by_check = set()
         for p in outer:
-            if ignored(g_outer[p]) or (disk[p] == "d" and p != nested):
+            if (ignored(g_outer[p]) and p not in t_outer) or (disk[p] == "d" and p != nested):
                 continue
             if p != nested:
                 by_check.add(p)
                 continue
             for q in inner_rel:
-                if disk[join(nested, q)] != "d" and not ignored(g_inner[q]):
+                if disk[join(nested, q)] != "d" and (not ignored(g_inner[q]) or q in t_inner):
                     by_check.add(join(nested, q))
         stats["git_self_checked"] += 1
         if by_check != exp_list:
@@ -1147,7 +1323,7 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
         """Expected verdicts for trawl explain -C D, from git's at the top:
         a rule file inside D is named relative to D, any other by its
         absolute path."""
-        exp = {}
+        exp, exp_tr = {}, {}
         for p, v in exp_root.items():
             if not below(p, d):
                 continue
@@ -1155,7 +1331,8 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
                 src = v[0][len(d) + 1:] if below(v[0], d) else os.path.join(root, v[0])
                 v = (src, v[1], v[2])
             exp[p[len(d) + 1:]] = v
-        return exp
+            exp_tr[p[len(d) + 1:]] = tr_root[p]
+        return exp, exp_tr
 
     if only is not None:
         chosen = [only[2]] if only[0] in ("listing -C D", "verdict -C D") else []
@@ -1163,8 +1340,8 @@ def check_model(env, tdir, m, seed, tree, stats, subdirs=2, only=None):
         chosen = rng.sample(cands, min(subdirs, len(cands)))
     for d in chosen:
         compare_listing("listing -C D", d)
-        compare_verdicts("verdict -C D", os.path.join(root, d), from_d(d),
-                         {p[len(d) + 1:]: k for p, k in disk.items() if below(p, d)}, d)
+        compare_verdicts("verdict -C D", os.path.join(root, d), *from_d(d),
+                         {p[len(d) + 1:]: k for p, k in disk.items() if below(p, d)}, where=d)
     return mm, disk, notes
 
 
@@ -1239,6 +1416,13 @@ def repro_script(trawl, m, mis):
             if p == join(repo, b".git/info/exclude"):
                 where = gd(repo) + "/info/exclude"
         lines.append("printf %s %s %s" % (printf_word(f.content()), op, where))
+    for repo, steps in index_ops(m):
+        for args, paths in steps:
+            cmd = "GIT_LITERAL_PATHSPECS=1 git -C %s %s" % (
+                show(repo) if repo else ".", " ".join(args))
+            if paths is not None:
+                cmd = "printf %s | %s" % (printf_word(b"".join(x + b"\0" for x in paths)), cmd)
+            lines.append(cmd)
     if mis.kind.startswith("verdict"):
         path = mis.path
         if mis.kind.startswith("verdict -C D"):
@@ -1262,7 +1446,7 @@ def repro_script(trawl, m, mis):
                      (trawl, cwd, show(path)))
     else:
         cwd = show(mis.where) if mis.where else "."
-        lines.append("git -C %s ls-files -o --exclude-standard" % cwd)
+        lines.append("git -C %s ls-files -co --exclude-standard" % cwd)
         lines.append("%s -C %s -H '**'" % (trawl, cwd))
     return "\n".join("    " + l for l in lines)
 
@@ -1345,6 +1529,21 @@ def minimise(env, tmp, m, mis, budget):
             c = cur.copy()
             c.sepgit.discard(r)
             changed |= attempt(c)
+        # The index: its form, then what it holds, in halves.
+        if cur.form != "plain" or cur.commit or cur.ita:
+            c = cur.copy()
+            c.form, c.commit, c.ita = "plain", False, set()
+            changed |= attempt(c)
+        held = sorted(cur.tracked)
+        step = max(1, len(held) // 2)
+        while step >= 1 and held:
+            for i in range(0, len(held), step):
+                c = cur.copy()
+                c.tracked -= set(held[i:i + step])
+                if attempt(c):
+                    changed = True
+            held = sorted(cur.tracked)
+            step //= 2
         # The nested repository, when the path is not in it.
         if cur.nested and not below(fullpath, cur.nested) and "nested" not in mis.kind:
             c = cur.copy()
@@ -1426,6 +1625,8 @@ def run_tree(env, args, seed, tree, tmp):
     stats["ignore_files"] = len(m.all_files())
     stats["sepgit"] = len(m.sepgit)
     stats["lconfig"] = len(m.lconfig)
+    stats["form_" + m.form] = 1
+    stats["committed"] = int(m.commit)
     for _, f in m.all_files():
         stats["crlf_files"] += any(l.endswith(b"\r\n") for l in f.lines)
         stats["bom_files"] += f.bom
@@ -1533,17 +1734,33 @@ def main():
     t = totals
     print("git_ignore_diff%s: seeds %d..%d: %d trees (%d nested repositories, %d "
           "repositories with a gitdir file, %d with their own core.excludesFile; %d paths; "
-          "%d ignore files, %d with CRLF, %d with a BOM); %d explain verdicts compared (git: %d ignored, %d "
-          "re-included by a negation, %d no rule; rules from .gitignore %d, info/exclude %d, "
-          "excludes files %d), %d listing verdicts compared; git's listing and check-ignore "
-          "agreed on %d of %d trees; %d mismatches, %.1f s" %
+          "%d ignore files, %d with CRLF, %d with a BOM; indexes: %s, %d committed); "
+          "%d explain verdicts compared (git: %d ignored, %d "
+          "re-included by a negation, %d no rule, %d kept by the index: %d tracked files their "
+          "own rule ignores, %d inside an ignored directory; rules from .gitignore %d, "
+          "info/exclude %d, excludes files %d), %d listing verdicts compared; git's listing and "
+          "check-ignore agreed on %d of %d trees; %d mismatches, %.1f s" %
           (" (sanitizer build, smaller run)" if sanitized else "", args.seed,
            args.seed + args.seeds - 1, t["trees"], t["nested"], t["sepgit"], t["lconfig"],
-           t["paths"], t["ignore_files"], t["crlf_files"], t["bom_files"], t["verdicts"],
-           t["ignored"], t["negated"], t["unmatched"], t["from_gitignore"],
+           t["paths"], t["ignore_files"], t["crlf_files"], t["bom_files"],
+           ", ".join("%d %s" % (t["form_" + f], f) for f in INDEX_FORMS), t["committed"],
+           t["verdicts"], t["ignored"], t["negated"], t["unmatched"], t["tracked_kept"],
+           t["tracked_own_rule"], t["tracked_below_ignored"], t["from_gitignore"],
            t["from_info_exclude"], t["from_excludes_file"], t["listed"],
            t["git_self_checked"] - len(notes), t["git_self_checked"], len(mismatches),
            time.monotonic() - start))
+    # Every run covers what it claims: each tree is made to hold a tracked
+    # file its own rule ignores and tracked files inside an ignored
+    # directory (make_tracked), and the index forms go by tree number.
+    uncovered = [what for what, n in (
+        ("a tracked file its own rule ignores", t["tracked_own_rule"]),
+        ("a tracked file inside an ignored directory", t["tracked_below_ignored"]))
+        if n == 0]
+    if args.tree is None and args.trees >= len(INDEX_FORMS):
+        uncovered += ["an index in form '%s'" % f for f in INDEX_FORMS if t["form_" + f] == 0]
+    if uncovered:
+        print("FAILED: the run covered no " + ", no ".join(uncovered))
+        return 1
     if mismatches:
         print("FAILED: mismatches in seed%s %s" % (
             "s" if len(set(x.seed for x in mismatches)) > 1 else "",

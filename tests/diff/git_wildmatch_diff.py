@@ -68,7 +68,7 @@ either modelled here or excluded from generation:
                selects `xfoo/bar/b`, `ab/c**` selects `ab/cd/e`. The git dialect
                applies the same cut (docs/patterns.md), so these patterns are
                compared like any other. The trawl dialect keeps such a '**' as
-               '*' (DESIGN.md), so it is not compared on them: git has no
+               '*' (docs/patterns.md), so it is not compared on them: git has no
                pure-wildmatch answer there.
  N (excluded)  Normalisation. git normalises the pathspec text as a path
                before matching: `./a`, `a//b`, `a/./b`, `a/../b` become `a`,

@@ -1,4 +1,4 @@
-/* trawl — libFuzzer target over the result cache's file (libcore/src/cache.c).
+/* trawl — libFuzzer target over the result cache's file (libcore/src/cache/).
  *
  * A cache file is trusted only when its header's checksums hold, so bytes
  * that are merely corrupt never reach the parser. This target writes a
@@ -29,8 +29,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "cache-testing.h"
-#include "cachefile.h"
+#include "cache/cache-testing.h"
+#include "cache/cachefile.h"
 #include "fuzz_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

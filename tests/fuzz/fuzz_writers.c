@@ -2,12 +2,12 @@
  * into the three build systems: any byte string in, either a refusal or
  * text that the build system reads back as exactly those bytes.
  *
- *  - CMake (plugins/cli/format-cmake.c, `trawl batch --format cmake`):
+ *  - CMake (plugins/cmake/format-cmake.c, `trawl batch --format cmake`):
  *    cmake_argument() of any NUL-free bytes is one argument that
  *    evaluates to exactly them; names cmake_listable() accepts, set as a
  *    list between two plain elements, come back out of the list (split as
  *    CMake splits it) each exactly.
- *  - Meson (plugins/cli/cmd-meson.c, `trawl meson`): names
+ *  - Meson (plugins/meson/cmd-meson.c, `trawl meson`): names
  *    meson_refuses() accepts, joined by '\n' as the output is, come back
  *    out of Meson's reading of it (decoded as UTF-8 with universal
  *    newlines, split at '\n') each exactly.
@@ -22,7 +22,7 @@
  * arguments and cmExpandList; Python's universal newlines; Starlark's
  * escapes), sharing no code with the writer; a byte the writer should
  * never emit is a violation. Whether the real tools agree is
- * tests/hardening/writers_replay.py's question: with TRAWL_FUZZ_DUMP=FILE,
+ * tests/hardening/replay.py's question: with TRAWL_FUZZ_DUMP=FILE,
  * every name and what the writer made of it are appended to FILE, and
  * that script reads them all back through cmake -P, meson and bazel.
  */

@@ -11,6 +11,10 @@ with a .gitignore:
   regenerates first); a file that does not match, or is ignored, causes no
   regeneration and build.ninja is not touched; a file deleted is re-linked
   without; a no-op run says "ninja: no work to do" and does not regenerate;
+- committed files that .gitignore matches (one by its own rule, one in an
+  ignored directory) are compiled; `git add` of an unrelated file causes no
+  regeneration; `git rm --cached` of one of them re-links without it in
+  the same run (issue 31);
 - `meson setup --reconfigure` and `--wipe` keep all of that working;
 - a second build directory of the same tree notices a change after the
   first one has already acted on it, and neither disturbs the other;
@@ -87,9 +91,14 @@ def single_project(tmp, env, trawl):
     p.write("meson.build", TOP % "")
     p.write("main.c", MAIN)
     p.write(".gitignore", "*.gen.c\nsrc/generated/\n")
-    files = ["src/a.c", "src/deep/b.c"]
+    files = ["src/a.c", "src/deep/b.c", "src/kept.gen.c", "src/generated/committed.c"]
     for f in files:
         p.write(f)
+    # Committed, though .gitignore matches them: git's rules leave tracked
+    # files alone, and so does trawl.
+    git = ["git", "-C", p.root, "-c", "user.name=t", "-c", "user.email=t@t"]
+    run(git + ["add", "-f", "src/kept.gen.c", "src/generated/committed.c", "main.c"], env=env)
+    run(git + ["commit", "-qm", "tracked"], env=env)
     settle()
     rc, out, err = p.setup()
     check("setup succeeds", rc, 0)
@@ -112,6 +121,13 @@ def single_project(tmp, env, trawl):
     p.write("src/deep/new.c")
     files.append("src/deep/new.c")
     changed(p, "a matching file added", files)
+
+    p.write("notes.md")
+    run(git + ["add", "notes.md"], env=env)
+    no_op(p, "git add of an unrelated file", check_may_run=True)
+    run(git + ["rm", "-q", "--cached", "src/kept.gen.c"], env=env)
+    files.remove("src/kept.gen.c")
+    changed(p, "git rm --cached of a committed file that .gitignore matches", files)
 
     for f in ("src/notes.txt", "src/x.h", "src/skip.gen.c", "src/generated/g.c", "other/o.c"):
         p.write(f)

@@ -128,6 +128,8 @@ bool parse_line(const std::string &line, Row *row, std::string *why)
     row->kind = Kind::Prune;
   else if (kind == "facts")
     row->kind = Kind::Facts;
+  else if (kind == "escape")
+    row->kind = Kind::Escape;
   else {
     *why = "unknown row kind '" + kind + "'";
     return false;
@@ -177,6 +179,14 @@ bool parse_line(const std::string &line, Row *row, std::string *why)
     row->key = args[0];
     row->values.assign(args.begin() + 1, args.end());
     return true;
+  case Kind::Escape:
+    if (args.size() != 1 || row->dialect != TRAWL_DIALECT_TRAWL || row->flags != 0) {
+      *why = "escape rows are: escape trawl - PATTERN PATH";
+      return false;
+    }
+    row->path = args[0];
+    row->expected = true;
+    return true;
   }
   return false;
 }
@@ -215,7 +225,7 @@ std::string Row::where() const
 
 std::string Row::describe() const
 {
-  static const char *const kinds[] = {"match", "error", "prune", "facts"};
+  static const char *const kinds[] = {"match", "error", "prune", "facts", "escape"};
   std::ostringstream s;
   s << kinds[static_cast<int>(kind)] << ' ' << dialect_name << ' '
     << (flags & TRAWL_PATTERN_ICASE ? "icase" : "-") << ' ' << escape(pattern);
@@ -223,6 +233,9 @@ std::string Row::describe() const
   case Kind::Match:
   case Kind::Prune:
     s << ' ' << escape(path) << ' ' << (expected ? "yes" : "no");
+    break;
+  case Kind::Escape:
+    s << ' ' << escape(path);
     break;
   case Kind::Error:
     s << ' ' << offset << ' ' << reason;

@@ -11,7 +11,7 @@
 
 namespace corpus {
 
-enum class Kind { Match, Error, Prune, Facts };
+enum class Kind { Match, Error, Prune, Facts, Escape };
 
 // One line of a corpus file. Every byte string is decoded (escapes resolved).
 struct Row {
@@ -22,7 +22,8 @@ struct Row {
   unsigned flags = 0;
   std::string dialect_name;
   std::string pattern;
-  // Match / Prune: the path or directory and the expected answer.
+  // Match / Prune: the path or directory and the expected answer. Escape:
+  // the path PATTERN is the escape of (expected: yes, it matches).
   std::string path;
   bool expected = false;
   // Error: the byte offset and a substring of the message.

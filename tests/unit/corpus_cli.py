@@ -115,7 +115,9 @@ def main(argv):
     groups = OrderedDict()
     errors = []
     for r in rows:
-        if r.kind not in ("match", "error"):
+        # An escape row is a match row that says yes: the escaped pattern
+        # matches its path through the command too.
+        if r.kind not in ("match", "error", "escape"):
             continue
         if b"\0" in r.pattern:
             skipped["NUL in pattern"] += 1

@@ -111,6 +111,29 @@ void check_prune(const Row &row)
                   << "\n  row: " << row.describe();
 }
 
+// An escape row: the escaper makes PATTERN of PATH, and PATTERN matches
+// PATH (check_match) as a literal: every match starts and ends with all of
+// PATH, and there is one alternative.
+void check_escape(const Row &row)
+{
+  GString *out = g_string_new(NULL);
+  trawl_pattern_escape(out, row.path.data(), row.path.size());
+  const std::string got(out->str, out->len);
+  g_string_free(out, TRUE);
+  EXPECT_EQ(show(got), show(row.pattern))
+      << row.where() << ": trawl_pattern_escape\n  row: " << row.describe();
+  check_match(row);
+  Error error;
+  Pattern p = compile(row.pattern, row.dialect, row.flags, &error);
+  if (!p)
+    return;
+  EXPECT_EQ(show(prefix(p.get())), show(row.path))
+      << row.where() << ": not literal (prefix)\n  row: " << row.describe();
+  EXPECT_EQ(show(suffix(p.get())), show(row.path))
+      << row.where() << ": not literal (suffix)\n  row: " << row.describe();
+  EXPECT_EQ(trawl_pattern_alternative_count(p.get()), 1u) << row.where();
+}
+
 bool parse_count(const Row &row, size_t *out)
 {
   if (row.values.size() != 1 || row.values[0].empty() ||
@@ -201,6 +224,7 @@ TEST_P(CorpusFile, EveryRowHolds)
     case Kind::Error: check_error(row); break;
     case Kind::Prune: check_prune(row); break;
     case Kind::Facts: check_facts(row); break;
+    case Kind::Escape: check_escape(row); break;
     }
   }
   RecordProperty("rows", static_cast<int>(rows.size()));

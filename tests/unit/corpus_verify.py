@@ -5,7 +5,7 @@
 
 Every match row whose answer a real tool can give is replayed through it:
 
-  git rows, and trawl rows (DESIGN.md: the trawl dialect agrees with git on
+  git rows, and trawl rows (docs/patterns.md: the trawl dialect agrees with git on
   every brace-free pattern both accept; under --icase only when the pattern
   has no class and no escape, where trawl folds on purpose):
       files are created in a scratch repository and listed with
@@ -352,7 +352,8 @@ class Checker:
         cmake_groups = OrderedDict()
         bazel_rows = []
         for r in rows:
-            if r.kind != "match":
+            # (An escape row is a match row that says yes.)
+            if r.kind not in ("match", "escape"):
                 continue
             if r.dialect == "git" or (
                     r.dialect == "trawl"

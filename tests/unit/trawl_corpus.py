@@ -20,8 +20,9 @@ class CorpusError(Exception):
 
 
 class Row:
-    """One case. kind is 'match', 'error', 'prune' or 'facts'; args holds the
-    fields after the pattern (decoded bytes)."""
+    """One case. kind is 'match', 'error', 'prune', 'facts' or 'escape'; args
+    holds the fields after the pattern (decoded bytes). An escape row's args
+    are those of a match row that says yes: [PATH, True]."""
 
     def __init__(self, file, line, kind, dialect, flags, pattern, args):
         self.file = file
@@ -135,6 +136,10 @@ def parse_file(path):
         elif kind == "facts":
             if args[0].decode("ascii", "replace") not in FACT_KEYS:
                 raise CorpusError("%s: unknown fact %r" % (where, args[0]))
+        elif kind == "escape":
+            if len(args) != 1 or dialect != "trawl" or flags != "-":
+                raise CorpusError("%s: escape rows are: escape trawl - PATTERN PATH" % where)
+            args = [args[0], True]
         else:
             raise CorpusError("%s: unknown row kind %r" % (where, kind))
         rows.append(Row(path, lineno, kind, dialect, flags, pattern, args))

@@ -7,6 +7,13 @@
 // has its own git configuration (GIT_CONFIG_GLOBAL, XDG_CONFIG_HOME, HOME),
 // so the excludes file and core.excludesFile are the test's.
 //
+// In the settings with a repository, a random part of the tree (ignored
+// files among it) is committed when it is made, so that tracked files that
+// rules match, and tracked files in ignored directories, are in every
+// sequence; the index classes (git add, rm --cached and commit of an
+// ignored path, a checkout that changes the index, skip-worktree, and an
+// unrelated git add) are the cache's to re-check.
+//
 // A change class is one kind of thing that happens to a tree. A sequence is
 // a schedule that holds every class the test claims at least once, in an
 // order the seed decides, with more random ones between: the seed never
@@ -54,6 +61,13 @@ enum Kind {
   SEVERAL_IN_ONE_TICK,
   UNREADABLE,       // a directory made unreadable, checked, made readable, checked
   DOTGIT_ROOT, DOTGIT_ABOVE, DOTGIT_SUB, // a `.git` created or removed, checked, put back
+  // The index of the repository the root is in (settings with one).
+  INDEX_ADD,        // git add -f of an ignored path
+  INDEX_REMOVE,     // git rm --cached of a tracked path that rules ignore
+  INDEX_COMMIT,     // git add -f of an ignored path, and git commit
+  INDEX_CHECKOUT,   // git checkout of a branch whose index differs by an ignored path
+  INDEX_SKIP,       // git update-index --[no-]skip-worktree of a tracked path
+  INDEX_UNRELATED,  // git add of an untracked path no rule ignores
 };
 enum Source { GITIGNORE, DOTIGNORE, INFO_EXCLUDE, EXCLUDES_FILE };
 enum Op { EDIT, REPLACE, CREATE, DELETE };
@@ -74,7 +88,10 @@ struct Change {
       "rename directory", "rename across directories", "", "core.excludesFile elsewhere",
       "directory to link", "file to directory", "mtime restored", "same granule as the write",
       "several in one tick", "unreadable and readable again", ".git at the root",
-      ".git above the root", ".git in a subdirectory"};
+      ".git above the root", ".git in a subdirectory", "git add -f of an ignored path",
+      "git rm --cached of an ignored path", "git commit of an ignored path",
+      "git checkout changing the index", "git update-index --skip-worktree",
+      "git add of an unrelated path"};
     if (kind != IGNORE_FILE)
       return kinds[kind];
     static const char *const sources[] = {".gitignore", ".ignore", "info/exclude", "excludes file"};
@@ -88,10 +105,15 @@ struct Change {
 
 // Every class: the tree's own, and with OUTSIDE those of the sources outside
 // the walk (info/exclude, the excludes file, the config, a .gitignore or
-// .ignore above the root, a .git above it), which only a cache re-checks.
-inline std::vector<Change> all_changes(bool outside)
+// .ignore above the root, a .git above it, with INDEX the index), which only
+// a cache re-checks.
+inline std::vector<Change> all_changes(bool outside, bool index = false)
 {
   std::vector<Change> v;
+  if (outside && index)
+    for (Kind k : {INDEX_ADD, INDEX_REMOVE, INDEX_COMMIT, INDEX_CHECKOUT, INDEX_SKIP,
+                   INDEX_UNRELATED})
+      v.push_back({k});
   for (Kind k : {CREATE_FILE, DELETE_FILE, RENAME_FILE, CREATE_DIR, DELETE_DIR, RENAME_DIR,
                  RENAME_ACROSS, DIR_TO_LINK, FILE_TO_DIR, MTIME_RESTORED, SAME_GRANULE,
                  SEVERAL_IN_ONE_TICK, UNREADABLE, DOTGIT_ROOT, DOTGIT_SUB})
@@ -168,6 +190,69 @@ inline void copy_tree(const std::string &from, const std::string &to)
   }
 }
 
+// Run git ARGS in directory DIR with INPUT on its standard input; its
+// standard output. EXIT_OK: the exit statuses that are not failures (the
+// first one: 0).
+inline std::string git(const std::string &dir, const std::vector<std::string> &args,
+                       const std::string &input = "", std::vector<int> exit_ok = {0})
+{
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0) {
+    ADD_FAILURE() << "pipe";
+    return "";
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[0]);
+    close(in[1]);
+    close(out[0]);
+    close(out[1]);
+    std::vector<char *> argv{const_cast<char *>("git"), const_cast<char *>("-C"),
+                             const_cast<char *>(dir.c_str())};
+    for (const std::string &a : args)
+      argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp("git", argv.data());
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  // Small inputs (a few paths): the pipe holds them.
+  if (!input.empty() && write(in[1], input.data(), input.size()) != (ssize_t)input.size())
+    ADD_FAILURE() << "write to git";
+  close(in[1]);
+  std::string output;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof buf)) > 0)
+    output.append(buf, (size_t)n);
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (std::find(exit_ok.begin(), exit_ok.end(), code) == exit_ok.end()) {
+    std::string cmd = "git -C " + show(dir);
+    for (const std::string &a : args)
+      cmd += " " + show(a);
+    ADD_FAILURE() << cmd << ": exit " << code;
+  }
+  return output;
+}
+
+// NUL-separated LIST, split.
+inline std::vector<std::string> split0(const std::string &list)
+{
+  std::vector<std::string> v;
+  for (size_t at = 0; at < list.size();) {
+    const size_t end = list.find('\0', at);
+    v.push_back(list.substr(at, end - at));
+    at = end == std::string::npos ? list.size() : end + 1;
+  }
+  return v;
+}
+
 // A tree in one setting, with its git configuration in the environment
 // while it lives.
 class World {
@@ -184,6 +269,13 @@ public:
     setenv("XDG_CONFIG_HOME", (tmp + "/xdg").c_str(), 1);
     old_home_ = getenv("HOME") ? getenv("HOME") : "";
     setenv("HOME", tmp.c_str(), 1);
+    // Paths given to git are names, whatever bytes they hold; commits need
+    // an author.
+    setenv("GIT_LITERAL_PATHSPECS", "1", 1);
+    for (const char *v : {"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"})
+      setenv(v, "t", 1);
+    for (const char *v : {"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"})
+      setenv(v, "t@t", 1);
     // A repository's `.git` as git makes it, copied wherever one is made.
     if (system(("git init -q '" + tmp + "/template'").c_str()) != 0)
       ADD_FAILURE() << "git init";
@@ -222,6 +314,26 @@ public:
              (setting == NO_REPO ? (unsigned)TRAWL_IGNORE_NO_REQUIRE_GIT : 0u);
     info_exclude_ = (setting == TOP_ABOVE ? top : setting == NO_REPO ? tmp + "/plain" : root) +
                     "/.git/info/exclude";
+    top_ = top;
+    below_top_ = setting == TOP_ABOVE ? "w/r/" : "";
+    if (!top.empty()) {
+      // Rules that match, so that ignored files are tracked from the start
+      // (the root's .gitignore from kRules, plus one for .o files), then a
+      // third of every file, ignored or not, committed.
+      put(root + "/.gitignore", std::string(rng.pick(kRules)) + "*.o\n");
+      const auto files = files_below();
+      for (size_t i = 0; i < 3 && !files.empty(); i++)
+        put(at(files[rng.below((unsigned)files.size())] + ".o"), "x");
+      std::vector<std::string> pick;
+      for (const std::string &f : untracked(true))
+        if (rng.chance(3))
+          pick.push_back(f);
+      for (const std::string &f : untracked(false))
+        if (f.size() > 2 && f.compare(f.size() - 2, 2, ".o") == 0 && pick.empty())
+          pick.push_back(f); /* at least one ignored file */
+      add(pick);
+      git(top_, {"commit", "-q", "--allow-empty", "-m", "a third of the tree"});
+    }
   }
 
   ~World()
@@ -229,6 +341,10 @@ public:
     unsetenv("GIT_CONFIG_GLOBAL");
     unsetenv("GIT_CONFIG_NOSYSTEM");
     unsetenv("XDG_CONFIG_HOME");
+    unsetenv("GIT_LITERAL_PATHSPECS");
+    for (const char *v : {"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", "GIT_AUTHOR_EMAIL",
+                          "GIT_COMMITTER_EMAIL"})
+      unsetenv(v);
     setenv("HOME", old_home_.c_str(), 1);
   }
 
@@ -404,6 +520,55 @@ public:
                                  : "core.excludesFile unset";
     case IGNORE_FILE:
       return ignore_file(rng, c, check);
+    case INDEX_ADD:
+    case INDEX_COMMIT: {
+      const std::string f = an_ignored(rng, check);
+      if (f.empty())
+        return "nothing (no ignored file)";
+      add({f});
+      if (c.kind == INDEX_ADD)
+        return "git add -f " + show(f);
+      git(top_, {"commit", "-q", "-m", "one more"});
+      return "git add -f " + show(f) + " && git commit";
+    }
+    case INDEX_REMOVE: {
+      auto tracked = ignored_tracked();
+      if (tracked.empty()) {
+        const std::string f = an_ignored(rng, check);
+        add({f});
+        check("git add -f " + show(f) + " to remove it");
+        tracked = ignored_tracked();
+      }
+      if (tracked.empty())
+        return "nothing (no tracked file that rules ignore)";
+      const std::string f = rng.pick(tracked);
+      git(top_, {"rm", "-q", "--cached", "--", f});
+      return "git rm --cached " + show(f);
+    }
+    case INDEX_CHECKOUT:
+      return checkout(rng, check);
+    case INDEX_SKIP: {
+      const auto tracked = split0(git(top_, {"ls-files", "-c", "-z", "--", below_top_ + "."}));
+      if (tracked.empty())
+        return "nothing (nothing tracked)";
+      const std::string f = rng.pick(tracked);
+      const bool on = rng.chance(2);
+      git(top_, {"update-index", on ? "--skip-worktree" : "--no-skip-worktree", "--", f});
+      return std::string("git update-index --") + (on ? "" : "no-") + "skip-worktree " + show(f);
+    }
+    case INDEX_UNRELATED: {
+      auto free = untracked(false);
+      if (free.empty()) {
+        put(at(in(rng.pick(dirs), "unrelated.c")), "x");
+        check("create a file to add");
+        free = untracked(false);
+      }
+      if (free.empty())
+        return "nothing (every untracked file ignored)";
+      const std::string f = rng.pick(free);
+      add({f});
+      return "git add " + show(f);
+    }
     }
     return "nothing";
   }
@@ -440,6 +605,91 @@ private:
   {
     return path == ".git" || path.rfind(".git/", 0) == 0 || path.find("/.git/") != std::string::npos ||
            (path.size() >= 5 && path.compare(path.size() - 5, 5, "/.git") == 0);
+  }
+
+  // Untracked files below the root (paths from the top): the ignored ones
+  // too when IGNORED, else only those no rule ignores.
+  std::vector<std::string> untracked(bool ignored) const
+  {
+    std::vector<std::string> v;
+    const std::string where = below_top_ + ".";
+    for (const std::string &f :
+         split0(git(top_, {"ls-files", "-o", "-z", "--exclude-standard", "--", where})))
+      if (!f.empty() && f.back() != '/')
+        v.push_back(f);
+    if (ignored)
+      for (const std::string &f : split0(git(
+               top_, {"ls-files", "-o", "-i", "-z", "--exclude-standard", "--", where})))
+        if (!f.empty() && f.back() != '/')
+          v.push_back(f);
+    return v;
+  }
+
+  // Tracked files below the root that the rules ignore (paths from the top).
+  std::vector<std::string> ignored_tracked() const
+  {
+    return split0(git(top_, {"ls-files", "-c", "-i", "-z", "--exclude-standard", "--",
+                             below_top_ + "."}));
+  }
+
+  // An untracked file below the root that the rules ignore (a path from the
+  // top), made (with a rule) when there is none.
+  std::string an_ignored(Rng &rng, const std::function<void(const std::string &)> &check)
+  {
+    std::vector<std::string> v;
+    const std::string where = below_top_ + ".";
+    for (const std::string &f : split0(git(
+             top_, {"ls-files", "-o", "-i", "-z", "--exclude-standard", "--", where})))
+      if (!f.empty() && f.back() != '/')
+        v.push_back(f);
+    if (v.empty()) {
+      const std::string f = in(rng.pick(dirs_below()), "made.o");
+      put(at(f), "x");
+      int fd = open((root + "/.gitignore").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        if (write(fd, "\n*.o\n", 5) != 5)
+          ADD_FAILURE() << "write .gitignore";
+        close(fd);
+      }
+      check("create an ignored file " + show(f));
+      return below_top_ + f;
+    }
+    return rng.pick(v);
+  }
+
+  // git add -f PATHS (from the top).
+  void add(const std::vector<std::string> &paths)
+  {
+    std::string list;
+    for (const std::string &p : paths)
+      list += p + '\0';
+    if (!list.empty())
+      git(top_, {"add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"}, list);
+  }
+
+  // Check out the other of two branches whose indexes differ by an ignored
+  // path: `side` commits one that the branch it was made from does not
+  // hold (made, with its own steps, the first time).
+  std::string checkout(Rng &rng, const std::function<void(const std::string &)> &check)
+  {
+    const std::string head =
+        git(top_, {"symbolic-ref", "-q", "--short", "HEAD"}, "", {0, 1});
+    const std::string now = head.substr(0, head.find('\n'));
+    const bool has_side = !git(top_, {"branch", "--list", "side"}).empty();
+    if (!has_side || base_branch_.empty()) {
+      base_branch_ = now == "side" || now.empty() ? "master" : now;
+      git(top_, {"commit", "-q", "--allow-empty", "-m", "before side"});
+      git(top_, {"checkout", "-q", "-B", "side"});
+      const std::string f = an_ignored(rng, check);
+      add({f});
+      git(top_, {"commit", "-q", "-m", "side holds " + f});
+      check("branch side holding " + show(f));
+      return "git checkout " + base_branch_ + " (" +
+             git(top_, {"checkout", "-q", base_branch_}) + "from side)";
+    }
+    const std::string to = now == "side" ? base_branch_ : "side";
+    git(top_, {"checkout", "-q", to});
+    return "git checkout " + to;
   }
 
   std::string toggle_git(const std::string &dir)
@@ -548,6 +798,9 @@ private:
   std::string old_home_;
   std::string info_exclude_;
   bool excludes_elsewhere_ = false;
+  std::string top_;       // the repository's top ("" when there is none)
+  std::string below_top_; // the root's path below it, with a '/' ("" at the top)
+  std::string base_branch_; // the branch `side` was made from
 };
 
 // Run BODY as nobody when running as root (permissions are then enforced

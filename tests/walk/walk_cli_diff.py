@@ -17,7 +17,10 @@ is sorted here):
               -L for --follow, -prune for excludes, -name/-path for patterns
   git         `git ls-files -o -z` (every untracked file, hidden ones
               included, .git left out) against `trawl -H -x .git '**'`, and
-              `git ls-files -o -z ':(glob)PAT'` against `trawl --dialect git`
+              `git ls-files -o -z ':(glob)PAT'` against `trawl --dialect git`;
+              then a third of the tree committed and a .gitignore written
+              (build/, *.md, *.h), `git ls-files -co --exclude-standard -z`
+              against `trawl -H '**'`: tracked files are never ignored
 
 Finally the lines format is decoded (docs/cli.md's rule) and must give the
 same list as -0: no name forges a second entry.
@@ -116,16 +119,19 @@ class Checker:
         self.label = label
         self.failures = 0
         self.comparisons = 0
+        self.env = None
 
-    def run_trawl(self, args, fmt="-0"):
-        cmd = [self.trawl, "-C", self.root, fmt, "-I"] + args
-        p = subprocess.run(cmd, capture_output=True)
+    def run_trawl(self, args, fmt="-0", ignore=False):
+        cmd = [self.trawl, "-C", self.root, fmt] + ([] if ignore else ["-I"]) + args
+        # With the ignore files, git's configuration is the one git had.
+        p = subprocess.run(cmd, capture_output=True, env=self.env if ignore else None)
         return p, cmd
 
-    def compare(self, what, trawl_args, expected, allow_exit=(0,)):
+    def compare(self, what, trawl_args, expected, allow_exit=(0,), ignore=False):
+        """IGNORE: with the ignore files (else -I)."""
         expected = sorted(expected)
         for jobs in ("-j1", "-j4"):
-            p, cmd = self.run_trawl([jobs] + trawl_args)
+            p, cmd = self.run_trawl([jobs] + trawl_args, ignore=ignore)
             self.comparisons += 1
             got = split0(p.stdout)
             if p.returncode not in allow_exit or got != expected:
@@ -217,6 +223,31 @@ def git_checks(c, root, env):
         c.compare(f"git ls-files -o ':(glob){pat}'",
                   ["--dialect", "git", "-x", ".git", pat] if not pat.startswith("{")
                   else ["-H", "-x", ".git", pat], want)
+    # A third of the tree committed, then a .gitignore that matches some of
+    # it: git's rules leave tracked files alone (issue 31). Every tree has
+    # a tracked file in the ignored build/ and a tracked *.md, whatever the
+    # seed drew.
+    broot = os.fsencode(root)
+    for rel in (b"build/kept.c", b"docs/kept.md"):
+        with open(os.path.join(broot, rel), "wb") as f:
+            f.write(b"x")
+    rng = random.Random(broot)
+    picked = [p for p in ls() if rng.randrange(3) == 0] + [b"build/kept.c", b"docs/kept.md"]
+    genv = dict(env, GIT_LITERAL_PATHSPECS="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    subprocess.run(["git", "-C", root, "add", "-f", "--pathspec-from-file=-",
+                    "--pathspec-file-nul"], input=b"".join(p + b"\0" for p in set(picked)),
+                   check=True, env=genv, capture_output=True)
+    subprocess.run(["git", "-C", root, "commit", "-qm", "a third"], check=True, env=genv,
+                   capture_output=True)
+    with open(os.path.join(broot, b".gitignore"), "wb") as f:
+        f.write(b"build/\n*.md\n*.h\n")
+    p = subprocess.run(["git", "-C", root, "ls-files", "-co", "--exclude-standard", "-z"],
+                       check=True, env=env, capture_output=True)
+    c.env = env
+    c.compare("git ls-files -co --exclude-standard (a third committed, ignored files among it)",
+              ["-H", "**"], sorted(set(split0(p.stdout))), ignore=True)
+    os.unlink(os.path.join(broot, b".gitignore"))
     shutil.rmtree(os.path.join(root, ".git"))
 
 

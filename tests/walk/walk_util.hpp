@@ -50,8 +50,8 @@
 
 // The private header is C without linkage markers of its own.
 extern "C" {
-#include "walk-shared.h"
-#include "walk-testing.h"
+#include "walk/walk-shared.h"
+#include "walk/walk-testing.h"
 }
 
 namespace walktest {

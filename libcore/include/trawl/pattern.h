@@ -98,6 +98,14 @@ TRAWL_API const char *trawl_pattern_text(const trawl_pattern *p, size_t *len);
 TRAWL_API TrawlDialect trawl_pattern_dialect(const trawl_pattern *p);
 TRAWL_API unsigned trawl_pattern_flags(const trawl_pattern *p);
 
+/* Append to OUT the trawl-dialect pattern that matches exactly PATH (LEN
+ * bytes, components separated by '/'): each byte the dialect reads as
+ * syntax anywhere, `*?[]{}\,!^`, preceded by '\'. The one rule for every
+ * writer of patterns: the command's plugins call this; the CMake module,
+ * which cannot, follows it (cmake/trawl/text.cmake, _trawl_literal), and
+ * tests/corpus/escaper.txt holds both to it. */
+TRAWL_API void trawl_pattern_escape(GString *out, const char *path, size_t len);
+
 /* ---- Facts computed at compile time (for prefilters and the planner) ----
  *
  * A pattern with braces is a set of alternatives; the whole-pattern facts are

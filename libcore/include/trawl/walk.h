@@ -116,7 +116,8 @@ TRAWL_API trawl_walker *trawl_walker_new(const trawl_walk_options *options);
 /* Release a walker; NULL is allowed. */
 TRAWL_API void trawl_walker_free(trawl_walker *w);
 
-/* Add a root directory (copied); results carry its index. */
+/* Add a root directory (copied); results carry its index. A walker given
+ * none walks ".". */
 TRAWL_API void trawl_walker_add_root(trawl_walker *w, const char *root);
 
 /* Add an include (borrowed). With no include, everything matches. */
@@ -190,6 +191,10 @@ typedef struct {
    * leads (its real path); NULL when none does. */
   char *outside_link;
   char *outside_target;
+  /* The index holds the path (a directory: paths below it), and that kept
+   * a rule of git's from leaving it out: git ignores untracked paths only.
+   * The ignore_* fields then name the rule that would otherwise apply. */
+  bool tracked;
 } trawl_explanation;
 
 /* Explain PATH (relative to the first root) as a walk with this walker's

@@ -1,0 +1,760 @@
+/* trawl — result caches: a plan run through a cache file, re-validated by
+ * stamps (trawl/cache.h, docs/cache.md).
+ *
+ * A cached run (trawl_plan_run_cached) goes in phases, each a function
+ * below: the cache file read and found to be this plan's or not (same trawl
+ * version, same queries: cachefile.h), the queries grouped and the roots
+ * compared; each walk's ignore sources outside the walked directories
+ * stamped and compared with the record (sources.h); then, if every
+ * directory recorded is as recorded (one stat each, walk_unchanged,
+ * recheck.c), nothing is walked at all and the answer is the records' (the
+ * quick path of `trawl check`); otherwise the plan walks with the record as
+ * its memo, re-reading only what changed (walk/replay.c); the answer
+ * compared with the cache's; the new record written when it is worth it.
+ * The cache's state for a plan is kept with it (plan_keep_cache), opaque to
+ * the plan, which knows nothing of files; a plan made from a cache file
+ * compiles its patterns only when it walks.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../arena.h"
+#include "cache-testing.h"
+#include "cachefile.h"
+#include "sources.h"
+#include "../ignore.h"
+#include "../memo.h"
+#include "../plan-shared.h"
+#include "trawl/cache.h"
+#include "trawl/version.h"
+
+/* ---- the cache's state beside a plan ---- */
+
+/* Per group of the run that read the cache. */
+struct cgroup {
+  const struct cached_walk *cached; /* its walk in the cache file (NULL: none trusted) */
+  struct walk_memo *memo_prev;      /* the cache's record, trusted or not: the previous results */
+  struct walk_memo *memo;           /* this run's record */
+  bool trusted;                     /* memo_prev may be replayed: the sources held */
+  GHashTable *asked;                /* the index changed: the directories (char *, relative to
+                                       the root) where it now answers a question otherwise */
+};
+
+struct cache_state {
+  unsigned run;            /* plan_runs() of the run that read a cache file of this plan */
+  bool trusted;            /* that run read one */
+  bool quick;              /* it found nothing changed without walking: the results are the cache's */
+  struct cache_file *file; /* that file, while its walks are needed */
+  char *path;              /* a plan made from a cache file: where (its first run loads it no more) */
+  struct cgroup *groups;
+  guint n_groups;
+  GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, made on demand */
+  struct arena prev_arena; /* their paths */
+  GByteArray *pending;     /* a plan made from a cache file: its queries as the file has them,
+                            * their patterns not compiled until a walk needs them */
+  GError *pending_error;   /* they did not compile */
+  GByteArray *held, *held_recs; /* TRAWL_CACHE_HOLD_CHANGED: the index and the records a
+                                 * changed run would have written, until
+                                 * trawl_plan_store_cache() writes them */
+  char *held_path;         /* where */
+};
+
+static void
+groups_clear(struct cache_state *st)
+{
+  for (guint g = 0; g < st->n_groups; g++) {
+    walk_memo_free(st->groups[g].memo_prev);
+    walk_memo_free(st->groups[g].memo);
+    if (st->groups[g].asked)
+      g_hash_table_unref(st->groups[g].asked);
+  }
+  g_free(st->groups);
+  st->groups = NULL;
+  st->n_groups = 0;
+}
+
+static void
+previous_clear(struct cache_state *st)
+{
+  if (st->previous)
+    g_ptr_array_unref(st->previous);
+  st->previous = NULL;
+  arena_clear(&st->prev_arena);
+}
+
+static void
+held_clear(struct cache_state *st)
+{
+  g_clear_pointer(&st->held, g_byte_array_unref);
+  g_clear_pointer(&st->held_recs, g_byte_array_unref);
+  g_clear_pointer(&st->held_path, g_free);
+}
+
+static void
+state_free(struct cache_state *st)
+{
+  held_clear(st);
+  groups_clear(st);
+  previous_clear(st);
+  cache_file_free(st->file);
+  g_free(st->path);
+  if (st->pending)
+    g_byte_array_unref(st->pending);
+  g_clear_error(&st->pending_error);
+  g_free(st);
+}
+
+/* PLAN's cache state, made if it has none. */
+static struct cache_state *
+state_of(trawl_plan *plan)
+{
+  struct cache_state *st = plan_cache(plan);
+  if (st == NULL) {
+    st = g_new0(struct cache_state, 1);
+    plan_keep_cache(plan, st, state_free);
+  }
+  return st;
+}
+
+/* The state of PLAN's last run, if that run was a cached one. */
+static const struct cache_state *
+last_run(const trawl_plan *plan)
+{
+  const struct cache_state *st = plan_cache(plan);
+  return st && st->run == plan_runs(plan) && st->trusted ? st : NULL;
+}
+
+/* ---- runs ---- */
+
+void
+trawl_cache_report_clear(trawl_cache_report *r)
+{
+  g_free(r->warning);
+  g_free(r->write_error);
+  memset(r, 0, sizeof *r);
+}
+
+/* The queries as the cache records them (cachefile.h). */
+static void
+w_queries(GByteArray *b, trawl_plan *plan, const struct cache_state *st)
+{
+  if (st && st->pending) {
+    /* A plan from a cache, its patterns not compiled: the file's bytes are
+     * what this would write. */
+    g_byte_array_append(b, st->pending->data, st->pending->len);
+    return;
+  }
+  const size_t n = trawl_plan_size(plan);
+  cache_queries_begin(b, n);
+  for (size_t i = 0; i < n; i++) {
+    struct plan_query_view q;
+    plan_query_view(plan, i, &q);
+    cache_query_write(b, q.root, q.includes, q.excludes, q.opt);
+  }
+}
+
+/* Does cached walk W have group G's root and queries? */
+static bool
+walk_matches(const struct plan_group_view *g, const struct cached_walk *w)
+{
+  bool same = w->dev == (guint64)g->dev && w->ino == (guint64)g->ino &&
+              w->members->len == g->members->len;
+  for (guint i = 0; same && i < w->members->len; i++)
+    same = g_array_index(w->members, guint64, i) == g_array_index(g->members, size_t, i);
+  return same;
+}
+
+/* Is NOW the record OLD was, entry for entry? A replayed entry is the very
+ * one of the old record; a directory on the way is made again each run. */
+static bool
+same_records(const struct walk_memo *now, const struct walk_memo *old)
+{
+  if (g_hash_table_size(now->dirs) != g_hash_table_size(old->dirs))
+    return false;
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, now->dirs);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    const struct memo_dir *d = value;
+    const struct memo_dir *o = walk_memo_lookup(old, d->root, d->path, d->len);
+    if (o == d)
+      continue;
+    if (o == NULL || !d->way || !o->way || d->was.has != o->was.has ||
+        !stamp_equal(&d->was.st, &o->was.st) || !stamp_equal(&d->was.ignore[0], &o->was.ignore[0]) ||
+        !stamp_equal(&d->was.ignore[1], &o->was.ignore[1]))
+      return false;
+  }
+  return true;
+}
+
+/* Make every directory of MEMO named in DIRS (char *, relative to the
+ * root) one to read again: racy (dir_check()). */
+static void
+read_again(struct walk_memo *memo, GHashTable *dirs)
+{
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, dirs);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    const struct memo_dir *d = walk_memo_lookup(memo, 0, key, strlen(key));
+    if (d)
+      ((struct memo_dir *)d)->was.racy = true; /* the memo's own, parsed for this run */
+  }
+}
+
+/* ---- the cache's results ---- */
+
+static void
+keep_previous(size_t q, const char *path, size_t len, void *data)
+{
+  struct cache_state *st = data;
+  g_ptr_array_add(st->previous->pdata[q], (gpointer)arena_copy(&st->prev_arena, path, len));
+}
+
+/* ST->previous from the cache's records: every result recorded, per query,
+ * sorted bytewise (rec_pass()). */
+static void
+previous_build(const trawl_plan *plan, struct cache_state *st)
+{
+  st->previous = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  for (size_t i = 0; i < trawl_plan_size(plan); i++)
+    g_ptr_array_add(st->previous, g_ptr_array_new());
+  for (guint g = 0; g < st->n_groups; g++) {
+    const struct cached_walk *w = st->groups[g].cached;
+    if (w == NULL)
+      continue;
+    struct plan_group_view gv;
+    plan_group_view(plan, g, &gv);
+    if (!w->file->records_checked)
+      records_read(w->file);
+    if (!rec_pass(w, gv.members, keep_previous, st)) {
+      /* Unreadable after all: nothing of this walk. */
+      for (guint m = 0; m < gv.members->len; m++)
+        g_ptr_array_set_size(st->previous->pdata[g_array_index(gv.members, size_t, m)], 0);
+    }
+  }
+  for (guint i = 0; i < st->previous->len; i++)
+    g_ptr_array_add(st->previous->pdata[i], NULL);
+}
+
+const char *const *
+trawl_plan_previous_results(const trawl_plan *plan, size_t q, size_t *n)
+{
+  if (n)
+    *n = 0;
+  struct cache_state *st = (struct cache_state *)last_run(plan);
+  if (st == NULL || q >= trawl_plan_size(plan))
+    return NULL;
+  if (st->previous == NULL)
+    previous_build(plan, st);
+  GPtrArray *list = st->previous->pdata[q];
+  if (n)
+    *n = list->len - 1;
+  return (const char *const *)list->pdata;
+}
+
+/* trawl_plan_results() of a run that took the quick path. */
+static const char *const *
+quick_results(const trawl_plan *plan, size_t q, size_t *n)
+{
+  return trawl_plan_previous_results(plan, q, n);
+}
+
+size_t
+trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
+{
+  size_t changes = 0;
+  for (size_t q = 0; q < trawl_plan_size(plan); q++) {
+    size_t n = 0, m = 0;
+    const char *const *now = trawl_plan_results(plan, q, &n);
+    const char *const *was = trawl_plan_previous_results(plan, q, &m);
+    if (was == NULL)
+      m = 0;
+    /* A merge of two sorted lists. */
+    size_t i = 0, j = 0;
+    while (i < n || j < m) {
+      const int c = i == n ? 1 : j == m ? -1 : strcmp(now[i], was[j]);
+      if (c == 0) {
+        i++, j++;
+        continue;
+      }
+      changes++;
+      if (fn)
+        fn(q, c < 0 ? now[i] : was[j], c < 0, data);
+      if (c < 0)
+        i++;
+      else
+        j++;
+    }
+  }
+  return changes;
+}
+
+bool
+cache_run_was_quick(const trawl_plan *plan)
+{
+  const struct cache_state *st = last_run(plan);
+  return st && st->quick;
+}
+
+bool
+cache_patterns_pending(const trawl_plan *plan)
+{
+  const struct cache_state *st = plan_cache(plan);
+  return st && st->pending;
+}
+
+/* ---- a cached run, phase by phase ---- */
+
+/* What the phases of one cached run of a plan hand each other. */
+struct cached_run {
+  trawl_plan *plan;
+  struct cache_state *st;
+  const char *path;
+  unsigned flags;
+  trawl_cache_report *report;
+  struct cache_file *cache;     /* the file read, until trusted (then st->file) */
+  GByteArray *queries;          /* the plan's queries as a cache file records them */
+  GError *first;                /* the first error of the run */
+  bool grouped;                 /* every root opened */
+  bool usable;                  /* the file is this plan's */
+  bool all_trusted;             /* and every group's record may be replayed */
+  bool quick;                   /* nothing changed: nothing walked */
+  bool walked;                  /* the walks (if any) ran */
+  guint n_groups;
+  struct plan_group_view *gv;
+  struct sources *src;          /* per group */
+  struct timespec racy_from;    /* the sources' stamps at or after it are racy */
+};
+
+/* Is there a cache file at R->path, and is it this plan's (same trawl
+ * version, same queries)? R->cache, and why not (to free), or NULL. (A plan
+ * made from the file has it loaded already, for its first run.) */
+static char *
+run_load(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  char *why = NULL;
+  if (st->file && st->path && strcmp(st->path, r->path) == 0) {
+    r->cache = st->file;
+    st->file = NULL;
+    g_clear_pointer(&st->path, g_free);
+  } else {
+    cache_file_free(st->file);
+    st->file = NULL;
+    r->cache = cache_load(r->path, &why);
+  }
+  r->queries = g_byte_array_new();
+  w_queries(r->queries, r->plan, st);
+  if (r->cache && strcmp(r->cache->version, TRAWL_VERSION_STRING) != 0)
+    why = g_strdup_printf("was written by trawl %s", r->cache->version);
+  else if (r->cache && (r->cache->queries_len != r->queries->len ||
+                        memcmp(r->cache->queries, r->queries->data, r->queries->len) != 0))
+    why = g_strdup("was written for other queries");
+  return why;
+}
+
+/* Group the plan's queries, each group's root opened, and compare the
+ * roots with the file's walks: R->usable, and the report's word on it
+ * (WHY, taken). */
+static void
+run_group(struct cached_run *r, char *why)
+{
+  struct cache_state *st = r->st;
+  r->grouped = plan_group(r->plan, &r->first);
+  st->run = plan_runs(r->plan);
+  r->n_groups = (guint)trawl_plan_groups(r->plan);
+  st->groups = g_new0(struct cgroup, r->n_groups);
+  st->n_groups = r->n_groups;
+  r->gv = g_new0(struct plan_group_view, MAX(r->n_groups, 1u));
+  for (guint g = 0; g < r->n_groups; g++)
+    plan_group_view(r->plan, g, &r->gv[g]);
+  if (r->cache && why == NULL) {
+    bool same = r->cache->walks->len == r->n_groups;
+    for (guint g = 0; same && g < r->n_groups; g++)
+      same = walk_matches(&r->gv[g], r->cache->walks->pdata[g]);
+    if (!same)
+      why = g_strdup("was written for other roots");
+  }
+  r->usable = r->cache && why == NULL;
+  r->report->trusted = st->trusted = r->usable;
+  r->report->warning = why;
+}
+
+/* Each walk's sources, stamped before it reads them (a change after that
+ * shows next time), and whether the record it may trust holds
+ * (R->all_trusted). */
+static void
+run_trust(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  racy_from_now(&r->racy_from);
+  r->src = g_new0(struct sources, MAX(r->n_groups, 1u));
+  r->all_trusted = r->usable;
+  for (guint g = 0; g < r->n_groups; g++) {
+    struct plan_query_view q0;
+    plan_query_view(r->plan, g_array_index(r->gv[g].members, size_t, 0), &q0);
+    sources_init(&r->src[g], r->gv[g].root, q0.opt,
+                 r->usable ? r->cache->walks->pdata[g] : NULL);
+    if (r->usable) {
+      struct cgroup *cg = &st->groups[g];
+      cg->cached = r->cache->walks->pdata[g];
+      cg->trusted = r->src[g].held || sources_unchanged(cg->cached, &r->src[g]);
+      /* The index changed (git writes it often, mostly changing no answer):
+       * the walk's questions are asked again, and only the directories
+       * where an answer differs are read again. */
+      if (cg->trusted && r->src[g].index_moved &&
+          !index_recheck(cg->cached, r->gv[g].root, &r->src[g], &cg->asked))
+        cg->trusted = false;
+      r->all_trusted = r->all_trusted && cg->trusted;
+    }
+  }
+  if (r->usable)
+    st->file = r->cache, r->cache = NULL;
+}
+
+/* When every directory recorded is stamped as recorded, nothing is walked
+ * or replayed at all: the answer is the cache's (trawl check, and a cached
+ * run of an unchanged tree, whose results come from the records in the
+ * walk's order, rec_pass()). A walk that could not read a directory is
+ * walked again (replayed where it can be): that directory has no stamp to
+ * prove it still cannot be read, and its problem is told again. The
+ * groups' roots are closed after. */
+static bool
+run_quick(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  bool quick = r->all_trusted && r->grouped;
+  for (guint g = 0; quick && g < r->n_groups; g++)
+    quick = !st->groups[g].cached->problems &&
+            (st->groups[g].asked == NULL || g_hash_table_size(st->groups[g].asked) == 0) &&
+            walk_unchanged(st->groups[g].cached, r->gv[g].root_fd);
+  plan_close_roots(r->plan);
+  /* A run whose results are wanted now takes them from the records: they
+   * must check out first (else it walks, as when they do not for a replay). */
+  if (quick && (!(r->flags & TRAWL_CACHE_WRITE_ON_CHANGE) || plan_each_set(r->plan))) {
+    if (!st->file->records_checked)
+      records_read(st->file);
+    quick = st->file->records_ok;
+  }
+  return quick;
+}
+
+/* Walk the plan, each group with the record it may trust as its memo
+ * (records that do not check out: none is trusted), each recording anew. */
+static void
+run_walk_memos(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  trawl_cache_report *report = r->report;
+  bool records = true;
+  for (guint g = 0; r->usable && g < r->n_groups; g++) {
+    struct cgroup *cg = &st->groups[g];
+    cg->memo_prev = cached_memo(cg->cached);
+    records = records && cg->memo_prev != NULL;
+    if (cg->memo_prev && cg->asked)
+      read_again(cg->memo_prev, cg->asked);
+    if (!cg->trusted || cg->memo_prev == NULL)
+      r->all_trusted = false;
+  }
+  if (r->usable && !records) {
+    /* The index held, the records do not: nothing of it is trusted. */
+    report->warning = g_strdup("is corrupt (its records' checksum does not match)");
+    report->trusted = st->trusted = r->usable = false;
+    for (guint g = 0; g < r->n_groups; g++) {
+      struct cgroup *cg = &st->groups[g];
+      walk_memo_free(cg->memo_prev);
+      cg->memo_prev = NULL;
+      cg->cached = NULL;
+      cg->trusted = false;
+    }
+  }
+  for (guint g = 0; g < r->n_groups; g++) {
+    struct cgroup *cg = &st->groups[g];
+    cg->memo = walk_memo_new();
+    plan_group_set_memos(r->plan, g, cg->trusted ? cg->memo_prev : NULL, cg->memo);
+  }
+  r->walked = plan_walk(r->plan, r->first ? NULL : &r->first);
+  for (guint g = 0; g < r->n_groups; g++) {
+    trawl_walk_stats ws;
+    trawl_plan_stats(r->plan, g, &ws);
+    report->dirs_read += ws.dirs_opened;
+    report->dirs_reused += ws.dirs_reused;
+  }
+}
+
+/* Do the results differ from the cache's? (report->changed) */
+static void
+run_compare(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  trawl_cache_report *report = r->report;
+  /* Nothing read, and every record the cache held replayed (no start
+   * directory newly ignored, say): the results are the records'. */
+  bool replayed_all = !r->quick && r->all_trusted && report->dirs_read == 0 && r->walked;
+  for (guint g = 0; replayed_all && g < r->n_groups; g++)
+    replayed_all = st->groups[g].memo_prev &&
+                   same_records(st->groups[g].memo, st->groups[g].memo_prev);
+  report->changed = !r->usable;
+  if (r->usable && !r->quick && !replayed_all && plan_each_set(r->plan)) {
+    /* The results were handed over, not kept: they may differ. */
+    report->changed = true;
+  } else if (r->usable && !r->quick && !replayed_all) {
+    for (size_t i = 0; i < trawl_plan_size(r->plan) && !report->changed; i++) {
+      size_t n = 0, m = 0;
+      const char *const *is = trawl_plan_results(r->plan, i, &n);
+      const char *const *was = trawl_plan_previous_results(r->plan, i, &m);
+      report->changed = n != m;
+      for (size_t k = 0; k < n && !report->changed; k++)
+        report->changed = strcmp(is[k], was[k]) != 0;
+    }
+  }
+}
+
+/* Write the new record to R->path when it is worth a write. */
+static void
+run_write(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  trawl_cache_report *report = r->report;
+  /* A re-check rewrites an unchanged answer only when that spares the next
+   * one reading: some directory it read again (a racy one, since settled)
+   * can now be trusted. One that is read every time (a nested repository,
+   * links followed, still racy) is not worth a write per build. */
+  uint64_t racy_now = 0;
+  for (guint g = 0; !r->quick && g < r->n_groups; g++)
+    racy_now += st->groups[g].memo ? st->groups[g].memo->racy : 0;
+  /* Not an index that changed and gave the same answers: writing the cache
+   * again would cost more than asking it again next time (one read of the
+   * index; docs/cache.md). */
+  const bool write = (r->flags & TRAWL_CACHE_WRITE_ON_CHANGE)
+                         ? report->changed || report->dirs_read > racy_now
+                         : report->changed || report->dirs_read > 0;
+  /* A run that could not answer every query records nothing. */
+  if (!write || !r->grouped || !r->walked || r->quick)
+    return;
+  GByteArray *body = g_byte_array_new(), *recs = g_byte_array_new();
+  cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, r->n_groups);
+  for (guint g = 0; g < r->n_groups; g++) {
+    const struct plan_group_view *gv = &r->gv[g];
+    struct walk_record w = {gv->root, (uint64_t)gv->dev, (uint64_t)gv->ino, false,
+                            gv->members, st->groups[g].memo};
+    w.problems = trawl_plan_problems(r->plan, g_array_index(gv->members, size_t, 0))->len > 0;
+    const struct source_list sl = source_list_of(&r->src[g]);
+    cache_write_walk(body, recs, &w, &sl, &r->racy_from);
+  }
+  if ((r->flags & TRAWL_CACHE_HOLD_CHANGED) && report->changed) {
+    st->held = body;
+    st->held_recs = recs;
+    st->held_path = g_strdup(r->path);
+    return;
+  }
+  report->written = cache_store(r->path, body, recs, &report->write_error);
+  g_byte_array_unref(body);
+  g_byte_array_unref(recs);
+}
+
+bool
+trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
+                      trawl_cache_report *report, GError **error)
+{
+  memset(report, 0, sizeof *report);
+  struct cache_state *st = state_of(plan);
+  held_clear(st);
+  previous_clear(st);
+  groups_clear(st);
+  st->trusted = st->quick = false;
+  struct cached_run r = {.plan = plan, .st = st, .path = path, .flags = flags,
+                         .report = report, .walked = true};
+  run_group(&r, run_load(&r));
+  run_trust(&r);
+  r.quick = run_quick(&r);
+  if (r.quick) {
+    st->quick = true;
+    plan_set_results(plan, quick_results);
+    for (guint g = 0; g < r.n_groups; g++)
+      report->dirs_reused += st->groups[g].cached->n_dirs;
+  } else {
+    run_walk_memos(&r);
+  }
+  run_compare(&r);
+  run_write(&r);
+  for (guint g = 0; g < r.n_groups; g++)
+    sources_clear(&r.src[g]);
+  g_free(r.src);
+  g_free(r.gv);
+  cache_file_free(r.cache);
+  g_byte_array_unref(r.queries);
+  if (r.first)
+    g_propagate_error(error, r.first);
+  return r.grouped && r.walked;
+}
+
+bool
+trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *report)
+{
+  struct cache_state *st = plan_cache(plan);
+  if (st == NULL || st->held == NULL)
+    return true;
+  g_free(report->write_error);
+  report->write_error = NULL;
+  report->written = cache_store(st->held_path, st->held, st->held_recs, &report->write_error);
+  held_clear(st);
+  return report->written;
+}
+
+bool
+trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
+                           trawl_plan_result_fn fn, void *data, trawl_cache_report *report,
+                           GError **error)
+{
+  g_return_val_if_fail(fn != NULL, false);
+  plan_set_each(plan, fn, data);
+  bool ok = trawl_plan_run_cached(plan, path, flags, report, error);
+  plan_set_each(plan, NULL, NULL);
+  const struct cache_state *st = last_run(plan);
+  for (guint g = 0; ok && st && st->quick && g < st->n_groups; g++) {
+    struct plan_group_view gv;
+    plan_group_view(plan, g, &gv);
+    if (!rec_pass(st->groups[g].cached, gv.members, fn, data)) {
+      /* The records' checksum held: a writer's bug. */
+      g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: its records do not parse", path);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+/* ---- a plan from a cache file ---- */
+
+struct reading {
+  trawl_plan *plan;
+  bool add;             /* add each query; else give each of PLAN's its patterns */
+  bool compile;         /* compile the patterns (else only the queries are added) */
+  GError *error;
+};
+
+/* Compile LIST's N patterns for PLAN (it owns them) into OUT; false with
+ * R->error set if one does not compile. */
+static bool
+compile_list(struct reading *r, const struct cached_pattern *list, size_t n, GPtrArray *out)
+{
+  for (size_t j = 0; j < n; j++) {
+    GError *perr = NULL;
+    trawl_pattern *p = trawl_pattern_compile(list[j].text, list[j].len,
+                                             (TrawlDialect)list[j].dialect, list[j].flags, &perr);
+    if (p == NULL) {
+      g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                  "a cache holds a pattern that does not compile: %s", perr->message);
+      g_error_free(perr);
+      return false;
+    }
+    plan_own_pattern(r->plan, p);
+    g_ptr_array_add(out, p);
+  }
+  return true;
+}
+
+static bool
+read_query(size_t i, const struct cached_query *q, void *data)
+{
+  struct reading *r = data;
+  if (!r->add && i >= trawl_plan_size(r->plan)) {
+    g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "a cache's queries do not parse");
+    return false;
+  }
+  GPtrArray *inc = g_ptr_array_new(), *exc = g_ptr_array_new();
+  bool ok = !r->compile || (compile_list(r, q->includes, q->n_includes, inc) &&
+                            compile_list(r, q->excludes, q->n_excludes, exc));
+  if (ok && r->add) {
+    char *root = g_strndup(q->root, q->root_len);
+    trawl_query tq = {root, (const trawl_pattern *const *)inc->pdata, inc->len,
+                      (const trawl_pattern *const *)exc->pdata, exc->len, &q->opt};
+    trawl_plan_add(r->plan, &tq);
+    g_free(root);
+  } else if (ok) {
+    plan_query_add_patterns(r->plan, i, (const trawl_pattern *const *)inc->pdata, inc->len,
+                            (const trawl_pattern *const *)exc->pdata, exc->len);
+  }
+  g_ptr_array_unref(inc);
+  g_ptr_array_unref(exc);
+  return ok;
+}
+
+/* Read the queries BYTES hold into PLAN (reading R's way). False with
+ * R->error set if a pattern does not compile or the bytes do not parse. */
+static bool
+read_queries(const guint8 *bytes, size_t len, struct reading *r)
+{
+  const bool ok = cache_queries_read(bytes, len, read_query, r);
+  if (!ok && r->error == NULL)
+    /* The index's checksum held: a writer's bug. */
+    g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "a cache's queries do not parse");
+  return ok;
+}
+
+/* plan_prepare_fn of a plan made from a cache file: its patterns compiled
+ * once a walk needs them. */
+static bool
+plan_patterns(trawl_plan *plan, GError **error)
+{
+  struct cache_state *st = plan_cache(plan);
+  if (st == NULL)
+    return true;
+  if (st->pending_error) {
+    if (error)
+      *error = g_error_copy(st->pending_error);
+    return false;
+  }
+  if (st->pending == NULL)
+    return true;
+  GByteArray *bytes = st->pending;
+  st->pending = NULL;
+  struct reading r = {plan, false, true, NULL};
+  const bool ok = read_queries(bytes->data, bytes->len, &r);
+  g_byte_array_unref(bytes);
+  if (!ok) {
+    st->pending_error = r.error;
+    if (error)
+      *error = g_error_copy(r.error);
+  }
+  return ok;
+}
+
+/* A plan from a cache file compiles its patterns only when it walks: a
+ * re-check that finds nothing changed needs none, nor a walker
+ * (docs/adr/0004-cache-file-read-cost.md). Not when another trawl version wrote the
+ * file: its patterns are compiled at once, so one that no longer compiles
+ * is told now. */
+trawl_plan *
+trawl_plan_new_from_cache(const char *path, GError **error)
+{
+  struct cache_file *cache = cache_open(path, error);
+  if (cache == NULL)
+    return NULL;
+  trawl_plan *plan = trawl_plan_new();
+  const bool lazy = strcmp(cache->version, TRAWL_VERSION_STRING) == 0;
+  struct reading r = {plan, true, !lazy, NULL};
+  if (!read_queries(cache->queries, cache->queries_len, &r)) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: %s", path, r.error->message);
+    g_error_free(r.error);
+    cache_file_free(cache);
+    trawl_plan_free(plan);
+    return NULL;
+  }
+  struct cache_state *st = state_of(plan);
+  if (lazy) {
+    st->pending = g_byte_array_sized_new((guint)cache->queries_len);
+    g_byte_array_append(st->pending, cache->queries, (guint)cache->queries_len);
+    plan_set_prepare(plan, plan_patterns);
+  }
+  /* Kept for trawl_plan_run_cached() on the same file: one load. */
+  st->file = cache;
+  st->path = g_strdup(path);
+  return plan;
+}

@@ -1,0 +1,965 @@
+/* trawl — the result cache's file: its reader and writer, and the passes
+ * over a cached walk's records (cachefile.h, docs/cache.md).
+ *
+ * The file: a 56-byte header (magic, format version, lengths, a checksum of
+ * the index and one of the records), then the index — the trawl version,
+ * the queries (pattern texts, dialects, flags, options, roots) and per walk
+ * its root, its ignore sources outside the walked directories with their
+ * stamps, and its directories' stamps — then the records of the memos
+ * (memo.h). The layout is written out in format.h, with the readers of its
+ * fields; the writers are here. Anything that does not check out is not
+ * trusted. The index is read (and checked) alone; the records only when a
+ * run needs them, which a re-check of an unchanged tree does not. This
+ * file knows memos and stamps, never a plan: cache.c runs plans.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+/* XXH3, compiled in from the header: no library to load at start-up. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "../arena.h"
+#include "cache-testing.h"
+#include "cachefile.h"
+#include "format.h"
+#include "../ignore.h"
+
+#define FIRST_READ 8192 /* the first read of a cache file: the header, and the index if it fits */
+
+static void
+put_le(guint8 *p, guint64 v, int n)
+{
+  for (int i = 0; i < n; i++)
+    p[i] = (guint8)(v >> (8 * i));
+}
+
+/* XXH3 (64 bits): corruption, not malice, is what it guards against; it
+ * takes eight bytes at a time where CRC-32 looks a table up per byte
+ * (docs/adr/0004-cache-file-read-cost.md). */
+static guint64
+checksum(const guint8 *data, gsize len)
+{
+  return XXH3_64bits(data, len);
+}
+
+static void
+w_u8(GByteArray *b, guint8 v)
+{
+  g_byte_array_append(b, &v, 1);
+}
+
+static void
+w_le(GByteArray *b, guint64 v, int n)
+{
+  guint8 t[8];
+  put_le(t, v, n);
+  g_byte_array_append(b, t, (guint)n);
+}
+
+static void
+w_var(GByteArray *b, guint64 v)
+{
+  guint8 t[9];
+  unsigned n = 1;
+  while (n < 9 && v >> (7 * n))
+    n++;
+  if (n == 9) {
+    t[0] = 0;
+    put_le(t + 1, v, 8);
+  } else {
+    put_le(t, (v << n) | ((guint64)1 << (n - 1)), (int)n);
+  }
+  g_byte_array_append(b, t, n);
+}
+
+static void
+w_svar(GByteArray *b, gint64 v)
+{
+  w_var(b, ((guint64)v << 1) ^ (guint64)(v >> 63));
+}
+
+static void
+w_str(GByteArray *b, const char *s, size_t len)
+{
+  w_le(b, len, 4);
+  g_byte_array_append(b, (const guint8 *)s, (guint)len);
+}
+
+/* Stamp S of something in a walk on device DEV. */
+static void
+w_stamp(GByteArray *b, const struct stamp *s, guint64 dev)
+{
+  if (!s->present) {
+    w_u8(b, 0);
+    return;
+  }
+  const bool same_c = s->ctime_s == s->mtime_s && s->ctime_ns == s->mtime_ns;
+  w_u8(b, STAMP_PRESENT | (s->dev == dev ? STAMP_DEV : 0) | (same_c ? STAMP_CTIME : 0));
+  if (s->dev != dev)
+    w_var(b, s->dev);
+  w_var(b, s->ino);
+  w_svar(b, s->mtime_s);
+  w_var(b, s->mtime_ns);
+  if (!same_c) {
+    w_svar(b, s->ctime_s);
+    w_var(b, s->ctime_ns);
+  }
+  w_var(b, s->size);
+}
+
+static void
+cached_walk_free(struct cached_walk *w)
+{
+  g_free(w->root);
+  g_array_unref(w->members);
+  g_string_free(w->env, TRUE);
+  g_ptr_array_unref(w->paths);
+  g_byte_array_unref(w->kinds);
+  g_array_unref(w->stamps);
+  g_free(w);
+}
+
+/* Up to this many bytes are read into the heap, more into a mapping of
+ * their own (read_at): a small mapping costs more to make and unmap than
+ * the heap pages it saves, a large read into the heap a page fault a page
+ * (docs/adr/0004-cache-file-read-cost.md). */
+#define READ_INTO_HEAP_MAX (64 * 1024)
+
+static void
+release(gchar *data, gsize len)
+{
+  if (data == NULL)
+    return;
+  if (len <= READ_INTO_HEAP_MAX)
+    g_free(data);
+  else
+    munmap(data, len);
+}
+
+void
+cache_file_free(struct cache_file *c)
+{
+  if (c == NULL)
+    return;
+  release(c->index_data, c->index_data_len);
+  release(c->recs_data, c->recs_len);
+  if (c->fd >= 0)
+    close(c->fd);
+  g_free(c->version);
+  if (c->walks)
+    g_ptr_array_unref(c->walks);
+  g_free(c);
+}
+
+/* The next directory of a walk on device DEV, its records read from
+ * RECS; PATH as for r_dir(). */
+static struct memo_dir *
+read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, GString *path)
+{
+  struct dir_entry e;
+  r_dir(r, &e, dev, path);
+  const guint32 n = e.n;
+  const guint64 off = e.off;
+  if (r->bad || off > (guint64)(recs_end - recs))
+    return NULL;
+  struct rd rr = {recs + off, recs_end, false};
+  if ((size_t)(rr.end - rr.p) / REC_MIN < n)
+    return NULL;
+  /* First pass: the names' total length. */
+  size_t names = 0;
+  for (guint32 i = 0; i < n && !rr.bad; i++) {
+    struct rec_entry rec;
+    r_rec(&rr, &rec);
+    names += rec.len;
+  }
+  if (rr.bad)
+    return NULL;
+  rr.p = recs + off;
+  struct memo_dir *d = memo_dir_new(0, e.path, e.len, n, names);
+  char *at = memo_dir_names(d);
+  for (guint32 i = 0; i < n; i++) {
+    struct rec_entry rec;
+    r_rec(&rr, &rec);
+    memcpy(at, rec.name, rec.len);
+    struct memo_rec *m = &d->recs[i];
+    m->name = at;
+    m->len = (uint32_t)rec.len;
+    m->kind = rec.kind <= MEMO_ASKED ? rec.kind : MEMO_RESULT;
+    m->type = rec.type;
+    m->mask = rec.mask;
+    at += rec.len;
+  }
+  d->live = e.live;
+  d->was = e.was;
+  d->way = e.flags & DIR_WAY;
+  d->start = e.flags & DIR_START;
+  return d;
+}
+
+static struct cached_walk *
+read_walk(struct rd *r)
+{
+  struct cached_walk *w = g_new0(struct cached_walk, 1);
+  size_t len;
+  const char *root = r_str(r, &len);
+  w->root = g_strndup(root, len);
+  w->dev = r_le(r, 8);
+  w->ino = r_le(r, 8);
+  w->problems = (r_le(r, 1) & WALK_PROBLEMS) != 0;
+  w->members = g_array_new(FALSE, FALSE, sizeof(guint64));
+  guint32 n = r_count(r, 8);
+  for (guint32 i = 0; i < n; i++) {
+    guint64 m = r_le(r, 8);
+    g_array_append_val(w->members, m);
+  }
+  const char *env = r_str(r, &len);
+  w->env = g_string_new_len(env, (gssize)len);
+  w->paths = g_ptr_array_new_with_free_func(g_free);
+  w->kinds = g_byte_array_new();
+  w->stamps = g_array_new(FALSE, FALSE, sizeof(struct stamp));
+  n = r_count(r, 4 + 1 + 1);
+  for (guint32 i = 0; i < n && !r->bad; i++) {
+    const char *p = r_str(r, &len);
+    g_ptr_array_add(w->paths, g_strndup(p, len));
+    w_u8(w->kinds, (guint8)r_le(r, 1));
+    struct stamp st;
+    r_stamp(r, &st, w->dev);
+    g_array_append_val(w->stamps, st);
+  }
+  w->n_dirs = r_count(r, DIR_INDEX_MIN);
+  guint64 bytes = r_le(r, 8);
+  if (!r->bad && (guint64)(r->end - r->p) < bytes)
+    r->bad = true;
+  if (!r->bad) {
+    w->dirs_at = r->p;
+    w->dirs_end = r->p + bytes;
+    r->p += bytes;
+  }
+  return w;
+}
+
+/* LEN bytes (at least one) of file FD from offset AT, to free with
+ * release(): in the heap when they are few, else in memory mapped with
+ * MAP_POPULATE, where one system call makes the pages rather than a page
+ * fault each. Read, not mapped from the file: a file truncated by someone
+ * else meanwhile is then short data, not SIGBUS. NULL with errno set (0:
+ * the file is shorter than that). */
+static gchar *
+read_at(int fd, guint64 at, gsize len)
+{
+  void *buf;
+  if (len <= READ_INTO_HEAP_MAX) {
+    buf = g_malloc(len);
+  } else {
+    buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
+               0);
+    if (buf == MAP_FAILED)
+      return NULL;
+  }
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(at + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : 0;
+      release(buf, len);
+      errno = err;
+      return NULL;
+    }
+    got += (size_t)n;
+  }
+  return buf;
+}
+
+/* Read cache file C's records and check them against their checksum
+ * (once; the file is closed then). */
+void
+records_read(struct cache_file *c)
+{
+  static const guint8 none[1];
+  c->records_checked = true;
+  if (c->recs_len == 0) {
+    c->recs = c->recs_end = none;
+  } else {
+    c->recs_data = read_at(c->fd, c->recs_at, c->recs_len);
+    c->recs = (const guint8 *)c->recs_data;
+    c->recs_end = c->recs ? c->recs + c->recs_len : NULL;
+  }
+  c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_sum;
+  close(c->fd);
+  c->fd = -1;
+}
+
+/* The memo of cached walk W, parsed now; NULL if the records do not check
+ * out (their checksum is verified the first time). */
+struct walk_memo *
+cached_memo(const struct cached_walk *w)
+{
+  struct cache_file *c = w->file;
+  if (!c->records_checked)
+    records_read(c);
+  if (!c->records_ok)
+    return NULL;
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  struct walk_memo *m = walk_memo_new();
+  GString *path = g_string_new(NULL);
+  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    struct memo_dir *d = read_dir(&r, c->recs, c->recs_end, w->dev, path);
+    if (d == NULL)
+      r.bad = true;
+    else {
+      walk_memo_add(m, d);
+      memo_dir_unref(d);
+    }
+  }
+  g_string_free(path, TRUE);
+  if (r.bad || r.p != r.end) {
+    walk_memo_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+/* Why a cache file that ST describes is not this process's to read, or
+ * NULL. A cache decides what a build compiles: one that another user
+ * could have written (left in a shared build directory) is not parsed at
+ * all, as git refuses a repository another user owns. As git does, root
+ * under sudo may read the files of the user who ran sudo (SUDO_UID):
+ * `sudo ninja install` in that user's build directory. */
+static char *
+not_ours(const struct stat *st)
+{
+  if (!S_ISREG(st->st_mode))
+    return g_strdup("is not a regular file");
+  const uid_t me = geteuid();
+  if (st->st_uid == me)
+    return NULL;
+  const char *sudo = me == 0 ? getenv("SUDO_UID") : NULL;
+  char *end;
+  if (sudo && *sudo) {
+    errno = 0;
+    unsigned long id = strtoul(sudo, &end, 10);
+    if (errno == 0 && *end == '\0' && id == (unsigned long)st->st_uid)
+      return NULL;
+  }
+  return g_strdup_printf("is owned by another user (uid %lu, not %lu)",
+                         (unsigned long)st->st_uid, (unsigned long)me);
+}
+
+/* Cache file PATH, checked: NULL with *WHY set (NULL too: no such file).
+ * The header and the index are read, not the records: they stay in the
+ * file, kept open, until a run needs them. */
+struct cache_file *
+cache_load(const char *path, char **why)
+{
+  *why = NULL;
+  /* O_NONBLOCK: a FIFO in its place must not hang the build (it is then
+   * refused, not read); it changes nothing for a regular file. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    if (errno != ENOENT)
+      *why = g_strdup_printf("cannot be read (%s)", g_strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  if ((*why = not_ours(&st)) != NULL) {
+    close(fd);
+    return NULL;
+  }
+  /* The header and, when they fit in FIRST_READ bytes, the index: one
+   * read. */
+  const guint64 size = st.st_size > 0 ? (guint64)st.st_size : 0;
+  const gsize first_len = (gsize)MIN(MAX(size, (guint64)HEADER_SIZE), (guint64)FIRST_READ);
+  gchar *first = g_malloc(first_len);
+  const guint8 *h = (const guint8 *)first;
+  ssize_t got;
+  do
+    got = pread(fd, first, first_len, 0);
+  while (got < 0 && errno == EINTR);
+  if (got < 0)
+    *why = g_strdup_printf("cannot be read (%s)", g_strerror(errno));
+  else if (got < HEADER_SIZE || size < HEADER_SIZE)
+    *why = g_strdup("is truncated");
+  else if (memcmp(h, CACHE_MAGIC, 8) != 0)
+    *why = g_strdup("is not a trawl cache");
+  else if (get_le(h + 8, 4) != CACHE_FORMAT)
+    *why = g_strdup_printf("has format version %u, not %u", (unsigned)get_le(h + 8, 4),
+                           CACHE_FORMAT);
+  else if (get_le(h + 16, 8) != size - HEADER_SIZE || get_le(h + 40, 8) > size - HEADER_SIZE)
+    *why = g_strdup("is truncated");
+  else if (get_le(h + 40, 8) == 0 || get_le(h + 40, 8) > ((guint64)1 << 36))
+    *why = g_strdup(get_le(h + 40, 8) ? "is too large" : "is truncated");
+  const guint64 index_len = *why ? 0 : get_le(h + 40, 8);
+  const guint64 recs_sum = *why ? 0 : get_le(h + 32, 8);
+  const guint64 index_sum = *why ? 0 : get_le(h + 24, 8);
+  gchar *index_data = NULL;
+  gsize index_data_len = 0;
+  const gchar *index = NULL;
+  if (*why == NULL && (guint64)got >= HEADER_SIZE + index_len) {
+    index_data = first, index_data_len = first_len;
+    index = first + HEADER_SIZE;
+    first = NULL;
+  } else if (*why == NULL) {
+    index = index_data = read_at(fd, HEADER_SIZE, index_len);
+    index_data_len = index_len;
+  }
+  g_free(first);
+  if (*why == NULL && index == NULL)
+    *why = errno ? g_strdup_printf("cannot be read (%s)", g_strerror(errno))
+                 : g_strdup("is truncated"); /* it shrank meanwhile */
+  else if (*why == NULL && checksum((const guint8 *)index, index_len) != index_sum)
+    *why = g_strdup("is corrupt (its checksum does not match)");
+  if (*why) {
+    release(index_data, index_data_len);
+    close(fd);
+    return NULL;
+  }
+  /* The index now; the records when they are first needed (a re-check that
+   * finds nothing changed never reads them). */
+  struct rd r = {(const guint8 *)index, (const guint8 *)index + index_len, false};
+  struct cache_file *c = g_new0(struct cache_file, 1);
+  c->index = index;
+  c->index_len = index_len;
+  c->index_data = index_data;
+  c->index_data_len = index_data_len;
+  c->fd = fd;
+  c->recs_at = HEADER_SIZE + index_len;
+  c->recs_len = size - HEADER_SIZE - index_len;
+  c->recs_sum = recs_sum;
+  size_t n;
+  const char *s = r_str(&r, &n);
+  c->version = g_strndup(s, n);
+  c->queries = (const guint8 *)r_str(&r, &c->queries_len);
+  c->walks = g_ptr_array_new_with_free_func((GDestroyNotify)cached_walk_free);
+  guint32 walks = r_count(&r, 36);
+  for (guint32 i = 0; i < walks && !r.bad; i++) {
+    struct cached_walk *w = read_walk(&r);
+    w->file = c;
+    g_ptr_array_add(c->walks, w);
+  }
+  if (!r.bad && r.p != r.end)
+    r.bad = true;
+  if (r.bad) {
+    /* The checksum held: a writer's bug, not a disk's. Still not trusted. */
+    *why = g_strdup("is corrupt (its records do not parse)");
+    cache_file_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* Write BODY to PATH through a temporary file renamed into place: a reader
+ * sees the old file or the new, never a part of either. */
+struct cache_file *
+cache_open(const char *path, GError **error)
+{
+  char *why = NULL;
+  struct cache_file *c = cache_load(path, &why);
+  if (c == NULL)
+    g_set_error(error, G_FILE_ERROR, why ? G_FILE_ERROR_INVAL : G_FILE_ERROR_NOENT, "%s %s",
+                path, why ? why : "does not exist");
+  g_free(why);
+  return c;
+}
+
+bool
+cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **why)
+{
+  guint8 h[HEADER_SIZE] = {0};
+  memcpy(h, CACHE_MAGIC, 8);
+  put_le(h + 8, CACHE_FORMAT, 4);
+  put_le(h + 16, (guint64)index->len + recs->len, 8);
+  put_le(h + 24, checksum(index->data, index->len), 8);
+  put_le(h + 32, checksum(recs->data, recs->len), 8);
+  put_le(h + 40, index->len, 8);
+  g_byte_array_append(index, recs->data, recs->len);
+  const guint8 *data = index->data;
+  const gsize len = index->len;
+
+  char *tmp = g_strconcat(path, ".XXXXXX", NULL);
+  /* 0664 less the umask, as a build's own files are: a build directory
+   * shared by a group stays shared, and no umask makes it writable by
+   * others (a cache others may write could change a build's answers). */
+  int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0664);
+  int err = errno;
+  bool ok = fd >= 0;
+  for (int part = 0; ok && part < 2; part++) {
+    const guint8 *p = part ? data : h;
+    size_t left = part ? len : HEADER_SIZE;
+    while (left > 0) {
+      ssize_t n = write(fd, p, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        err = n < 0 ? errno : EIO;
+        ok = false;
+        break;
+      }
+      p += n;
+      left -= (size_t)n;
+    }
+  }
+  if (fd >= 0 && close(fd) != 0 && ok) {
+    err = errno;
+    ok = false;
+  }
+  if (ok && rename(tmp, path) != 0) {
+    err = errno;
+    ok = false;
+  }
+  if (!ok) {
+    *why = g_strdup_printf("%s: %s", path, g_strerror(err));
+    if (fd >= 0)
+      unlink(tmp);
+  }
+  g_free(tmp);
+  return ok;
+}
+
+static int
+compare_dirs(gconstpointer a, gconstpointer b)
+{
+  const struct memo_dir *x = *(const struct memo_dir *const *)a;
+  const struct memo_dir *y = *(const struct memo_dir *const *)b;
+  int c = memcmp(x->path, y->path, MIN(x->len, y->len));
+  return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* A source of kind KIND whose stamp is racy: the index stays an index
+ * (its answers are asked again whatever its stamp says); any other is not
+ * trusted. */
+static guint8
+racy_kind(guint8 kind)
+{
+  return kind == IGNORE_SOURCE_INDEX ? SOURCE_INDEX_RACY : SOURCE_RACY;
+}
+
+/* The head of a walk's entry in the index: its root, problems, members,
+ * and its sources SRC, stamps at or after RACY_FROM written as racy. */
+static void
+w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool problems,
+            const GArray *members, const struct source_list *src,
+            const struct timespec *racy_from)
+{
+  w_str(b, root, strlen(root));
+  w_le(b, dev, 8);
+  w_le(b, ino, 8);
+  w_u8(b, problems ? WALK_PROBLEMS : 0);
+  w_le(b, members->len, 4);
+  for (guint i = 0; i < members->len; i++)
+    w_le(b, g_array_index(members, size_t, i), 8);
+  w_str(b, src->env->str, src->env->len);
+  w_le(b, src->paths->len, 4);
+  for (guint i = 0; i < src->paths->len; i++) {
+    const struct stamp *st = &g_array_index(src->stamps, struct stamp, i);
+    const char *p = src->paths->pdata[i];
+    w_str(b, p, strlen(p));
+    w_u8(b, stamp_racy(st, racy_from) ? racy_kind(src->kinds->data[i]) : src->kinds->data[i]);
+    w_stamp(b, st, dev);
+  }
+}
+
+void
+cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
+                 const struct source_list *src, const struct timespec *racy_from)
+{
+  w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, racy_from);
+  /* In path order, so that the same walk writes the same file. */
+  GPtrArray *all = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, g->memo->dirs);
+  while (g_hash_table_iter_next(&it, &key, &value))
+    g_ptr_array_add(all, value);
+  g_ptr_array_sort(all, compare_dirs);
+  w_le(b, all->len, 4);
+  const guint at = b->len;
+  w_le(b, 0, 8); /* the records' length, filled in below */
+  const char *before = "";
+  size_t before_len = 0;
+  for (guint i = 0; i < all->len; i++) {
+    const struct memo_dir *d = all->pdata[i];
+    size_t shared = 0;
+    while (shared < before_len && shared < d->len && before[shared] == d->path[shared])
+      shared++;
+    w_var(b, shared);
+    w_var(b, d->len - shared);
+    g_byte_array_append(b, (const guint8 *)d->path + shared, (guint)(d->len - shared));
+    before = d->path;
+    before_len = d->len;
+    w_var(b, d->live);
+    w_stamp(b, &d->was.st, (guint64)g->dev);
+    w_var(b, d->was.has);
+    w_stamp(b, &d->was.ignore[0], (guint64)g->dev);
+    w_stamp(b, &d->was.ignore[1], (guint64)g->dev);
+    bool asked = false;
+    for (guint k = 0; k < d->n && !asked; k++)
+      asked = d->recs[k].kind == MEMO_ASKED;
+    w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
+                (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0));
+    w_var(b, d->n);
+    w_var(b, recs->len);
+    for (guint k = 0; k < d->n; k++) {
+      const struct memo_rec *r = &d->recs[k];
+      w_var(recs, r->len);
+      g_byte_array_append(recs, (const guint8 *)r->name, r->len);
+      w_u8(recs, r->kind);
+      w_u8(recs, r->type);
+      w_var(recs, r->mask);
+    }
+  }
+  put_le(b->data + at, b->len - at - 8, 8);
+  g_ptr_array_unref(all);
+}
+
+void
+cache_query_write(GByteArray *b, const char *root, const GPtrArray *includes,
+                  const GPtrArray *excludes, const trawl_walk_options *o)
+{
+  w_str(b, root, strlen(root));
+  for (int k = 0; k < 2; k++) {
+    const GPtrArray *pats = k ? excludes : includes;
+    w_le(b, pats->len, 4);
+    for (guint j = 0; j < pats->len; j++) {
+      size_t len;
+      const char *text = trawl_pattern_text(pats->pdata[j], &len);
+      w_str(b, text, len);
+      w_le(b, (guint32)trawl_pattern_dialect(pats->pdata[j]), 4);
+      w_le(b, trawl_pattern_flags(pats->pdata[j]), 4);
+    }
+  }
+  w_u8(b, o->hidden != 0);
+  w_u8(b, o->follow != 0);
+  w_le(b, o->types, 4);
+  w_le(b, (guint32)(gint32)o->max_depth, 4);
+  w_u8(b, o->one_file_system != 0);
+  w_le(b, o->ignore, 4);
+}
+
+void
+cache_index_begin(GByteArray *b, const char *version, const GByteArray *queries, size_t n_walks)
+{
+  w_str(b, version, strlen(version));
+  w_str(b, (const char *)queries->data, queries->len);
+  w_le(b, n_walks, 4);
+}
+
+void
+cache_queries_begin(GByteArray *b, size_t n)
+{
+  w_le(b, n, 4);
+}
+
+/* The fixed part of a query after its patterns (cache_query_write()). */
+#define QUERY_MIN (4 + 4 + 4 + 1 + 1 + 4 + 4 + 1 + 4)
+
+/* One list of patterns at R into OUT (struct cached_pattern). */
+static void
+r_patterns(struct rd *r, GArray *out)
+{
+  g_array_set_size(out, 0);
+  const guint32 n = r_count(r, 12);
+  for (guint32 j = 0; j < n && !r->bad; j++) {
+    struct cached_pattern p;
+    p.text = r_str(r, &p.len);
+    p.dialect = (guint32)r_le(r, 4);
+    p.flags = (guint32)r_le(r, 4);
+    if (!r->bad)
+      g_array_append_val(out, p);
+  }
+}
+
+bool
+cache_queries_read(const guint8 *bytes, size_t len, cache_query_fn fn, void *data)
+{
+  struct rd r = {bytes, bytes + len, false};
+  const guint32 n = r_count(&r, QUERY_MIN);
+  GArray *lists[2] = {g_array_new(FALSE, FALSE, sizeof(struct cached_pattern)),
+                      g_array_new(FALSE, FALSE, sizeof(struct cached_pattern))};
+  bool ok = true;
+  for (guint32 i = 0; i < n && ok && !r.bad; i++) {
+    struct cached_query q;
+    q.root = r_str(&r, &q.root_len);
+    r_patterns(&r, lists[0]);
+    r_patterns(&r, lists[1]);
+    trawl_walk_options_init(&q.opt);
+    q.opt.hidden = r_le(&r, 1);
+    q.opt.follow = r_le(&r, 1);
+    q.opt.types = (unsigned)r_le(&r, 4);
+    q.opt.max_depth = (int)(gint32)(guint32)r_le(&r, 4);
+    q.opt.one_file_system = r_le(&r, 1);
+    q.opt.ignore = (unsigned)r_le(&r, 4);
+    q.includes = (const struct cached_pattern *)(void *)lists[0]->data;
+    q.n_includes = lists[0]->len;
+    q.excludes = (const struct cached_pattern *)(void *)lists[1]->data;
+    q.n_excludes = lists[1]->len;
+    if (!r.bad)
+      ok = fn(i, &q, data);
+  }
+  g_array_unref(lists[0]);
+  g_array_unref(lists[1]);
+  return ok && !r.bad && r.p == r.end;
+}
+
+/* ---- the cached results, straight from the records ---- */
+
+/* A directory of a cached walk, from the index: where its records are. */
+struct rec_dir {
+  struct span path;     /* in rec_tree.paths */
+  guint64 off;
+  guint32 n;
+  guint8 flags;         /* DIR_* */
+};
+
+/* Every directory of cached walk W, by path: what a pass over its records
+ * in the walk's order needs, and nothing of the records copied (a memo of
+ * them, cached_memo(), would copy every name). */
+struct rec_tree {
+  struct rec_dir *dirs;
+  guint n;
+  GHashTable *by_path;  /* struct span * (in dirs) -> struct rec_dir * */
+  struct arena paths;
+};
+
+static void
+rec_tree_clear(struct rec_tree *t)
+{
+  g_free(t->dirs);
+  if (t->by_path)
+    g_hash_table_unref(t->by_path);
+  arena_clear(&t->paths);
+  memset(t, 0, sizeof *t);
+}
+
+/* T from cached walk W's index, its records' offsets checked against
+ * RECS_LEN; false (T cleared) if they do not parse. */
+static bool
+rec_tree_init(struct rec_tree *t, const struct cached_walk *w, guint64 recs_len)
+{
+  memset(t, 0, sizeof *t);
+  t->dirs = g_new0(struct rec_dir, w->n_dirs);
+  t->by_path = g_hash_table_new(span_hash, span_equal);
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
+  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    if (r.bad || e.off > recs_len || (recs_len - e.off) / REC_MIN < e.n)
+      r.bad = true;
+    struct rec_dir *d = &t->dirs[t->n++];
+    d->path.s = arena_copy(&t->paths, e.path, e.len);
+    d->path.len = e.len;
+    d->off = e.off;
+    d->n = e.n;
+    d->flags = e.flags;
+    g_hash_table_insert(t->by_path, &d->path, d);
+  }
+  g_string_free(path, TRUE);
+  if (r.bad || r.p != r.end) {
+    rec_tree_clear(t);
+    return false;
+  }
+  return true;
+}
+
+struct rec_pass {
+  const struct rec_tree *t;
+  const GArray *members; /* size_t: the walk's queries, by bit */
+  const guint8 *recs, *recs_end;
+  GString *path;        /* the directory's path, then an entry's */
+  rec_emit_fn fn;
+  void *data;
+  bool bad;
+};
+
+/* Directory D's records and, at each subdirectory's place, its own: the
+ * order a walk prints them in (its records are in that order, a
+ * subdirectory's name sorting with a `/` after it), so bytewise without
+ * comparing two paths (walking.md, "Sorted output"). A subdirectory's path
+ * is longer than its parent's: no cycle, however the records read. */
+static void
+rec_pass_dir(struct rec_pass *p, const struct rec_dir *d)
+{
+  struct rd r = {p->recs + d->off, p->recs_end, false};
+  const gsize base = p->path->len;
+  for (guint32 i = 0; i < d->n && !r.bad && !p->bad; i++) {
+    struct rec_entry rec;
+    r_rec(&r, &rec);
+    if (r.bad)
+      break;
+    g_string_truncate(p->path, base);
+    if (base)
+      g_string_append_c(p->path, '/');
+    g_string_append_len(p->path, rec.name, (gssize)rec.len);
+    if (rec.kind == MEMO_ASKED)
+      continue;
+    if (rec.kind != MEMO_RESULT) {
+      const struct span key = {p->path->str, p->path->len};
+      const struct rec_dir *sub = g_hash_table_lookup(p->t->by_path, &key);
+      if (sub && !(sub->flags & DIR_WAY))
+        rec_pass_dir(p, sub);
+      continue;
+    }
+    for (uint64_t bits = rec.mask; bits; bits &= bits - 1) {
+      const unsigned b = (unsigned)__builtin_ctzll(bits);
+      if (b < p->members->len)
+        p->fn(g_array_index(p->members, size_t, b), p->path->str, p->path->len, p->data);
+    }
+  }
+  if (r.bad)
+    p->bad = true;
+  g_string_truncate(p->path, base);
+}
+
+/* Start directories in the order the walk takes them (subtree_order()). */
+static int
+compare_starts(gconstpointer a, gconstpointer b)
+{
+  const struct rec_dir *x = *(const struct rec_dir *const *)a;
+  const struct rec_dir *y = *(const struct rec_dir *const *)b;
+  return subtree_order(x->path.s, x->path.len, y->path.s, y->path.len);
+}
+
+/* Hand every result of cached walk W (group GRP's; its file's records read
+ * and checked) to FN, each query's in the order a walk of the same tree
+ * prints them: from the root, if it was read (every other directory is
+ * below it), else from each start directory below no other, in path order.
+ * False if the records do not parse (FN may have had some results). */
+bool
+rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn, void *data)
+{
+  const struct cache_file *c = w->file;
+  struct rec_tree t;
+  if (!c->records_ok || !rec_tree_init(&t, w, c->recs_len))
+    return false;
+  GPtrArray *tops = g_ptr_array_new();
+  for (guint i = 0; i < t.n; i++) {
+    const struct rec_dir *d = &t.dirs[i];
+    if (!(d->flags & DIR_WAY) && (d->path.len == 0 || (d->flags & DIR_START)))
+      g_ptr_array_add(tops, (gpointer)d);
+  }
+  g_ptr_array_sort(tops, compare_starts);
+  struct rec_pass p = {&t, members, c->recs, c->recs_end, g_string_new(NULL), fn, data, false};
+  const struct rec_dir *top = NULL;
+  for (guint i = 0; i < tops->len && !p.bad; i++) {
+    const struct rec_dir *d = tops->pdata[i];
+    /* One below the last one taken came in its pass (they sort after it). */
+    if (top && (top->path.len == 0 ||
+                (d->path.len > top->path.len && d->path.s[top->path.len] == '/' &&
+                 memcmp(d->path.s, top->path.s, top->path.len) == 0)))
+      continue;
+    top = d;
+    g_string_truncate(p.path, 0);
+    g_string_append_len(p.path, d->path.s, (gssize)d->path.len);
+    rec_pass_dir(&p, d);
+  }
+  g_string_free(p.path, TRUE);
+  g_ptr_array_unref(tops);
+  rec_tree_clear(&t);
+  return !p.bad;
+}
+
+/* The next directory entry of a walk at R as r_dir() reads it, but its
+ * stamps only stepped over (E's were, has and live are not filled): what a
+ * pass that wants the paths and the records needs. */
+static void
+r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
+{
+  const guint64 shared = r_var(r), len = r_var(r);
+  const char *rest = r_bytes(r, (!r->bad && shared <= path->len) ? (size_t)len : 0);
+  if (shared > path->len || (!r->bad && memchr(rest, '\0', (size_t)len)))
+    r->bad = true;
+  if (r->bad) {
+    g_string_truncate(path, 0);
+  } else {
+    g_string_truncate(path, (gsize)shared);
+    g_string_append_len(path, rest, (gssize)len);
+  }
+  e->path = path->str;
+  e->len = path->len;
+  r_skip_var(r);   /* live */
+  r_skip_stamp(r); /* the directory's */
+  r_skip_var(r);   /* has */
+  r_skip_stamp(r); /* its ignore files' */
+  r_skip_stamp(r);
+  e->flags = (guint8)r_le(r, 1);
+  e->n = (guint32)r_var(r);
+  e->off = r_var(r);
+}
+
+bool
+cached_walk_asked(const struct cached_walk *w,
+                  void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
+                             unsigned type, void *data),
+                  void *data)
+{
+  const struct cache_file *c = w->file;
+  if (!c->records_ok)
+    return false;
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
+  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    struct dir_entry e;
+    r_dir_skim(&r, &e, path);
+    /* Only the directories that asked: the rest of the records stay unread. */
+    if (r.bad || !(e.flags & DIR_ASKED))
+      continue;
+    if (e.off > (guint64)(c->recs_end - c->recs)) {
+      r.bad = true;
+      break;
+    }
+    struct rd rr = {c->recs + e.off, c->recs_end, false};
+    for (guint32 k = 0; k < e.n && !rr.bad; k++) {
+      struct rec_entry rec;
+      r_rec(&rr, &rec);
+      if (!rr.bad && rec.kind == MEMO_ASKED)
+        fn(e.path, e.len, rec.name, rec.len, rec.type, data);
+    }
+    r.bad = rr.bad;
+  }
+  g_string_free(path, TRUE);
+  return !r.bad && r.p == r.end;
+}
+
+static void
+count_result(size_t q, const char *path, size_t len, void *data)
+{
+  (void)q;
+  g_assert(strlen(path) == len);
+  ++*(long *)data;
+}
+
+long
+cache_read_all(const char *path, char **why)
+{
+  struct cache_file *c = cache_load(path, why);
+  if (c == NULL)
+    return -1;
+  records_read(c);
+  long results = c->records_ok ? 0 : -2;
+  /* A group of 64 queries: every bit of a mask is a query. */
+  GArray *members = g_array_new(FALSE, FALSE, sizeof(size_t));
+  for (size_t q = 0; q < 64; q++)
+    g_array_append_val(members, q);
+  for (guint i = 0; i < c->walks->len && results >= 0; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    struct walk_memo *m = cached_memo(w);
+    walk_memo_free(m);
+    if (!rec_pass(w, members, count_result, &results) && results >= 0)
+      results = -2;
+  }
+  g_array_unref(members);
+  cache_file_free(c);
+  return results;
+}

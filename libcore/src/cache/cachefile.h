@@ -1,0 +1,184 @@
+/* trawl — the result cache's file (private to libcore/src/cache/).
+ *
+ * A cache file records a plan's walks: per walk its root, the ignore
+ * sources outside the walked directories with their stamps, and every
+ * directory's stamp and records (memo.h). This is its reader and writer
+ * (cachefile.c), and the passes over a cached walk that need no plan: its
+ * results from the records, in the walk's order (rec_pass, cachefile.c),
+ * the questions it asked of the index (cached_walk_asked, cachefile.c),
+ * and the re-check of every directory's stamp (walk_unchanged,
+ * recheck.c). The layout is in format.h; docs/cache.md tells what is
+ * recorded and why.
+ */
+#ifndef TRAWL_CACHEFILE_H
+#define TRAWL_CACHEFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <glib.h>
+
+#include "../memo.h"
+#include "trawl/pattern.h"
+#include "trawl/walk.h"
+
+G_BEGIN_DECLS
+
+/* The header (format.h has the layout). */
+#define CACHE_MAGIC "TRAWLC\x1a\n"
+#define CACHE_FORMAT 5u
+#define HEADER_SIZE 56
+
+/* An outside source's kind, when its stamp was racy when recorded: the
+ * index (whose answers a cache asks again, whatever its stamp), and any
+ * other (not trusted). */
+#define SOURCE_INDEX_RACY 0xfe
+#define SOURCE_RACY 0xff
+
+struct cache_file;
+
+/* One walk of a cache file. */
+struct cached_walk {
+  char *root;
+  guint64 dev, ino;
+  GArray *members;      /* guint64 */
+  GString *env;
+  GPtrArray *paths;     /* the sources */
+  GByteArray *kinds;
+  GArray *stamps;
+  const guint8 *dirs_at;  /* the directories' index entries, in the file's data */
+  const guint8 *dirs_end;
+  guint32 n_dirs;
+  struct cache_file *file;
+  bool problems;        /* the walk had problems (WALK_PROBLEMS) */
+};
+
+struct cache_file {
+  const gchar *index;   /* the index: the walks point into it */
+  gsize index_len;
+  gchar *index_data;    /* where it was read into (release()d) */
+  gsize index_data_len;
+  int fd;               /* the file, open until its records are read (-1 then) */
+  guint64 recs_at, recs_len; /* where the records are in it */
+  guint64 recs_sum;
+  gchar *recs_data;     /* the records, once read */
+  const guint8 *recs, *recs_end;
+  bool records_checked, records_ok;
+  char *version;
+  const guint8 *queries; /* w_queries()'s bytes, in the index */
+  size_t queries_len;
+  GPtrArray *walks;     /* struct cached_walk * */
+};
+
+/* Cache file PATH, checked: NULL with *WHY set (to free; NULL too: no such
+ * file). The header and the index are read, not the records. */
+struct cache_file *cache_load(const char *path, char **why);
+void cache_file_free(struct cache_file *c);
+
+/* cache_load() for a caller that must have the file: NULL with ERROR set
+ * (G_FILE_ERROR) naming PATH and why it cannot be used. */
+struct cache_file *cache_open(const char *path, GError **error);
+
+/* Read C's records and check them against their checksum (once; the file
+ * is closed then): c->records_ok. */
+void records_read(struct cache_file *c);
+
+/* The memo of cached walk W, parsed now; NULL if the records do not check
+ * out. */
+struct walk_memo *cached_memo(const struct cached_walk *w);
+
+/* Where a pass over a cached walk's records hands its results: query Q's
+ * PATH (LEN bytes, NUL-terminated, valid during the call). */
+typedef void (*rec_emit_fn)(size_t q, const char *path, size_t len, void *data);
+
+/* Hand every result of cached walk W (its file's records read and checked)
+ * to FN, each query's in the order a walk of the same tree prints them;
+ * MEMBERS (size_t) turn a record's mask bits into query indices. False if
+ * the records do not parse (FN may have had some results). */
+bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn, void *data);
+
+/* Is every directory cached walk W recorded (below ROOT_FD, its root) as
+ * recorded (dir_check(), memo.h), none racy? One stat per directory,
+ * nothing read. */
+bool walk_unchanged(const struct cached_walk *w, int root_fd);
+
+/* Hand FN every question cached walk W (its file's records read and
+ * checked) asked of the index: the directory's path (DLEN bytes, relative to
+ * the root; a directory on the way to a start directory included), the name
+ * of the entry asked about and the question's type (ASKED_* of memo.h: the
+ * answer too). False if the records do not parse. */
+bool cached_walk_asked(const struct cached_walk *w,
+                       void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
+                                  unsigned type, void *data),
+                       void *data);
+
+/* ---- writing ---- */
+
+/* A walk to record: its root as given, device and inode, whether it had
+ * problems, its members (size_t query indices), its memo. */
+struct walk_record {
+  const char *root;
+  uint64_t dev, ino;
+  bool problems;
+  const GArray *members;
+  const struct walk_memo *memo;
+};
+
+/* The ignore sources of a walk: paths, kinds (IGNORE_SOURCE_*), stamps
+ * (struct stamp) taken before the walk, and the environment that chose
+ * them. */
+struct source_list {
+  const GPtrArray *paths;
+  const GByteArray *kinds;
+  const GArray *stamps;
+  const GString *env;
+};
+
+/* Start index B: the trawl VERSION that writes it, the QUERIES' bytes
+ * (cache_query_write()), and how many walks follow. */
+void cache_index_begin(GByteArray *b, const char *version, const GByteArray *queries,
+                       size_t n_walks);
+
+/* Append walk W with its sources SRC to index B, its records to RECS; a
+ * source stamped at or after RACY_FROM is recorded as racy. */
+void cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *w,
+                      const struct source_list *src, const struct timespec *racy_from);
+
+/* Write INDEX (the version, the queries, the walks) and RECS to PATH
+ * through a temporary file renamed into place; false with *WHY set. */
+bool cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **why);
+
+/* ---- the queries: written and read as data ---- */
+
+/* Start N queries in B, then write each: what decides a result (not
+ * threads or the reader). Compared as bytes. */
+void cache_queries_begin(GByteArray *b, size_t n);
+void cache_query_write(GByteArray *b, const char *root, const GPtrArray *includes,
+                       const GPtrArray *excludes, const trawl_walk_options *o);
+
+/* A pattern and a query as read back (texts in the caller's bytes). */
+struct cached_pattern {
+  const char *text;
+  size_t len;
+  unsigned dialect, flags;
+};
+struct cached_query {
+  const char *root;
+  size_t root_len;
+  const struct cached_pattern *includes;
+  size_t n_includes;
+  const struct cached_pattern *excludes;
+  size_t n_excludes;
+  trawl_walk_options opt;
+};
+
+/* Called with each query I of the bytes read; false stops. */
+typedef bool (*cache_query_fn)(size_t i, const struct cached_query *q, void *data);
+
+/* Read the queries BYTES (LEN) hold, calling FN for each; false if FN
+ * stopped or the bytes do not parse. */
+bool cache_queries_read(const guint8 *bytes, size_t len, cache_query_fn fn, void *data);
+
+G_END_DECLS
+
+#endif /* TRAWL_CACHEFILE_H */

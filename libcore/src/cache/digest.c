@@ -1,0 +1,61 @@
+/* trawl — the digest of a build's answers (trawl/cache.h): what changes
+ * exactly when some answer does, for a build tool that compares contents
+ * rather than times (`trawl check --bump`, the Bazel plugin's stamp). It
+ * needs nothing of the cache but the results a run leaves in its plans.
+ */
+#include <string.h>
+
+#include "trawl/cache.h"
+
+/* The digest's format, in one place: each result with its NUL, each query
+ * ended by a newline. */
+struct trawl_digest {
+  GChecksum *ck;
+};
+
+trawl_digest *
+trawl_digest_new(void)
+{
+  trawl_digest *d = g_new(trawl_digest, 1);
+  d->ck = g_checksum_new(G_CHECKSUM_SHA256);
+  return d;
+}
+
+void
+trawl_digest_result(trawl_digest *d, const char *path, size_t len)
+{
+  g_checksum_update(d->ck, (const guchar *)path, (gssize)len);
+  g_checksum_update(d->ck, (const guchar *)"", 1);
+}
+
+void
+trawl_digest_end_query(trawl_digest *d)
+{
+  g_checksum_update(d->ck, (const guchar *)"\n", 1);
+}
+
+char *
+trawl_digest_finish(trawl_digest *d)
+{
+  char *hex = g_strdup(g_checksum_get_string(d->ck));
+  g_checksum_free(d->ck);
+  g_free(d);
+  return hex;
+}
+
+char *
+trawl_plans_digest(trawl_plan *const *plans, size_t n)
+{
+  trawl_digest *d = trawl_digest_new();
+  for (size_t p = 0; p < n; p++) {
+    const trawl_plan *plan = plans[p];
+    for (size_t q = 0; plan && q < trawl_plan_size(plan); q++) {
+      size_t count;
+      const char *const *r = trawl_plan_results(plan, q, &count);
+      for (size_t i = 0; i < count; i++)
+        trawl_digest_result(d, r[i], strlen(r[i]));
+      trawl_digest_end_query(d);
+    }
+  }
+  return trawl_digest_finish(d);
+}

@@ -1,0 +1,321 @@
+/* trawl — the cache file's layout (private; the files of libcore/src/cache/).
+ *
+ * The grammar of the file, its flags, and the readers of its fields, which
+ * every pass over a cached walk uses: the reader of the whole file and the
+ * passes over the records (cachefile.c), the re-check of the directories'
+ * stamps (recheck.c), the watch list (watch.c). The writers are
+ * cachefile.c's alone. Every reader checks each length against the end:
+ * R->bad, once set, stays, and a bad read gives zeros and "".
+ */
+#ifndef TRAWL_CACHE_FORMAT_H
+#define TRAWL_CACHE_FORMAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <glib.h>
+
+#include "../memo.h"
+
+G_BEGIN_DECLS
+
+/* The header: magic (8 bytes), format version (u32), zero (u32), body
+ * length (u64), checksum of the index (u64), checksum of the records
+ * (u64), index length (u64), zero (u64). The body: the index, then the
+ * records, little-endian throughout:
+ *
+ *   index   := str version, str queries, u32 n, walk[n]
+ *   queries := u32 n, query[n] (in a str: compared as one span of bytes)
+ *   query   := str root, u32 n, pattern[n] (included), u32 n, pattern[n]
+ *              (excluded), u8 hidden, u8 follow, u32 types, i32 max_depth,
+ *              u8 one_file_system, u32 ignore
+ *   pattern := str text, u32 dialect, u32 flags
+ *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS), u32 n,
+ *              u64 members[n], str env,
+ *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
+ *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_INDEX_RACY
+ *              or SOURCE_RACY), stamp
+ *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
+ *              of the path before it (the first's: none) and then LEN
+ *              more; var live, stamp, var has, stamp, stamp,
+ *              u8 flags (DIR_RACY | DIR_WAY | DIR_START | DIR_RULES_RACY |
+ *              DIR_ASKED), var n, var offset:
+ *              its N records at OFFSET in the records
+ *   records := rec...
+ *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type (a result's
+ *              entry type, a subtree's MEMO_TRACKED_ONLY, a question's
+ *              ASKED_*), var mask
+ *   stamp   := u8 tag (STAMP_*; 0: nothing there), then var dev unless
+ *              STAMP_DEV (the walk's), var ino, svar mtime_s, var mtime_ns,
+ *              svar ctime_s and var ctime_ns unless STAMP_CTIME (the same
+ *              as mtime), var size
+ *   str     := u32 length, bytes
+ *   var     := an unsigned number in N bytes, N from 1 to 9: the first
+ *              byte's N-1 low bits are 0 and the next is 1 (N = 9: the
+ *              first byte is 0), then the value, little-endian, in the
+ *              rest of the N bytes' bits (7N of them for N < 9, 64 for 9);
+ *              svar: zigzag (0, -1, 1, -2, ...), then var
+ *
+ * Plain fields rather than a serialization library: they are read at
+ * memcpy speed, every length checked against the end; the queries, written
+ * by one function, are compared as bytes. The index is read and checked on
+ * every run, so it is kept small: a directory's path shares its start with
+ * the one before it (they are in path order), a stamp leaves out the walk's
+ * device and a ctime equal to the mtime, and numbers take the bytes they
+ * need. The records have their own checksum, verified only when they are
+ * read: `trawl check` on an unchanged tree reads the index alone. Why, with
+ * the numbers: docs/adr/0004-cache-file-read-cost.md. */
+#define DIR_INDEX_MIN 10
+#define REC_MIN 4
+#define DIR_RACY 1
+#define DIR_WAY 2
+#define DIR_START 4
+#define DIR_RULES_RACY 8
+#define DIR_ASKED 16    /* its records hold questions asked of the index */
+#define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
+#define STAMP_PRESENT 1
+#define STAMP_DEV 2     /* on the walk's device: not written */
+#define STAMP_CTIME 4   /* ctime = mtime: not written */
+
+static inline guint64
+get_le(const guint8 *p, int n)
+{
+  guint64 v = 0;
+  for (int i = n; i-- > 0;)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+struct rd {
+  const guint8 *p, *end;
+  bool bad;
+};
+
+static inline guint64
+r_le(struct rd *r, int n)
+{
+  if (G_UNLIKELY(r->bad || r->end - r->p < n)) {
+    r->bad = true;
+    return 0;
+  }
+  guint64 v = 0;
+  if (n == 8) {
+    memcpy(&v, r->p, 8);
+    v = GUINT64_FROM_LE(v);
+  } else if (n == 4) {
+    guint32 u;
+    memcpy(&u, r->p, 4);
+    v = GUINT32_FROM_LE(u);
+  } else {
+    v = get_le(r->p, n);
+  }
+  r->p += n;
+  return v;
+}
+
+/* A var (see the layout): its length is in its first byte, so it is one
+ * load and a shift, not a loop over bytes that each say whether one
+ * follows (LEB128). */
+static inline guint64
+r_var(struct rd *r)
+{
+  if (G_UNLIKELY(r->bad || r->p == r->end)) {
+    r->bad = true;
+    return 0;
+  }
+  const guint8 first = *r->p;
+  const unsigned n = first ? (unsigned)__builtin_ctz(first) + 1 : 9;
+  if (G_UNLIKELY((size_t)(r->end - r->p) < n)) {
+    r->bad = true;
+    return 0;
+  }
+  guint64 v;
+  if (n == 9) {
+    memcpy(&v, r->p + 1, 8);
+    v = GUINT64_FROM_LE(v);
+  } else if (G_LIKELY(r->end - r->p >= 8)) {
+    memcpy(&v, r->p, 8);
+    v = GUINT64_FROM_LE(v);
+    if (n < 8)
+      v &= ((guint64)1 << (8 * n)) - 1;
+    v >>= n;
+  } else {
+    v = get_le(r->p, (int)n) >> n;
+  }
+  r->p += n;
+  return v;
+}
+
+static inline gint64
+r_svar(struct rd *r)
+{
+  const guint64 v = r_var(r);
+  return (gint64)(v >> 1) ^ -(gint64)(v & 1);
+}
+
+static inline const char *
+r_str(struct rd *r, size_t *len)
+{
+  *len = (size_t)r_le(r, 4);
+  if (r->bad || (size_t)(r->end - r->p) < *len) {
+    r->bad = true;
+    *len = 0;
+    return "";
+  }
+  const char *s = (const char *)r->p;
+  r->p += *len;
+  return s;
+}
+
+/* LEN bytes at R (LEN read before), or "" with R bad. */
+static inline const char *
+r_bytes(struct rd *r, size_t len)
+{
+  if (r->bad || (size_t)(r->end - r->p) < len) {
+    r->bad = true;
+    return "";
+  }
+  const char *s = (const char *)r->p;
+  r->p += len;
+  return s;
+}
+
+/* A count of items each at least MIN bytes long: no more than fit. */
+static inline guint32
+r_count(struct rd *r, size_t min)
+{
+  guint32 n = (guint32)r_le(r, 4);
+  if (!r->bad && (size_t)(r->end - r->p) / min < n)
+    r->bad = true;
+  return r->bad ? 0 : n;
+}
+
+/* A stamp written by w_stamp() for a walk on device DEV. */
+static inline void
+r_stamp(struct rd *r, struct stamp *s, guint64 dev)
+{
+  memset(s, 0, sizeof *s);
+  const guint8 tag = (guint8)r_le(r, 1);
+  if (tag == 0)
+    return;
+  if (tag > (STAMP_PRESENT | STAMP_DEV | STAMP_CTIME) || !(tag & STAMP_PRESENT)) {
+    r->bad = true;
+    return;
+  }
+  s->present = true;
+  s->dev = tag & STAMP_DEV ? dev : r_var(r);
+  s->ino = r_var(r);
+  s->mtime_s = r_svar(r);
+  s->mtime_ns = (uint32_t)r_var(r);
+  if (tag & STAMP_CTIME) {
+    s->ctime_s = s->mtime_s;
+    s->ctime_ns = s->mtime_ns;
+  } else {
+    s->ctime_s = r_svar(r);
+    s->ctime_ns = (uint32_t)r_var(r);
+  }
+  s->size = r_var(r);
+}
+
+/* Step over a var (or svar) at R. */
+static inline void
+r_skip_var(struct rd *r)
+{
+  if (G_UNLIKELY(r->bad || r->p == r->end)) {
+    r->bad = true;
+    return;
+  }
+  const unsigned n = *r->p ? (unsigned)__builtin_ctz(*r->p) + 1 : 9;
+  if (G_UNLIKELY((size_t)(r->end - r->p) < n))
+    r->bad = true;
+  else
+    r->p += n;
+}
+
+/* Step over a stamp written by w_stamp(). */
+static inline void
+r_skip_stamp(struct rd *r)
+{
+  const guint8 tag = (guint8)r_le(r, 1);
+  if (tag == 0)
+    return;
+  if (tag > (STAMP_PRESENT | STAMP_DEV | STAMP_CTIME) || !(tag & STAMP_PRESENT)) {
+    r->bad = true;
+    return;
+  }
+  const unsigned vars = 4 + (tag & STAMP_DEV ? 0 : 1) + (tag & STAMP_CTIME ? 0 : 2);
+  for (unsigned k = 0; k < vars; k++)
+    r_skip_var(r);
+}
+
+/* A directory's entry in the index. */
+struct dir_entry {
+  const char *path;     /* PATH's text, NUL-terminated */
+  size_t len;
+  guint64 live;
+  struct dir_stamp was;
+  guint8 flags;         /* DIR_* */
+  guint32 n;            /* its records */
+  guint64 off;
+};
+
+/* The next directory of a walk on device DEV, into E. PATH holds the path
+ * of the entry before it (empty before the first) and gets this one's. */
+static inline void
+r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
+{
+  const guint64 shared = r_var(r), len = r_var(r);
+  if (shared > path->len || len > (guint64)(r->end - r->p))
+    r->bad = true;
+  const char *rest = r_bytes(r, r->bad ? 0 : (size_t)len);
+  if (!r->bad && memchr(rest, '\0', (size_t)len))
+    r->bad = true; /* no path a walk writes */
+  if (r->bad) {
+    g_string_truncate(path, 0);
+  } else if (shared + len < path->allocated_len) {
+    memcpy(path->str + shared, rest, (size_t)len);
+    path->len = (gsize)(shared + len);
+    path->str[path->len] = '\0';
+  } else {
+    g_string_truncate(path, (gsize)shared);
+    g_string_append_len(path, rest, (gssize)len);
+  }
+  e->path = path->str;
+  e->len = path->len;
+  e->live = r_var(r);
+  r_stamp(r, &e->was.st, dev);
+  e->was.has = (guint32)r_var(r);
+  r_stamp(r, &e->was.ignore[0], dev);
+  r_stamp(r, &e->was.ignore[1], dev);
+  e->flags = (guint8)r_le(r, 1);
+  e->was.racy = e->flags & DIR_RACY;
+  e->was.rules_racy = e->flags & DIR_RULES_RACY;
+  e->n = (guint32)r_var(r);
+  e->off = r_var(r);
+}
+
+/* A record (rec in the layout); NAME points into the records. */
+struct rec_entry {
+  const char *name;
+  size_t len;
+  guint8 kind, type;
+  guint64 mask;
+};
+
+/* A record at R; R bad if it is not one a walk writes (a name of no bytes,
+ * or with a '/' or a NUL in it). */
+static inline void
+r_rec(struct rd *r, struct rec_entry *e)
+{
+  e->len = (size_t)r_var(r);
+  e->name = r_bytes(r, e->len);
+  e->kind = (guint8)r_le(r, 1);
+  e->type = (guint8)r_le(r, 1);
+  e->mask = r_var(r);
+  if (!r->bad && (e->len == 0 || memchr(e->name, '/', e->len) || memchr(e->name, '\0', e->len)))
+    r->bad = true;
+}
+
+G_END_DECLS
+
+#endif /* TRAWL_CACHE_FORMAT_H */

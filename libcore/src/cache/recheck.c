@@ -1,0 +1,129 @@
+/* trawl — the re-check of a cached walk: is every directory it recorded
+ * as recorded? (cachefile.h, walk_unchanged)
+ *
+ * A no-op build's whole question: each directory of the walk's index is
+ * stat'ed as the walk would open it and its stamp compared by the walk's
+ * own rule (dir_check(), memo.c); nothing is read. The index is read entry
+ * by entry (format.h) — no memo is made — and from CHECK_THREADS_FROM
+ * directories on the stats are shared among up to four threads, each
+ * starting where its share of the index does, all stopping at the first
+ * directory that differs.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cachefile.h"
+#include "format.h"
+
+/* Is path PATH (LEN bytes) below ROOT_FD reachable through directories
+ * only, no link on the way, as a walk opens a start directory? */
+static bool
+reachable(int root_fd, const char *path, size_t len)
+{
+  char *p = g_strndup(path, len);
+  bool ok = true;
+  for (size_t i = 1; i <= len && ok; i++) {
+    if (i < len && p[i] != '/')
+      continue;
+    char c = p[i];
+    p[i] = '\0';
+    struct stat st;
+    ok = fstatat(root_fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    p[i] = c;
+  }
+  g_free(p);
+  return ok;
+}
+
+/* Is directory E (below ROOT_FD) as recorded (dir_check(), the walk's
+ * rule)? Its stat is taken as the walk would open it: a start directory
+ * component by component, no link on the way. */
+static bool
+entry_unchanged(const struct dir_entry *e, int root_fd)
+{
+  struct stat st;
+  bool there;
+  if (e->len == 0)
+    there = fstat(root_fd, &st) == 0;
+  else
+    there = (!(e->flags & DIR_START) || reachable(root_fd, e->path, e->len)) &&
+            fstatat(root_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  there = there && S_ISDIR(st.st_mode);
+  return dir_check(&e->was, there ? &st : NULL, root_fd, e->path) == DIR_SAME;
+}
+
+/* A share of the entries for one thread of walk_unchanged(): N entries of
+ * the index from AT on, PATH the path of the entry before them (their
+ * paths share its start), DEV the walk's device. */
+struct share {
+  const guint8 *at, *end;
+  guint32 n;
+  int root_fd;
+  guint64 dev;
+  GString *path;        /* the share's own */
+  gint *differs;        /* shared: set when any entry differs */
+};
+
+static gpointer
+check_share(gpointer data)
+{
+  struct share *sh = data;
+  struct rd r = {sh->at, sh->end, false};
+  for (guint32 i = 0; i < sh->n && !g_atomic_int_get(sh->differs); i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, sh->dev, sh->path);
+    if (r.bad || !entry_unchanged(&e, sh->root_fd))
+      g_atomic_int_set(sh->differs, 1);
+  }
+  return NULL;
+}
+
+/* From this many directories on, the stats are shared among threads: a
+ * stat is mostly the kernel's path lookup, and two threads' lookups run
+ * side by side. Not from fewer: starting and joining a thread costs as much
+ * as a few dozen stats (docs/adr/0004-cache-file-read-cost.md). */
+#define CHECK_THREADS_FROM 512
+
+/* Is every directory cached walk W recorded (below ROOT_FD, its root as
+ * plan_group() opened it) stamped as then,
+ * with its ignore files, and none of them racy? Then a walk would replay
+ * every one and find what the cache holds: the check of a no-op build,
+ * one stat per directory and nothing read. */
+bool
+walk_unchanged(const struct cached_walk *w, int root_fd)
+{
+  gint differs = 0;
+  const unsigned threads =
+      w->n_dirs >= CHECK_THREADS_FROM ? MIN(g_get_num_processors(), 4u) : 1;
+  struct share shares[4];
+  GThread *helpers[4] = {NULL};
+  /* Where each share starts, and the path there: the entries are as long
+   * as their paths, and each path is told by the one before it. */
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
+  for (unsigned t = 0; t < threads; t++) {
+    const guint32 from = (guint32)((guint64)w->n_dirs * t / threads);
+    const guint32 to = (guint32)((guint64)w->n_dirs * (t + 1) / threads);
+    shares[t] = (struct share){r.p,     w->dirs_end, to - from, root_fd, w->dev,
+                               g_string_new_len(path->str, (gssize)path->len), &differs};
+    for (guint32 i = from; t + 1 < threads && i < to; i++) {
+      struct dir_entry e;
+      r_dir(&r, &e, w->dev, path);
+    }
+  }
+  g_string_free(path, TRUE);
+  differs = r.bad;
+  /* The helpers started set DIFFERS as they go: read it atomically. */
+  for (unsigned t = 1; t < threads && !g_atomic_int_get(&differs); t++)
+    helpers[t] = g_thread_new("trawl-check", check_share, &shares[t]);
+  if (!g_atomic_int_get(&differs))
+    check_share(&shares[0]);
+  for (unsigned t = 1; t < threads; t++)
+    if (helpers[t])
+      g_thread_join(helpers[t]);
+  for (unsigned t = 0; t < threads; t++)
+    g_string_free(shares[t].path, TRUE);
+  return !differs;
+}

@@ -1,0 +1,139 @@
+/* trawl — the watch list of a cache file: the paths whose modification
+ * times a build tool compares to know that a re-check would find nothing
+ * changed (trawl/cache.h, trawl_cache_watch; the one list `trawl check
+ * --depfile` writes for the Meson and CMake plugins alike).
+ *
+ * Every directory a cached walk recorded (a start directory that was not
+ * there: the directory that would hold it), the ignore files each one
+ * holds, the directory holding each root, and the ignore sources outside
+ * the walk: a file as itself, a directory or a missing name by the nearest
+ * directory above it that is there. A record that no list can prove (racy,
+ * never trusted, a walk with problems) sets ALWAYS.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cachefile.h"
+#include "format.h"
+#include "../ignore.h"
+#include "trawl/cache.h"
+
+/* Hand FN the path of every directory cached walk W recorded (relative to
+ * its root, "" the root) and of each ignore file one of them holds; *ALWAYS
+ * set as trawl_cache_watch() says. False if the index does not parse. */
+static bool
+cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
+                  void *data, bool *always)
+{
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
+  GString *file = g_string_new(NULL);
+  *always = *always || w->problems;
+  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    if (r.bad)
+      break;
+    *always = *always || e.was.racy || e.was.rules_racy;
+    if (!e.was.st.present) {
+      /* A start directory that was not there: it appears in its parent. */
+      const char *slash = strrchr(e.path, '/');
+      g_string_assign(file, e.path);
+      g_string_truncate(file, slash ? (gsize)(slash - e.path) : 0);
+      fn(file->str, data);
+      continue;
+    }
+    fn(e.path, data);
+    for (unsigned k = 0; k < IGNORE_FILES; k++) {
+      if (!(e.was.has & ignore_file_has[k]))
+        continue;
+      g_string_assign(file, e.path);
+      if (e.len)
+        g_string_append_c(file, '/');
+      g_string_append(file, ignore_file_name[k]);
+      fn(file->str, data);
+    }
+  }
+  const bool ok = !r.bad && r.p == r.end;
+  g_string_free(path, TRUE);
+  g_string_free(file, TRUE);
+  return ok;
+}
+
+struct watching {
+  const char *root;
+  trawl_watch_fn fn;
+  void *data;
+  GString *path;
+};
+
+static void
+watch_below_root(const char *rel, void *data)
+{
+  struct watching *w = data;
+  g_string_assign(w->path, w->root);
+  if (rel[0]) {
+    if (w->path->len && w->path->str[w->path->len - 1] != '/')
+      g_string_append_c(w->path, '/');
+    g_string_append(w->path, rel);
+  }
+  w->fn(w->path->str, w->data);
+}
+
+bool
+trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always, GError **error)
+{
+  struct cache_file *c = cache_open(path, error);
+  *always = c == NULL;
+  if (c == NULL)
+    return false;
+  bool ok = true;
+  GString *buf = g_string_new(NULL);
+  for (guint i = 0; i < c->walks->len && ok; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    struct watching wt = {w->root, fn, data, buf};
+    ok = cached_walk_watch(w, watch_below_root, &wt, always);
+    /* The directory holding the root: where the root itself is replaced
+     * (by another directory or a link to an old one, which keep their own
+     * times). */
+    char *parent = g_build_filename(w->root, "..", NULL);
+    fn(parent, data);
+    g_free(parent);
+    for (guint k = 0; k < w->paths->len; k++) {
+      const char *p = w->paths->pdata[k];
+      const guint8 kind = w->kinds->data[k];
+      /* (An index racy when recorded is no reason: every check asks it
+       * again whatever its stamp, so a check proves it as of the mark, and
+       * a later write moves its time past the mark.) */
+      *always = *always || kind == SOURCE_RACY;
+      /* A file that is there as itself: an edit, a rename over it or its
+       * deletion shows on it (a missing input is a change to a build
+       * tool). A directory (a `.git`: only its being one counts, and git
+       * writes in it all the time) or a name not there by the directory
+       * that holds it, where its making or removal shows. */
+      struct stat st;
+      if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fn(p, data);
+        continue;
+      }
+      /* The nearest directory up that is there (a missing one would be
+       * taken for a change every time). */
+      char *dir = g_path_get_dirname(p);
+      while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
+        char *up = g_path_get_dirname(dir);
+        g_free(dir);
+        dir = up;
+      }
+      fn(dir, data);
+      g_free(dir);
+    }
+  }
+  if (!ok) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: its index does not parse", path);
+    *always = true;
+  }
+  g_string_free(buf, TRUE);
+  cache_file_free(c);
+  return ok;
+}

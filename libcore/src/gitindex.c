@@ -1,0 +1,598 @@
+/* trawl — a repository's index, read as git reads it (see gitindex.h).
+ *
+ * The file is mapped and walked entry by entry: a header ("DIRC", the
+ * version, the count), the entries (stat data, mode, object name, flags,
+ * then the path: NUL-terminated and padded to eight bytes in formats 2 and
+ * 3; in format 4 a number of bytes to drop from the end of the previous
+ * path and the bytes to put in their place), the extensions (four-byte
+ * signature, length; one whose signature starts with a capital letter may
+ * be skipped, any other must be understood), and the checksum. A split
+ * index's `link` extension names the shared index, and two EWAH bitmaps
+ * say which of its entries the entries of this file replace (those come
+ * first, their paths left empty) and which are deleted; the rest of this
+ * file's entries are added. The result is one array of paths sorted as git
+ * writes them (bytewise, then by stage; not checked, as git does not check
+ * it when it reads), looked up by binary search: a file
+ * is one search, a directory one search for the first path not before
+ * "dir/", and a sparse index one more per ancestor for a `dir/` entry.
+ *
+ * Learned from gitformat-index(5) and from indexes git 2.39 writes (tests/
+ * unit/gitindex_test.cpp reads every format it makes), not from its code.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gitindex.h"
+
+#define HEADER_LEN 12
+#define STAT_LEN 40           /* ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size */
+#define MODE_AT 24            /* the mode's offset in an entry */
+#define NAME_MASK 0x0fffu     /* the flags' name length; this value: 0xfff or longer */
+#define FLAG_EXTENDED 0x4000u /* format 3 and later: sixteen more bits of flags follow */
+#define STAGE_SHIFT 12
+#define XFLAG_SKIP_WORKTREE 0x4000u
+#define XFLAG_INTENT_TO_ADD 0x2000u
+#define MODE_TYPE 0170000u
+#define MODE_DIR 0040000u
+#define MODE_GITLINK 0160000u
+
+static inline uint32_t
+be32(const guint8 *p)
+{
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return GUINT32_FROM_BE(v);
+}
+
+static inline unsigned
+be16(const guint8 *p)
+{
+  return (unsigned)p[0] << 8 | p[1];
+}
+
+static uint64_t
+be64(const guint8 *p)
+{
+  return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+/* One file of an index, parsed: its entries in the file's order, and the
+ * extensions that matter here. */
+struct index_file {
+  char *path;
+  void *map;
+  size_t len;
+  unsigned version;
+  struct gitindex_entry *entries;
+  uint32_t n;
+  GByteArray *names;    /* format 4: the paths spelt out (entries hold offsets until done) */
+  const guint8 *link;   /* the `link` extension (a split index), or NULL */
+  size_t link_len;
+  bool sparse;          /* it holds sparse directory entries */
+};
+
+static void
+index_file_clear(struct index_file *f)
+{
+  if (f->map)
+    munmap(f->map, f->len);
+  g_free(f->entries);
+  if (f->names)
+    g_byte_array_unref(f->names);
+  g_free(f->path);
+  memset(f, 0, sizeof *f);
+}
+
+static bool
+corrupt(GError **error, const struct index_file *f, const char *what)
+{
+  g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: corrupt index (%s)", f->path, what);
+  return false;
+}
+
+/* git's variable-length number of format 4 (and of OFS_DELTA): seven bits
+ * a byte, high bit set when another follows, each continuation adding one
+ * so that every number has a single spelling. */
+static bool
+read_varint(const guint8 **pp, const guint8 *end, uint64_t *out)
+{
+  const guint8 *p = *pp;
+  if (p == end)
+    return false;
+  uint64_t v = *p & 127;
+  while (*p++ & 128) {
+    if (p == end || v > (UINT64_MAX >> 7) - 1)
+      return false;
+    v = ((v + 1) << 7) | (*p & 127);
+  }
+  *pp = p;
+  *out = v;
+  return true;
+}
+
+/* What an entry's mode and flags say, at E (FIXED bytes of stat data,
+ * object name and flags); *NAME where its path starts. False when the
+ * extended flags do not fit or may not be there. */
+static inline bool
+entry_head(struct index_file *f, const guint8 *e, size_t fixed, const guint8 *end,
+           struct gitindex_entry *out, const guint8 **name)
+{
+  const unsigned flags = be16(e + fixed - 2);
+  const uint32_t type = be32(e + MODE_AT) & MODE_TYPE;
+  unsigned kind = 0;
+  *name = e + fixed;
+  if (G_UNLIKELY(flags & FLAG_EXTENDED)) {
+    if (f->version < 3 || end - *name < 2)
+      return false;
+    const unsigned xflags = be16(*name);
+    *name += 2;
+    kind = (xflags & XFLAG_SKIP_WORKTREE ? GITINDEX_SKIP_WORKTREE : 0) |
+           (xflags & XFLAG_INTENT_TO_ADD ? GITINDEX_INTENT_TO_ADD : 0);
+  }
+  /* Files and links are most entries; a sparse directory or a submodule
+   * is the rare one. */
+  if (G_UNLIKELY(type == MODE_DIR || type == MODE_GITLINK)) {
+    kind |= type == MODE_DIR ? GITINDEX_SPARSE_DIR : GITINDEX_GITLINK;
+    f->sparse = f->sparse || type == MODE_DIR;
+  }
+  out->flags = (uint8_t)kind;
+  out->stage = (uint8_t)((flags >> STAGE_SHIFT) & 3);
+  out->len = flags & NAME_MASK; /* formats 2 and 3: the path's length, if below 0xfff */
+  return true;
+}
+
+/* The entries of F (mapped), from *AT to END; *AT then where the
+ * extensions start. The path of an entry of format 2 or 3 is kept where it
+ * is (NUL-terminated, padded with NULs to a multiple of eight bytes); one of
+ * format 4 is spelt out into F->names, from the previous one's start and
+ * its own bytes. */
+static bool
+parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const guint8 *end,
+              GError **error)
+{
+  const guint8 *p = *at;
+  const size_t fixed = STAT_LEN + hash_len + 2;
+  f->entries = g_new(struct gitindex_entry, f->n ? f->n : 1);
+  if (f->version != 4) {
+    for (uint32_t i = 0; i < f->n; i++) {
+      struct gitindex_entry *out = &f->entries[i];
+      const guint8 *e = p, *name;
+      if ((size_t)(end - e) < fixed || !entry_head(f, e, fixed, end, out, &name))
+        return corrupt(error, f, "an entry runs past the end, or has flags it may not");
+      size_t len = out->len;
+      if (G_UNLIKELY(len == NAME_MASK)) {
+        const guint8 *nul = memchr(name, '\0', (size_t)(end - name));
+        if (nul == NULL)
+          return corrupt(error, f, "a path runs past the end");
+        len = (size_t)(nul - name);
+      }
+      /* One NUL at least after the path, then up to the eight-byte mark. */
+      const size_t size = ((size_t)(name - e) + len + 8) & ~(size_t)7;
+      if ((size_t)(end - e) < size)
+        return corrupt(error, f, "an entry runs past the end");
+      out->path = (const char *)name;
+      out->len = (uint32_t)len;
+      p = e + size;
+    }
+    *at = p;
+    return true;
+  }
+  /* Allocated from the start: a path of no bytes (a split index's
+   * replaced entries) still points somewhere. */
+  f->names = g_byte_array_sized_new((guint)MIN((size_t)f->n * 16 + 64, (size_t)1 << 26));
+  size_t prev_off = 0, prev_len = 0; /* the previous path in f->names */
+  for (uint32_t i = 0; i < f->n; i++) {
+    struct gitindex_entry *out = &f->entries[i];
+    const guint8 *name;
+    if ((size_t)(end - p) < fixed || !entry_head(f, p, fixed, end, out, &name))
+      return corrupt(error, f, "an entry runs past the end, or has flags it may not");
+    p = name;
+    uint64_t strip;
+    if (!read_varint(&p, end, &strip) || strip > prev_len)
+      return corrupt(error, f, "a path's prefix is longer than the path before it");
+    const guint8 *nul = memchr(p, '\0', (size_t)(end - p));
+    if (nul == NULL)
+      return corrupt(error, f, "a path runs past the end");
+    const size_t keep = prev_len - (size_t)strip, add = (size_t)(nul - p);
+    const size_t off = f->names->len;
+    /* The kept prefix is copied from the previous path (after the array
+     * may have moved), then the new bytes. */
+    g_byte_array_set_size(f->names, (guint)(off + keep + add));
+    memmove(f->names->data + off, f->names->data + prev_off, keep);
+    memcpy(f->names->data + off + keep, p, add);
+    out->path = (const char *)(uintptr_t)off; /* an offset until the array is done */
+    out->len = (uint32_t)(keep + add);
+    prev_off = off;
+    prev_len = keep + add;
+    p = nul + 1;
+  }
+  for (uint32_t i = 0; i < f->n; i++)
+    f->entries[i].path = (const char *)f->names->data + (uintptr_t)f->entries[i].path;
+  *at = p;
+  return true;
+}
+
+/* Map and parse the index file PATH into F. MISSING_OK: a file that is not
+ * there is an empty index. */
+static bool
+parse_file(struct index_file *f, const char *path, size_t hash_len, bool missing_ok,
+           GError **error)
+{
+  memset(f, 0, sizeof *f);
+  f->path = g_strdup(path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    const int err = errno;
+    if (fd >= 0)
+      close(fd);
+    if (err == ENOENT && missing_ok) {
+      f->version = 2;
+      f->entries = g_new(struct gitindex_entry, 1);
+      return true;
+    }
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "%s: %s", path,
+                g_strerror(err));
+    return false;
+  }
+  if (!S_ISREG(st.st_mode) || (size_t)st.st_size < HEADER_LEN + hash_len) {
+    close(fd);
+    return corrupt(error, f, "shorter than a header and a checksum");
+  }
+  /* Mapped, as git maps it: git replaces an index by renaming a new file
+   * over it, never by writing into it. */
+  f->len = (size_t)st.st_size;
+  f->map = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int err = errno;
+  close(fd);
+  if (f->map == MAP_FAILED) {
+    f->map = NULL;
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "%s: %s", path,
+                g_strerror(err));
+    return false;
+  }
+  const guint8 *data = f->map;
+  const guint8 *end = data + f->len - hash_len; /* the checksum is not checked (gitindex.h) */
+  if (memcmp(data, "DIRC", 4) != 0)
+    return corrupt(error, f, "no DIRC signature");
+  f->version = be32(data + 4);
+  if (f->version < 2 || f->version > 4) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                "%s: index format version %u, not 2, 3 or 4", path, f->version);
+    return false;
+  }
+  f->n = be32(data + 8);
+  if (f->n > (size_t)(end - data) / (STAT_LEN + hash_len + 2))
+    return corrupt(error, f, "more entries than fit");
+  const guint8 *p = data + HEADER_LEN;
+  if (!parse_entries(f, hash_len, &p, end, error))
+    return false;
+  /* The extensions, up to the checksum. */
+  while (p < end) {
+    if (end - p < 8)
+      return corrupt(error, f, "an extension's header runs into the checksum");
+    const guint8 *sig = p;
+    const uint32_t size = be32(p + 4);
+    p += 8;
+    if ((size_t)(end - p) < size)
+      return corrupt(error, f, "an extension runs into the checksum");
+    if (memcmp(sig, "link", 4) == 0) {
+      f->link = p;
+      f->link_len = size;
+    } else if (memcmp(sig, "sdir", 4) == 0) {
+      /* A sparse index: its directory entries are known by their mode. */
+    } else if (!(sig[0] >= 'A' && sig[0] <= 'Z')) {
+      /* Not optional: what it changes is not known (git stops too). */
+      g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                  "%s: index extension '%.4s' is not understood", path, (const char *)sig);
+      return false;
+    }
+    p += size;
+  }
+  return true;
+}
+
+/* Mark with BIT, in MARKS (N of them), every position the EWAH bitmap at P
+ * (LEN bytes) sets, into *USED its length: 32-bit count of bits, 32-bit count
+ * of 64-bit words, the words, 32-bit position of the last marker word. Each
+ * marker word says how many clean words (all zeros, or all ones: bit 0)
+ * follow it (bits 1-32), then how many literal words (bits 33-63). False when
+ * it does not parse or sets a position past N. */
+static bool
+ewah_mark(const guint8 *p, size_t len, guint8 *marks, size_t n, guint8 bit, size_t *used)
+{
+  if (len < 8)
+    return false;
+  const uint32_t words = be32(p + 4);
+  if ((len - 8) / 8 < words || len - 8 - (size_t)words * 8 < 4)
+    return false;
+  const guint8 *w = p + 8;
+  uint64_t pos = 0;
+  for (uint32_t k = 0; k < words;) {
+    const uint64_t marker = be64(w + 8 * (size_t)k++);
+    const uint64_t run = ((marker >> 1) & 0xffffffffu) * 64, literal = marker >> 33;
+    if (marker & 1) {
+      if (pos + run > n)
+        return false;
+      for (uint64_t i = 0; i < run; i++)
+        marks[pos + i] |= bit;
+    }
+    pos += run;
+    for (uint64_t l = 0; l < literal; l++, pos += 64) {
+      if (k == words)
+        return false;
+      const uint64_t word = be64(w + 8 * (size_t)k++);
+      for (uint64_t bits = word; bits; bits &= bits - 1) {
+        const uint64_t at = pos + (uint64_t)__builtin_ctzll(bits);
+        if (at >= n)
+          return false;
+        marks[at] |= bit;
+      }
+    }
+  }
+  *used = 8 + (size_t)words * 8 + 4;
+  return true;
+}
+
+/* Bytewise order of paths (a shorter one first when it is a prefix of the
+ * other), then of stages: git's order of entries. */
+static int
+compare_paths(const char *a, size_t alen, const char *b, size_t blen)
+{
+  const int c = memcmp(a, b, MIN(alen, blen));
+  return c ? c : alen < blen ? -1 : alen > blen;
+}
+
+static int
+compare_entries(const void *pa, const void *pb)
+{
+  const struct gitindex_entry *a = pa, *b = pb;
+  const int c = compare_paths(a->path, a->len, b->path, b->len);
+  return c ? c : (int)a->stage - (int)b->stage;
+}
+
+enum { MARK_DELETE = 1, MARK_REPLACE = 2 };
+
+/* The entries of the split index MAIN on top of its shared index BASE, into
+ * OUT: BASE's, the first ones of MAIN in place of those the replace bitmap
+ * marks (keeping BASE's paths), without those the delete bitmap marks, and
+ * then the rest of MAIN's added. */
+static bool
+merge_split(const struct index_file *main, const struct index_file *base, size_t hash_len,
+            GArray *out, GError **error)
+{
+  guint8 *marks = g_new0(guint8, base->n ? base->n : 1);
+  const guint8 *p = main->link + hash_len;
+  size_t left = main->link_len - hash_len, used;
+  bool ok = true;
+  if (left > 0) {
+    ok = ewah_mark(p, left, marks, base->n, MARK_DELETE, &used);
+    if (ok) {
+      p += used;
+      left -= used;
+      ok = ewah_mark(p, left, marks, base->n, MARK_REPLACE, &used) && used == left;
+    }
+  }
+  if (!ok) {
+    g_free(marks);
+    return corrupt(error, main, "a bitmap of its link extension does not parse");
+  }
+  uint32_t next = 0; /* MAIN's next replacement */
+  for (uint32_t i = 0; i < base->n && ok; i++) {
+    struct gitindex_entry e = base->entries[i];
+    if (marks[i] & MARK_REPLACE) {
+      if (next == main->n || main->entries[next].len != 0) {
+        ok = corrupt(error, main, "a replaced entry is missing, or has a path");
+        break;
+      }
+      const struct gitindex_entry *r = &main->entries[next++];
+      e.flags = r->flags;
+      e.stage = r->stage;
+    }
+    if (!(marks[i] & MARK_DELETE))
+      g_array_append_val(out, e);
+  }
+  /* The added entries, sorted as the file has them, merged in: the result
+   * is in git's order, as lookups need. */
+  const guint kept = out->len;
+  for (uint32_t i = next; i < main->n && ok; i++)
+    if (main->entries[i].len == 0)
+      ok = corrupt(error, main, "an added entry has no path");
+  if (ok && next < main->n) {
+    const struct gitindex_entry *add = main->entries + next;
+    const size_t n_add = main->n - next;
+    struct gitindex_entry *old = g_memdup2(out->data, kept * sizeof *old);
+    g_array_set_size(out, (guint)(kept + n_add));
+    struct gitindex_entry *to = (struct gitindex_entry *)(void *)out->data;
+    size_t i = 0, j = 0, k = 0;
+    while (i < kept || j < n_add)
+      to[k++] = j == n_add || (i < kept && compare_entries(&old[i], &add[j]) <= 0) ? old[i++]
+                                                                                : add[j++];
+    g_free(old);
+  }
+  g_free(marks);
+  return ok;
+}
+
+/* Move the mapping and the names of F into slot K of IX. */
+static void
+keep_file(struct gitindex *ix, int k, struct index_file *f)
+{
+  ix->map[k] = f->map;
+  ix->map_len[k] = f->len;
+  f->map = NULL;
+  if (f->names) {
+    ix->names[k] = (char *)g_byte_array_free(f->names, FALSE);
+    f->names = NULL;
+  }
+}
+
+/* Is the shared index's name HASH (HASH_LEN bytes) all zeros: none? */
+static bool
+all_zero(const guint8 *hash, size_t hash_len)
+{
+  for (size_t i = 0; i < hash_len; i++)
+    if (hash[i])
+      return false;
+  return true;
+}
+
+struct gitindex *
+gitindex_read(const char *path, size_t hash_len, GError **error)
+{
+  g_return_val_if_fail(hash_len == 20 || hash_len == 32, NULL);
+  struct index_file main, base;
+  memset(&base, 0, sizeof base);
+  if (!parse_file(&main, path, hash_len, true, error)) {
+    index_file_clear(&main);
+    return NULL;
+  }
+  struct gitindex *ix = g_new0(struct gitindex, 1);
+  ix->version = main.version;
+  GArray *all = g_array_new(FALSE, FALSE, sizeof(struct gitindex_entry));
+  bool ok = true;
+  if (main.link && main.link_len < hash_len) {
+    ok = corrupt(error, &main, "its link extension is too short");
+  } else if (main.link && !all_zero(main.link, hash_len)) {
+    char *hex = g_malloc(2 * hash_len + 1);
+    for (size_t i = 0; i < hash_len; i++)
+      g_snprintf(hex + 2 * i, 3, "%02x", main.link[i]);
+    char *dir = g_path_get_dirname(path);
+    char *name = g_strconcat("sharedindex.", hex, NULL);
+    char *shared = g_build_filename(dir, name, NULL);
+    ok = parse_file(&base, shared, hash_len, false, error);
+    if (ok && base.link)
+      ok = corrupt(error, &base, "a shared index that is split again");
+    ok = ok && merge_split(&main, &base, hash_len, all, error);
+    ix->split = true;
+    g_free(shared);
+    g_free(name);
+    g_free(dir);
+    g_free(hex);
+  }
+  if (!ok) {
+    g_array_unref(all);
+    index_file_clear(&main);
+    index_file_clear(&base);
+    g_free(ix);
+    return NULL;
+  }
+  if (ix->split) {
+    ix->n = all->len;
+    ix->entries = (struct gitindex_entry *)(void *)g_array_free(all, FALSE);
+  } else {
+    /* Not split: the entries as parsed. */
+    g_array_unref(all);
+    ix->n = main.n;
+    ix->entries = main.entries;
+    main.entries = NULL;
+  }
+  ix->sparse = main.sparse || base.sparse;
+  keep_file(ix, 0, &main);
+  keep_file(ix, 1, &base);
+  index_file_clear(&main);
+  index_file_clear(&base);
+  return ix;
+}
+
+void
+gitindex_free(struct gitindex *ix)
+{
+  if (ix == NULL)
+    return;
+  for (int k = 0; k < 2; k++) {
+    if (ix->map[k])
+      munmap(ix->map[k], ix->map_len[k]);
+    g_free(ix->names[k]);
+  }
+  g_free(ix->entries);
+  g_free(ix);
+}
+
+/* ---- lookups ---- */
+
+/* The first entry of IX whose path is not before PATH (LEN bytes) followed
+ * by TAIL (LEN2 bytes): a binary search. */
+static size_t
+lower_bound(const struct gitindex *ix, const char *path, size_t len, const char *tail,
+            size_t len2)
+{
+  size_t lo = 0, hi = ix->n;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const struct gitindex_entry *e = &ix->entries[mid];
+    int c = memcmp(e->path, path, MIN(e->len, len));
+    if (c == 0 && e->len < len)
+      c = -1;
+    else if (c == 0) {
+      const size_t rest = e->len - len;
+      c = memcmp(e->path + len, tail, MIN(rest, len2));
+      if (c == 0)
+        c = rest < len2 ? -1 : rest > len2;
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Is there an entry named exactly PATH (LEN bytes) then TAIL (LEN2 bytes)?
+ * Its flags in *FLAGS. */
+static bool
+has_exact(const struct gitindex *ix, const char *path, size_t len, const char *tail,
+          size_t len2, unsigned *flags)
+{
+  const size_t i = lower_bound(ix, path, len, tail, len2);
+  if (i == ix->n)
+    return false;
+  const struct gitindex_entry *e = &ix->entries[i];
+  if (e->len != len + len2 || memcmp(e->path, path, len) != 0 ||
+      memcmp(e->path + len, tail, len2) != 0)
+    return false;
+  *flags = e->flags;
+  return true;
+}
+
+/* Is a directory above PATH (LEN bytes) a sparse directory entry? */
+static bool
+sparse_above(const struct gitindex *ix, const char *path, size_t len)
+{
+  for (size_t i = 0; i < len; i++) {
+    unsigned flags;
+    if (path[i] == '/' && has_exact(ix, path, i + 1, "", 0, &flags) &&
+        (flags & GITINDEX_SPARSE_DIR))
+      return true;
+  }
+  return false;
+}
+
+bool
+gitindex_has_file(const struct gitindex *ix, const char *path, size_t len)
+{
+  unsigned flags;
+  return has_exact(ix, path, len, "", 0, &flags) || (ix->sparse && sparse_above(ix, path, len));
+}
+
+bool
+gitindex_has_dir(const struct gitindex *ix, const char *path, size_t len)
+{
+  g_return_val_if_fail(len > 0, false);
+  const size_t i = lower_bound(ix, path, len, "/", 1);
+  if (i < ix->n) {
+    const struct gitindex_entry *e = &ix->entries[i];
+    if (e->len > len && memcmp(e->path, path, len) == 0 && e->path[len] == '/')
+      return true;
+  }
+  unsigned flags;
+  if (has_exact(ix, path, len, "", 0, &flags) && (flags & GITINDEX_GITLINK))
+    return true;
+  return ix->sparse && sparse_above(ix, path, len);
+}

@@ -1,0 +1,80 @@
+/* trawl — a repository's index, read as git reads it (private; included by
+ * ignore.c and cache/sources.c, and by the tests, the fuzzer and bench/).
+ *
+ * git's rule: ignore rules apply to untracked paths only. A path the index
+ * holds is never ignored, nor is a directory with tracked paths below it;
+ * so the walker asks the index, by path, whenever one of git's rules would
+ * leave something out (docs/ignore.md, "Tracked paths").
+ *
+ * The index is the one file `$GIT_DIR/index` (gitformat-index(5)): formats
+ * 2, 3 and 4 (paths prefix-compressed), the split index (the `link`
+ * extension: a shared index `$GIT_DIR/sharedindex.<hash>` and the changes
+ * made on top of it), and the sparse index (`sdir`: a directory entry
+ * `dir/` stands for every path of its tree). Every entry counts, whatever
+ * its flags: skip-worktree, intent-to-add, a merge's stages. Read once into
+ * one sorted array of paths, asked by binary search; the file's checksum is
+ * not verified, as git does not verify it when it reads (only fsck does).
+ * docs/adr/0006-index-reader.md says why this is written here rather than
+ * taken from libgit2.
+ *
+ * A gitindex is immutable once read: any thread may ask it.
+ */
+#ifndef TRAWL_GITINDEX_H
+#define TRAWL_GITINDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* What an entry is, beyond its path. */
+enum {
+  GITINDEX_SPARSE_DIR = 1 << 0,   /* mode 040000: `dir/` of a sparse index, its whole tree */
+  GITINDEX_GITLINK = 1 << 1,      /* mode 0160000: a submodule's commit */
+  GITINDEX_SKIP_WORKTREE = 1 << 2,
+  GITINDEX_INTENT_TO_ADD = 1 << 3,
+};
+
+struct gitindex_entry {
+  const char *path;     /* relative to the top, not NUL-terminated; `dir/` for a sparse directory */
+  uint32_t len;
+  uint8_t flags;        /* GITINDEX_* */
+  uint8_t stage;        /* 0, or 1-3 in a merge */
+};
+
+struct gitindex {
+  struct gitindex_entry *entries; /* sorted bytewise by path, then by stage */
+  size_t n;
+  unsigned version;     /* of the file read (2, 3 or 4) */
+  bool split;           /* it had a shared index */
+  bool sparse;          /* it holds sparse directory entries */
+  /* Where the paths are: the files' bytes (the index, its shared index),
+   * and each one's paths spelt out when it is in format 4. */
+  void *map[2];
+  size_t map_len[2];
+  char *names[2];
+};
+
+/* Read the index file PATH (its shared index, for a split index, from the
+ * same directory), whose object names are HASH_LEN bytes long (20: SHA-1,
+ * 32: SHA-256). A missing file is an empty index (a repository with nothing
+ * added yet). NULL with ERROR set (G_FILE_ERROR) naming the file and what is
+ * wrong with it; never a partial index. Free with gitindex_free(). */
+struct gitindex *gitindex_read(const char *path, size_t hash_len, GError **error);
+
+void gitindex_free(struct gitindex *ix);
+
+/* Does IX hold the file PATH (LEN bytes, relative to the top): an entry of
+ * that name at any stage, or a sparse directory entry above it? */
+bool gitindex_has_file(const struct gitindex *ix, const char *path, size_t len);
+
+/* Does IX hold paths below the directory PATH (LEN bytes, relative to the
+ * top; not "" ): an entry whose name starts with PATH/, a submodule at
+ * PATH, or a sparse directory entry at or above it? */
+bool gitindex_has_dir(const struct gitindex *ix, const char *path, size_t len);
+
+G_END_DECLS
+
+#endif /* TRAWL_GITINDEX_H */

@@ -1,0 +1,396 @@
+/* trawl — memos: what a sorted walk records, and its replay next time.
+ *
+ * A sorted walk given a memo records, for every directory it reads, the
+ * stamp it had before its listing was read and what the walk decided there
+ * (its results and the subdirectories entered, with their query masks), and
+ * for every directory on the way to a start directory the rules it holds.
+ * The next walk, given that memo, asks dir_check() (memo.c, the one rule)
+ * of each directory before opening it: when it is as recorded, its records
+ * are replayed — the same names, so the same decisions — and nothing is
+ * read; the rules it holds (ignore files, and the `.git` of a work tree's
+ * top) are entered all the same, for the directories below that may be
+ * read. When its rules changed, it and everything below are read again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "walk-run.h"
+
+/* The memo entry of the directory IT whose sorted records are NODE: the
+ * records, with each subtree's live queries, and the questions ASKED
+ * (struct asked) of the index there. */
+static struct memo_dir *
+memo_of_node(const struct item *it, const struct node *node, const GArray *asked)
+{
+  size_t names = 0;
+  for (guint i = 0; i < node->n; i++)
+    names += node->recs[i].len;
+  for (guint i = 0; i < asked->len; i++)
+    names += g_array_index(asked, struct asked, i).len;
+  struct memo_dir *d = memo_dir_new(it->root, it->path, it->len, node->n + asked->len, names);
+  char *at = memo_dir_names(d);
+  /* The questions after the records (a pass over the records skips them). */
+  for (guint i = 0; i < asked->len; i++) {
+    const struct asked *q = &g_array_index(asked, struct asked, i);
+    struct memo_rec *m = &d->recs[node->n + i];
+    memcpy(at, q->name, q->len);
+    m->name = at;
+    m->len = q->len;
+    m->kind = MEMO_ASKED;
+    m->type = q->type;
+    m->mask = 0;
+    at += q->len;
+  }
+  for (guint i = 0; i < node->n; i++) {
+    const struct rec *r = &node->recs[i];
+    struct memo_rec *m = &d->recs[i];
+    memcpy(at, r->name, r->len);
+    m->name = at;
+    m->len = r->len;
+    at += r->len;
+    m->type = r->type;
+    if (r->kind == REC_RESULT) {
+      m->kind = MEMO_RESULT;
+      m->mask = r->child.queries;
+    } else {
+      m->kind = r->child.item->via_link ? MEMO_SUBTREE_LINK : MEMO_SUBTREE;
+      m->type = r->child.item->tracked_only ? MEMO_TRACKED_ONLY : 0;
+      m->mask = r->child.item->live;
+    }
+  }
+  d->live = it->live;
+  d->start = it->start;
+  return d;
+}
+
+void
+memo_record(struct worker *wk, const struct item *it, const struct node *node,
+            const struct dir_stamp *head)
+{
+  struct memo_dir *d = memo_of_node(it, node, wk->asked);
+  d->was = *head;
+  g_ptr_array_add(wk->memos, d);
+  g_array_set_size(wk->asked, 0);
+}
+
+/* Record in D the rules directory FD holds, as HAS says (its listing, or a
+ * probe): which, and the stamps of its ignore files, racy or not. */
+void
+record_rules(const struct run *run, int fd, unsigned has, struct dir_stamp *d)
+{
+  d->has = has;
+  ignore_file_stamps(fd, "", has, d->ignore);
+  d->rules_racy = stamp_racy(&d->ignore[0], &run->racy_from) ||
+                  stamp_racy(&d->ignore[1], &run->racy_from);
+}
+
+/* Record that start directory IT was not there: its appearing is a change. */
+void
+memo_missing(struct worker *wk, const struct item *it)
+{
+  struct memo_dir *d = memo_dir_new(it->root, it->path, it->len, 0, 0);
+  d->live = it->live;
+  d->start = it->start;
+  g_ptr_array_add(wk->memos, d);
+}
+
+/* Replay directory IT from the last walk's memo when its stamp (and its
+ * ignore files') say it is as it was then (dir_check()): its results and
+ * subdirectories as recorded, without reading it. False, with nothing done,
+ * when it must be read; IT->fresh set when its own rules changed, so that
+ * nothing below is replayed either. */
+bool
+replay_dir(struct worker *wk, struct item *it)
+{
+  struct run *run = wk->run;
+  const trawl_walk_options *o = &run->w->opt;
+  if (run->memo_old == NULL || it->fresh || (it->start && o->follow))
+    return false;
+  const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
+  if (m == NULL || m->way || m->live != it->live)
+    return false;
+  /* The directory the walk would open: a start directory component by
+   * component, as open_start() does. One with rules of its own — ignore
+   * files, or the `.git` that makes it the top of a work tree, whose
+   * info/exclude and excludes file apply below and without which no
+   * `.gitignore` below is read — is opened, to enter them as a walk reading
+   * it would: a directory below may be read, and must see the rules a fresh
+   * walk does. */
+  const int root_fd = run->root_fds[it->root];
+  struct ignore_ctx *igc = run->ig ? &run->ig[it->root] : NULL;
+  const unsigned rules_here = igc ? m->was.has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT) : 0;
+  int fd = -1;
+  if (it->start)
+    fd = open_start(run, it);
+  else if (rules_here)
+    fd = it->len ? open_relative(root_fd, it->path,
+                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                 (it->via_link ? 0 : O_NOFOLLOW))
+                 : fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+  struct stat st;
+  bool ok;
+  if (fd >= 0)
+    ok = fstat(fd, &st) == 0;
+  else if (it->start || rules_here)
+    ok = false;
+  else if (it->len == 0)
+    ok = fstat(root_fd, &st) == 0;
+  else
+    ok = fstatat(root_fd, it->path, &st, it->via_link ? 0 : AT_SYMLINK_NOFOLLOW) == 0;
+  const enum dir_verdict verdict =
+      dir_check(&m->was, ok && S_ISDIR(st.st_mode) ? &st : NULL, fd >= 0 ? fd : root_fd,
+                fd >= 0 ? "" : it->path);
+  if (verdict != DIR_SAME) {
+    if (fd >= 0)
+      close(fd);
+    it->fresh = verdict == DIR_RULES_CHANGED;
+    return false;
+  }
+  if (!m->was.st.present) {
+    /* A start directory that was not there, and still is not. */
+    if (run->memo_out)
+      g_ptr_array_add(wk->memos, memo_dir_ref(m));
+    wk->stats.dirs_reused++;
+    return true;
+  }
+  struct ignore_frame *frame = NULL;
+  if (igc) {
+    size_t base = igc->plen + it->len + (it->len ? 1 : 0);
+    frame = rules_here ? ignore_frame_enter(igc, it->ig, fd, it->path, base, m->was.has)
+                       : ignore_frame_ref(it->ig);
+  }
+  if (fd >= 0)
+    close(fd);
+  struct chain *here = NULL;
+  if (o->follow) {
+    if (it->chain)
+      g_atomic_int_inc(&it->chain->refs);
+    here = chain_new(&st, it->chain);
+  }
+  const int depth = it->depth + 1;
+  for (guint i = 0; i < m->n; i++) {
+    const struct memo_rec *r = &m->recs[i];
+    if (r->kind == MEMO_RESULT) {
+      wk->stats.results++;
+      add_rec(wk, r->name, r->len, REC_RESULT, r->type, NULL, r->mask);
+      continue;
+    }
+    if (r->kind == MEMO_ASKED)
+      continue; /* kept in the memo entry, which is the one replayed */
+    struct item *child = g_new0(struct item, 1);
+    /* (Names in a memo are not NUL-terminated.) */
+    child->len = it->len ? it->len + 1 + r->len : r->len;
+    child->path = g_malloc(child->len + 1);
+    if (it->len) {
+      memcpy(child->path, it->path, it->len);
+      child->path[it->len] = '/';
+    }
+    memcpy(child->path + child->len - r->len, r->name, r->len);
+    child->path[child->len] = '\0';
+    child->name_off = it->len ? it->len + 1 : 0;
+    child->root = it->root;
+    child->depth = depth;
+    child->via_link = r->kind == MEMO_SUBTREE_LINK;
+    child->tracked_only = (r->type & MEMO_TRACKED_ONLY) != 0;
+    child->live = r->mask;
+    child->ig = ignore_frame_ref(frame);
+    if (here) {
+      g_atomic_int_inc(&here->refs);
+      child->chain = here;
+    }
+    add_rec(wk, r->name, r->len, REC_SUBTREE, 0, child, 0);
+  }
+  wk->stats.dirs_reused++;
+  struct node *node = node_make(wk);
+  if (run->memo_out)
+    g_ptr_array_add(wk->memos, memo_dir_ref(m));
+  node_publish(wk, it, node);
+  chain_unref(here);
+  ignore_frame_unref(frame);
+  return true;
+}
+
+/* The record of a directory on the way, with the question QNAME (QLEN
+ * bytes; NULL: none) asked there of the next one on the way, and the
+ * index's answer, TRACKED. Several start directories may pass one
+ * directory and ask about different ones below it: one record holds all
+ * their questions (RUN->ways, moved to the memo by way_records()). */
+static void
+way_record(struct run *run, struct memo_dir *d, const char *qname, size_t qlen, bool tracked)
+{
+  char *key = g_strdup_printf("%u/%s", d->root, d->path);
+  struct memo_dir *had = g_hash_table_lookup(run->ways, key);
+  const guint n = (had ? had->n : 0) + (qname ? 1 : 0);
+  size_t names = qlen;
+  for (guint i = 0; had && i < had->n; i++) {
+    names += had->recs[i].len;
+    if (qname && had->recs[i].len == qlen && memcmp(had->recs[i].name, qname, qlen) == 0) {
+      qname = NULL; /* asked already by another start directory */
+      names -= qlen;
+    }
+  }
+  struct memo_dir *rec = memo_dir_new(d->root, d->path, d->len, had && !qname ? had->n : n, names);
+  rec->was = d->was;
+  rec->way = true;
+  char *at = memo_dir_names(rec);
+  guint k = 0;
+  for (guint i = 0; had && i < had->n; i++, k++) {
+    rec->recs[k] = had->recs[i];
+    memcpy(at, had->recs[i].name, had->recs[i].len);
+    rec->recs[k].name = at;
+    at += had->recs[i].len;
+  }
+  if (qname) {
+    struct memo_rec *q = &rec->recs[k];
+    memcpy(at, qname, qlen);
+    q->name = at;
+    q->len = (uint32_t)qlen;
+    q->kind = MEMO_ASKED;
+    q->type = ASKED_DIR | (tracked ? ASKED_TRACKED : 0);
+    q->mask = 0;
+  }
+  g_hash_table_replace(run->ways, key, rec);
+  memo_dir_unref(d);
+}
+
+void
+way_records(struct run *run)
+{
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, run->ways);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    g_ptr_array_add(run->workers[0].memos, value); /* its reference, moved */
+    g_hash_table_iter_steal(&it);
+    g_free(key);
+  }
+}
+
+/* Directory FD (PATH, LEN bytes, below root R) on the way to a start
+ * directory: its ignore files (HAS_* in *HAS) decide below it, though it
+ * is not read. Its record, made in *REC (NULL when not recording) for the
+ * caller to file with the question it asks there (way_record()), so that a
+ * cache sees them change (docs/cache.md); false when the last walk's
+ * record of it (a replay's) says they differ — edited in place, no stamp
+ * of a directory changes, and nothing below may then be replayed. */
+static bool
+way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsigned *has,
+        struct memo_dir **rec)
+{
+  *rec = NULL;
+  *has = ignore_probe(fd);
+  const bool record = run->memo_out && run->sorted;
+  if (!record && run->memo_old == NULL)
+    return true; /* no cache: nothing to stamp */
+  struct stat st;
+  if (record && fstat(fd, &st) == 0) {
+    struct memo_dir *d = memo_dir_new(r, path, len, 0, 0);
+    d->way = true;
+    stamp_of(&d->was.st, &st, false);
+    d->was.racy = stamp_racy(&d->was.st, &run->racy_from);
+    record_rules(run, fd, *has, &d->was);
+    *rec = d;
+  }
+  if (run->memo_old == NULL)
+    return true;
+  const struct memo_dir *m = walk_memo_lookup(run->memo_old, r, path, len);
+  return m && dir_check_rules(&m->was, *has, fd, "") == DIR_SAME;
+}
+
+/* The ignore rules for start directory D of root R, read from the root
+ * and every directory on the way (their listings are not read), in *FRAME;
+ * *SAME false when one of those ignore files is not as the last walk's
+ * record has it. False when D or a directory on the way is ignored (or is
+ * `.git`) — unless git's rules are what leave it out and the index holds
+ * paths below it: then *TRACKED_ONLY, D entered for those alone, as a walk
+ * from the root would enter it (step.c, keep_entry). */
+bool
+start_not_ignored(struct run *run, unsigned r, const char *d, struct ignore_frame **frame,
+                  bool *same, bool *tracked_only)
+{
+  *frame = NULL;
+  *same = true;
+  *tracked_only = false;
+  if (run->ig == NULL)
+    return true;
+  struct ignore_ctx *c = &run->ig[r];
+  struct ignore_frame *f = ignore_frame_ref(c->above);
+  size_t len = strlen(d);
+  if (len == 0) {
+    *frame = f;
+    return true;
+  }
+  const bool vcs = c->flags & IGNORE_VCS;
+  int root_fd = run->root_fds[r];
+  unsigned has;
+  struct memo_dir *rec; /* the last directory's on the way, until its question is known */
+  *same = way_dir(run, r, root_fd, "", 0, &has, &rec);
+  struct ignore_frame *next = ignore_frame_enter(c, f, root_fd, "", c->plen, has);
+  ignore_frame_unref(f);
+  f = next;
+  GString *m = g_string_new(c->prefix);
+  bool ok = true, tracked = false;
+  for (size_t i = 0; i <= len && ok; i++) {
+    if (i < len && d[i] != '/')
+      continue;
+    /* d[0..i) is a directory on the way, the last one D itself. */
+    const char *slash = memrchr(d, '/', i);
+    const char *name = slash ? slash + 1 : d;
+    const size_t nlen = (size_t)(d + i - name);
+    if (vcs && nlen == 4 && memcmp(name, ".git", 4) == 0) {
+      ok = false;
+      break;
+    }
+    g_string_truncate(m, c->plen);
+    g_string_append_len(m, d, (gssize)i);
+    const struct ignore_file *from = NULL;
+    const struct ignore_rule *rule = ignore_verdict(c, f, m->str, m->len, true, &from);
+    const bool left_out = rule && !rule->negated;
+    bool asked = false, held = false, top = false;
+    if (left_out && !from->vcs) {
+      ok = false;
+    } else if (left_out || tracked) {
+      held = ignore_tracked(c, f, m->str, m->len, true, &top);
+      asked = top;
+      ok = held;
+      tracked = true;
+    }
+    if (rec)
+      way_record(run, rec, asked ? name : NULL, nlen, held);
+    rec = NULL;
+    if (!ok || i == len)
+      break;
+    char *sub = g_strndup(d, i);
+    int fd = openat(root_fd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      *same = way_dir(run, r, fd, sub, i, &has, &rec) && *same;
+      next = ignore_frame_enter(c, f, fd, sub, c->plen + i + 1, has);
+      /* A repository's top: its own rules and index from here. */
+      if (next != f && next->top)
+        tracked = false;
+      ignore_frame_unref(f);
+      f = next;
+      close(fd);
+    }
+    g_free(sub);
+  }
+  if (rec)
+    way_record(run, rec, NULL, 0, false);
+  g_string_free(m, TRUE);
+  if (!ok) {
+    ignore_frame_unref(f);
+    return false;
+  }
+  *tracked_only = tracked;
+  *frame = f;
+  return true;
+}

@@ -1,0 +1,1176 @@
+// Result caches (trawl_plan_run_cached, docs/cache.md): a cached run
+// answers what a fresh run does, reads only what changed, and never trusts a
+// cache file that does not check out — nor leaves a torn one behind.
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+// XXH3 compiled in from the header, as cache.c has it.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "tree_changes.hpp"
+#include "walk_gen.hpp"
+#include "walk_util.hpp"
+
+#include "trawl/cache.h"
+#include "trawl/plan.h"
+
+// The private header is C without linkage markers of its own.
+extern "C" {
+#include "cache/cache-testing.h"
+#include "cache/cachefile.h"
+#include "trawl/version.h"
+}
+
+using namespace walktest;
+using namespace walkgen;
+
+namespace {
+
+void settle()
+{
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+std::string slurp(const std::string &path)
+{
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void spit(const std::string &path, const std::string &data)
+{
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << data;
+}
+
+// A plan of one query per include list, all on ROOT.
+struct Fixture {
+  std::vector<Pattern> pats;
+  std::vector<std::vector<const trawl_pattern *>> lists;
+  Plan plan{trawl_plan_new()};
+
+  Fixture(const std::string &root, const std::vector<std::vector<std::string>> &queries,
+          unsigned ignore = 0)
+  {
+    lists.reserve(queries.size());
+    for (const auto &q : queries) {
+      lists.emplace_back();
+      for (const auto &t : q) {
+        pats.push_back(compile(t));
+        lists.back().push_back(pats.back().get());
+      }
+      trawl_walk_options o;
+      trawl_walk_options_init(&o);
+      o.threads = 1;
+      o.ignore = ignore;
+      trawl_query tq = {root.c_str(), lists.back().data(), lists.back().size(), nullptr, 0, &o};
+      trawl_plan_add(plan.get(), &tq);
+    }
+  }
+
+  std::vector<std::string> results(size_t q) const
+  {
+    size_t n;
+    const char *const *r = trawl_plan_results(plan.get(), q, &n);
+    return std::vector<std::string>(r, r + n);
+  }
+};
+
+struct CacheRun {
+  bool ok;
+  bool trusted, changed, written;
+  std::string warning, write_error;
+  uint64_t read, reused;
+};
+
+CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
+{
+  trawl_cache_report rep;
+  GError *error = nullptr;
+  CacheRun r{};
+  r.ok = trawl_plan_run_cached(f.plan.get(), cache.c_str(), flags, &rep, &error);
+  if (error)
+    g_error_free(error);
+  r.trusted = rep.trusted;
+  r.changed = rep.changed;
+  r.written = rep.written;
+  r.warning = rep.warning ? rep.warning : "";
+  r.write_error = rep.write_error ? rep.write_error : "";
+  r.read = rep.dirs_read;
+  r.reused = rep.dirs_reused;
+  trawl_cache_report_clear(&rep);
+  return r;
+}
+
+// The same questions asked without a cache.
+std::vector<std::string> fresh(const std::string &root, const std::vector<std::string> &inc,
+                               unsigned ignore = 0)
+{
+  Fixture f(root, {inc}, ignore);
+  EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+  return f.results(0);
+}
+
+void make_tree(const std::string &root)
+{
+  for (const char *p : {"a.c", "b.h", "src/c.c", "src/d/e.c", "lib/f.c", "lib/g.md"})
+    add_file(root, p);
+}
+
+// TMP/tree made and settled, and walked once for **/*.c into the cache
+// TMP/c.cache, whose path is returned.
+std::string prime(const TempDir &tmp)
+{
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  run(f, cache);
+  return cache;
+}
+
+TEST(Cache, SecondRunReadsNothing)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}, {"**/*.md", "*.h"}});
+  CacheRun r1 = run(f, cache);
+  EXPECT_TRUE(r1.ok);
+  EXPECT_FALSE(r1.trusted);
+  EXPECT_EQ(r1.warning, ""); // no file yet: nothing to warn about
+  EXPECT_TRUE(r1.changed);
+  EXPECT_TRUE(r1.written);
+  EXPECT_EQ(r1.read, 4u);
+  EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c"}));
+  const std::string bytes = slurp(cache);
+
+  Fixture g(tmp / "tree", {{"**/*.c"}, {"**/*.md", "*.h"}});
+  CacheRun r2 = run(g, cache);
+  EXPECT_TRUE(r2.trusted);
+  EXPECT_EQ(r2.read, 0u);
+  EXPECT_EQ(r2.reused, 4u);
+  EXPECT_FALSE(r2.changed);
+  EXPECT_FALSE(r2.written);
+  EXPECT_EQ(slurp(cache), bytes);
+  EXPECT_EQ(g.results(0), f.results(0));
+  EXPECT_EQ(g.results(1), (std::vector<std::string>{"b.h", "lib/g.md"}));
+}
+
+// A cache whose index or records are larger than what is read into the heap
+// (cache.c, READ_INTO_HEAP_MAX: 64 KB) is read into a mapping instead: both
+// routes give the same answers. 6,000 files with long names make about
+// 200 KB (cache format 3).
+TEST(Cache, LargeCacheReadThroughAMapping)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (int d = 0; d < 60; d++)
+    for (int i = 0; i < 100; i++)
+      add_file(tmp / "tree", "dir" + std::to_string(d) + "/a_file_with_a_long_name_" +
+                                 std::to_string(i) + ".c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 6000u);
+  }
+  struct stat st;
+  ASSERT_EQ(stat(cache.c_str(), &st), 0);
+  EXPECT_GT(st.st_size, 2 * 64 * 1024) << "too small to take the mapped route";
+  add_file(tmp / "tree", "dir7/new.c");
+  settle();
+  Fixture g(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(g, cache); // replays 60 directories from the records
+  EXPECT_TRUE(r.trusted);
+  EXPECT_EQ(r.read, 1u);
+  EXPECT_EQ(g.results(0), fresh(tmp / "tree", {"**/*.c"}));
+  EXPECT_EQ(g.results(0).size(), 6001u);
+}
+
+// From 512 directories on (cache.c, CHECK_THREADS_FROM) a re-check shares
+// its stats among threads, each share starting in the middle of the index
+// with the path of the entry before it: paths are written as the length
+// they share with the one before (format 3). A share that started from the
+// wrong path would stat paths never recorded and find "a change": the
+// answer would still be right (the walk that follows replays the records),
+// so what is asserted is that the re-check needed no walk (cache_run_was_quick()).
+TEST(Cache, ManyDirectoriesAreReCheckedInShares)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (int k = 0; k < 24; k++)
+    for (int j = 0; j < 27; j++)
+      add_file(tmp / "tree", "p/q" + std::to_string(k) + "/r" + std::to_string(j) + "/f.c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 24u * 27u);
+  }
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_FALSE(r.changed);
+    EXPECT_EQ(r.read, 0u);
+    EXPECT_EQ(r.reused, 24u * 27u + 24u + 2u);
+    EXPECT_TRUE(cache_run_was_quick(f.plan.get())) << "a directory's stamp did not match: a share stat'ed another path";
+  }
+  for (const char *p : {"p/q0/r0/new.c", "p/q12/r13/new.c", "p/q23/r26/new.c"}) {
+    add_file(tmp / "tree", p);
+    settle();
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed) << p;
+    EXPECT_EQ(r.read, 1u) << p;
+    EXPECT_FALSE(cache_run_was_quick(f.plan.get())) << p;
+    EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"})) << p;
+  }
+}
+
+TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
+{
+  TempDir tmp;
+  const std::string cache = prime(tmp);
+  add_file(tmp / "tree", "src/d/new.c");
+  unlink((tmp / "tree/lib/f.c").c_str());
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache);
+  EXPECT_TRUE(r.trusted);
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(r.written);
+  EXPECT_EQ(r.read, 2u); // src/d and lib
+  EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
+  size_t n;
+  const char *const *was = trawl_plan_previous_results(f.plan.get(), 0, &n);
+  ASSERT_NE(was, nullptr);
+  EXPECT_EQ(std::vector<std::string>(was, was + n),
+            (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c"}));
+}
+
+// A literal start directory that was not there is recorded as missing; when
+// it appears, the re-check sees it and the cached run walks it (its parent,
+// on the way, is not read: the start directory's own record decides).
+TEST(Cache, AStartDirectoryThatAppearsIsWalked)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"gen/**/*.c"}});
+    run(f, cache);
+    EXPECT_TRUE(f.results(0).empty());
+  }
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"gen/**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_FALSE(r.changed);
+    EXPECT_EQ(r.read, 0u);
+  }
+  add_file(tmp / "tree", "gen/x/made.c");
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"gen/**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed) << "the re-check missed the start directory that appeared";
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"gen/x/made.c"}));
+  }
+}
+
+// trawl_plan_changes(): what was added to and removed from each query's
+// results, in bytewise order, query by query; and the digest of all the
+// results, which changes exactly when an answer does.
+TEST(Cache, ChangesAndDigest)
+{
+  TempDir tmp;
+  const std::string cache = prime(tmp); // **/*.c: a.c lib/f.c src/c.c src/d/e.c
+  auto digest = [&]() {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+    trawl_plan *plans[] = {f.plan.get(), nullptr};
+    char *d = trawl_plans_digest(plans, 2);
+    std::string out = d;
+    g_free(d);
+    return out;
+  };
+  const std::string before = digest();
+  EXPECT_EQ(before.size(), 64u);
+  EXPECT_EQ(digest(), before) << "the same answers, another digest";
+  {
+    // The streaming form (trawl batch --bump) makes the same digest.
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    ASSERT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+    trawl_digest *d = trawl_digest_new();
+    for (const std::string &r : f.results(0))
+      trawl_digest_result(d, r.data(), r.size());
+    trawl_digest_end_query(d);
+    char *hex = trawl_digest_finish(d);
+    EXPECT_EQ(std::string(hex), before) << "streamed, another digest";
+    g_free(hex);
+  }
+  add_file(tmp / "tree", "lib/b.c");
+  add_file(tmp / "tree", "src/d/z.c");
+  unlink((tmp / "tree/src/c.c").c_str());
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}, {"*.h"}});
+  unlink(cache.c_str()); // a cache of these two queries first
+  run(f, cache);
+  unlink((tmp / "tree/b.h").c_str());
+  add_file(tmp / "tree", "a.h");
+  add_file(tmp / "tree", "lib/a.c");
+  unlink((tmp / "tree/src/d/z.c").c_str());
+  settle();
+  Fixture g(tmp / "tree", {{"**/*.c"}, {"*.h"}});
+  EXPECT_TRUE(run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE).changed);
+  std::vector<std::string> got;
+  const size_t n = trawl_plan_changes(
+      g.plan.get(),
+      [](size_t q, const char *path, bool added, void *data) {
+        static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
+                                                                 (added ? " + " : " - ") + path);
+      },
+      &got);
+  EXPECT_EQ(got, (std::vector<std::string>{"0 + lib/a.c", "0 - src/d/z.c", "1 + a.h", "1 - b.h"}));
+  EXPECT_EQ(n, got.size());
+  EXPECT_EQ(trawl_plan_changes(g.plan.get(), nullptr, nullptr), n);
+  EXPECT_NE(digest(), before);
+}
+
+TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
+{
+  TempDir tmp;
+  const std::string cache = prime(tmp);
+  const std::string good = slurp(cache);
+  ASSERT_GT(good.size(), 100u);
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x20;
+  std::string index_flipped = good; // a byte of the first walk's root path, in the index
+  index_flipped[good.find("tree")] ^= 0x01;
+  std::string recs_flipped = good;  // the last record's mask, in the records
+  recs_flipped[good.size() - 1] ^= 0x01;
+  std::string version = good;
+  version[8] = 9;
+  const std::vector<std::pair<std::string, std::string>> bad = {
+    {"", "truncated"},
+    {good.substr(0, 40), "truncated"},
+    {good.substr(0, good.size() - 1), "truncated"},
+    {good + "x", "truncated"},
+    {flipped, "corrupt"},
+    {index_flipped, "corrupt (its checksum"},
+    {recs_flipped, "corrupt (its records"},
+    {version, "format version 9"},
+    {std::string(200, 'x'), "not a trawl cache"},
+  };
+  for (const auto &[data, why] : bad) {
+    spit(cache, data);
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.ok);
+    EXPECT_FALSE(r.trusted) << why;
+    EXPECT_NE(r.warning.find(why), std::string::npos) << "warning: " << r.warning;
+    EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
+    EXPECT_TRUE(r.written);
+    Fixture g(tmp / "tree", {{"**/*.c"}});
+    EXPECT_TRUE(run(g, cache).trusted) << "not replaced after: " << why;
+  }
+}
+
+// A cache another trawl wrote is not trusted, even when every checksum
+// holds: a new trawl may decide differently. The version string in the
+// index is changed and the index's checksum made right again.
+TEST(Cache, AnotherTrawlVersionIsNotTrusted)
+{
+  TempDir tmp;
+  const std::string cache = prime(tmp);
+  std::string data = slurp(cache);
+  const std::string version = TRAWL_VERSION_STRING;
+  auto le = [&](size_t at, int n) {
+    uint64_t v = 0;
+    for (int i = n; i-- > 0;)
+      v = v << 8 | (uint8_t)data[at + i];
+    return v;
+  };
+  ASSERT_EQ(le(HEADER_SIZE, 4), version.size());
+  ASSERT_EQ(data.substr(HEADER_SIZE + 4, version.size()), version);
+  data[HEADER_SIZE + 4 + version.size() - 1] ^= 0x01; // "0.1.0" -> "0.1.1"
+  const uint64_t index_len = le(40, 8);
+  uint64_t sum = XXH3_64bits(data.data() + HEADER_SIZE, (size_t)index_len);
+  for (int i = 0; i < 8; i++, sum >>= 8)
+    data[24 + i] = (char)(sum & 0xff);
+  spit(cache, data);
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_NE(r.warning.find("was written by trawl"), std::string::npos) << r.warning;
+  EXPECT_TRUE(r.changed) << "a cache not trusted says nothing of the tree";
+}
+
+// A start directory is opened component by component, no link on the way
+// (without --follow): "a" turned into a link to where "a" went leads to the
+// very same "a/b", stamp and all, but a walk does not go through it. The
+// re-check must not either.
+TEST(Cache, AStartDirectoryBehindALinkIsNotReached)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  add_file(tmp / "tree", "a/b/c.c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"a/b/**"}});
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a/b/c.c"}));
+  }
+  ASSERT_EQ(rename((tmp / "tree/a").c_str(), (tmp / "tree/x").c_str()), 0);
+  make_link("x", tmp / "tree/a");
+  settle();
+  Fixture f(tmp / "tree", {{"a/b/**"}});
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"a/b/**"}));
+  EXPECT_TRUE(f.results(0).empty());
+}
+
+TEST(Cache, OtherQueriesOrRootsAreNotTrusted)
+{
+  TempDir tmp;
+  make_dir(tmp / "one");
+  make_dir(tmp / "two");
+  make_tree(tmp / "one");
+  add_file(tmp / "two", "only.c");
+  const std::string cache = tmp / "c.cache";
+  ASSERT_EQ(symlink("one", (tmp / "root").c_str()), 0);
+  {
+    Fixture f(tmp / "root", {{"**/*.c"}});
+    EXPECT_TRUE(run(f, cache).written);
+  }
+  {
+    Fixture f(tmp / "root", {{"**/*.h"}});
+    CacheRun r = run(f, cache);
+    EXPECT_FALSE(r.trusted);
+    EXPECT_EQ(r.warning, "was written for other queries");
+  }
+  {
+    Fixture f(tmp / "root", {{"**/*.h"}});
+    EXPECT_TRUE(run(f, cache).trusted);
+  }
+  // The same root spelled the same way, another directory behind it.
+  unlink((tmp / "root").c_str());
+  ASSERT_EQ(symlink("two", (tmp / "root").c_str()), 0);
+  Fixture f(tmp / "root", {{"**/*.h"}});
+  CacheRun r = run(f, cache);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_EQ(r.warning, "was written for other roots");
+}
+
+// git's configuration for a test: TMP/gitconfig (empty) as the global file,
+// no system file; unset again when it goes.
+struct GitEnv {
+  std::string global;
+  explicit GitEnv(const TempDir &tmp) : global(tmp / "gitconfig")
+  {
+    spit(global, "");
+    setenv("GIT_CONFIG_GLOBAL", global.c_str(), 1);
+    setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+  }
+  ~GitEnv()
+  {
+    unsetenv("GIT_CONFIG_GLOBAL");
+    unsetenv("GIT_CONFIG_NOSYSTEM");
+  }
+};
+
+// TMP/repo, a git repository holding make_tree() (in TMP/repo/SUB when SUB
+// is given); its path.
+std::string make_repo(const TempDir &tmp, const std::string &sub = "")
+{
+  const std::string repo = tmp / "repo";
+  make_dir(repo);
+  EXPECT_EQ(system(("git init -q '" + repo + "'").c_str()), 0);
+  const std::string tree = sub.empty() ? repo : repo + "/" + sub;
+  if (!sub.empty())
+    make_dir(tree);
+  make_tree(tree);
+  return repo;
+}
+
+TEST(Cache, IgnoreSourcesOutsideTheWalk)
+{
+  TempDir tmp;
+  const std::string repo = make_repo(tmp, "sub");
+  GitEnv git(tmp);
+  const std::string &global = git.global;
+  const std::string cache = tmp / "c.cache";
+  const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 4u);
+  }
+  // info/exclude edited in place, then a .gitignore above the root made:
+  // the walk is not trusted, and sees them.
+  spit(repo + "/.git/info/exclude", "lib/\n");
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_GT(r.read, 0u);
+    EXPECT_EQ(f.results(0), fresh(repo + "/sub", {"**/*.c"}, ig));
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "src/c.c", "src/d/e.c"}));
+  }
+  spit(repo + "/.gitignore", "d/\n");
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "src/c.c"}));
+  }
+  // The excludes file named in the global config, then edited.
+  spit(tmp / "excludes", "a.c\n");
+  spit(global, "[core]\n\texcludesFile = " + tmp / "excludes" + "\n");
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"src/c.c"}));
+  }
+  spit(tmp / "excludes", "nothing\n");
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.changed);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "src/c.c"}));
+  }
+  // Unchanged since: trusted whole.
+  settle();
+  {
+    Fixture f(repo + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache);
+    EXPECT_EQ(r.read, 0u);
+  }
+}
+
+// A `.git` above the root that is not a repository (no HEAD, objects or
+// refs) does not make a work tree; `git init` in it later does, and its
+// .gitignore then applies. The sources are re-checked by their stamps alone
+// (cache format 2), so those of the `.git` that is not yet a repository must
+// be among them: the re-check says "changed", and both runs see the rule.
+TEST(Cache, AGitDirectoryBecomingARepositoryIsSeen)
+{
+  TempDir tmp;
+  const std::string outer = tmp / "outer";
+  make_dir(outer);
+  make_dir(outer + "/.git");
+  spit(outer + "/.gitignore", "*.c\n");
+  make_dir(outer + "/sub");
+  make_tree(outer + "/sub");
+  GitEnv git(tmp);
+  const std::string cache = tmp / "c.cache";
+  const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  settle();
+  {
+    Fixture f(outer + "/sub", {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 4u) << "no repository yet: the .gitignore is not read";
+  }
+  settle();
+  {
+    Fixture f(outer + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_FALSE(r.changed);
+  }
+  ASSERT_EQ(system(("git init -q '" + outer + "'").c_str()), 0);
+  settle();
+  {
+    Fixture f(outer + "/sub", {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed) << "the re-check missed the new repository";
+    EXPECT_EQ(f.results(0), fresh(outer + "/sub", {"**/*.c"}, ig));
+    EXPECT_TRUE(f.results(0).empty());
+  }
+}
+
+// The environment chooses git's configuration and its excludes file
+// (XDG_CONFIG_HOME here): another environment is another set of outside
+// sources, whatever their stamps.
+TEST(Cache, AnotherEnvironmentIsSeen)
+{
+  TempDir tmp;
+  const std::string repo = make_repo(tmp);
+  GitEnv git(tmp);
+  for (const char *x : {"xdg1", "xdg2"}) {
+    make_dir(tmp / x);
+    make_dir(tmp / x + "/git");
+  }
+  spit(tmp / "xdg1/git/ignore", "nothing\n");
+  spit(tmp / "xdg2/git/ignore", "*.c\n");
+  const std::string cache = tmp / "c.cache";
+  const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  setenv("XDG_CONFIG_HOME", (tmp / "xdg1").c_str(), 1);
+  settle();
+  {
+    Fixture f(repo, {{"**/*.c"}}, ig);
+    run(f, cache);
+    EXPECT_EQ(f.results(0).size(), 4u);
+  }
+  setenv("XDG_CONFIG_HOME", (tmp / "xdg2").c_str(), 1);
+  {
+    Fixture f(repo, {{"**/*.c"}}, ig);
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed) << "another excludes file, chosen by the environment, was missed";
+    EXPECT_TRUE(f.results(0).empty());
+  }
+  unsetenv("XDG_CONFIG_HOME");
+}
+
+// An outside source stamped in the tick of the run that records it may
+// change again unseen (git's racy timestamps): it is recorded as racy, and
+// the next run does not trust the walk by its stamps (it reads it again).
+// The collision is forced by stamping info/exclude a second ahead.
+TEST(Cache, ARacyOutsideSourceIsNotTrusted)
+{
+  TempDir tmp;
+  const std::string repo = make_repo(tmp);
+  GitEnv git(tmp);
+  const std::string cache = tmp / "c.cache";
+  const unsigned ig = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  spit(repo + "/.git/info/exclude", "*.md\n");
+  settle();
+  struct timespec times[2];
+  clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec += 1;
+  times[1] = times[0];
+  ASSERT_EQ(utimensat(AT_FDCWD, (repo + "/.git/info/exclude").c_str(), times, 0), 0);
+  {
+    Fixture f(repo, {{"**/*.c"}}, ig);
+    run(f, cache);
+  }
+  Fixture f(repo, {{"**/*.c"}}, ig);
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_TRUE(r.trusted);
+  EXPECT_GT(r.read, 0u) << "a racy outside source was trusted";
+  EXPECT_FALSE(cache_run_was_quick(f.plan.get()));
+}
+
+TEST(Cache, FailedWriteKeepsTheOldFile)
+{
+  TempDir tmp;
+  const std::string cache = prime(tmp);
+  const std::string before = slurp(cache);
+  add_file(tmp / "tree", "lib/new.c");
+  settle();
+  // No room: files may not grow past 64 bytes (SIGXFSZ ignored, so the
+  // write fails with EFBIG, as it would with ENOSPC).
+  struct rlimit old;
+  getrlimit(RLIMIT_FSIZE, &old);
+  struct rlimit small = {64, old.rlim_max};
+  signal(SIGXFSZ, SIG_IGN);
+  setrlimit(RLIMIT_FSIZE, &small);
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache);
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, SIG_DFL);
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.written);
+  EXPECT_NE(r.write_error.find("c.cache"), std::string::npos) << r.write_error;
+  EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
+  EXPECT_EQ(slurp(cache), before);
+  // No temporary file left behind.
+  size_t entries = 0;
+  for (const auto &e : scan(tmp.path()))
+    entries += e.path.find("c.cache") != std::string::npos;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(Cache, ConcurrentWritersNeverTearTheFile)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  for (int i = 0; i < 30; i++)
+    add_file(tmp / "tree", "d" + std::to_string(i % 6) + "/f" + std::to_string(i) + ".c");
+  const std::string cache = tmp / "c.cache";
+  std::vector<pid_t> kids;
+  for (int k = 0; k < 4; k++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      // Each writer changes the tree a little and writes the cache again.
+      for (int i = 0; i < 25; i++) {
+        const std::string mine = tmp / ("tree/w" + std::to_string(k) + ".c");
+        write_file(mine, std::to_string(i));
+        unlink(mine.c_str());
+        Fixture f(tmp / "tree", {{"**/*.c"}});
+        CacheRun r = run(f, cache);
+        if (!r.ok || (!r.warning.empty() && r.warning.find("other") == std::string::npos))
+          _exit(1);
+      }
+      _exit(0);
+    }
+    kids.push_back(pid);
+  }
+  unsigned loads = 0;
+  bool done = false;
+  while (!done) {
+    done = true;
+    for (pid_t p : kids)
+      done = done && waitpid(p, nullptr, WNOHANG) != 0;
+    GError *error = nullptr;
+    trawl_plan *p = trawl_plan_new_from_cache(cache.c_str(), &error);
+    if (p) {
+      loads++;
+      trawl_plan_free(p);
+    } else {
+      EXPECT_TRUE(g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+          << "a reader saw a torn file: " << error->message;
+      g_error_free(error);
+    }
+  }
+  for (pid_t p : kids) {
+    int status = 0;
+    waitpid(p, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer saw a bad file";
+  }
+  EXPECT_GT(loads, 0u);
+}
+
+TEST(Cache, PlanFromCacheAsksTheSameQuestions)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c", "lib/**"}, {"*.h"}});
+    run(f, cache);
+  }
+  GError *error = nullptr;
+  Plan p(trawl_plan_new_from_cache(cache.c_str(), &error));
+  ASSERT_NE(p, nullptr) << error->message;
+  EXPECT_EQ(trawl_plan_size(p.get()), 2u);
+  trawl_cache_report rep;
+  EXPECT_TRUE(trawl_plan_run_cached(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                                    nullptr));
+  EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning : "");
+  EXPECT_FALSE(rep.changed);
+  EXPECT_FALSE(rep.written);
+  trawl_cache_report_clear(&rep);
+  size_t n;
+  const char *const *r = trawl_plan_results(p.get(), 0, &n);
+  EXPECT_EQ(std::vector<std::string>(r, r + n),
+            (std::vector<std::string>{"a.c", "lib/f.c", "lib/g.md", "src/c.c", "src/d/e.c"}));
+  EXPECT_TRUE(cache_run_was_quick(p.get()));
+  EXPECT_TRUE(cache_patterns_pending(p.get())) << "the re-check compiled patterns it did not need";
+  EXPECT_EQ(trawl_plan_new_from_cache((tmp / "none").c_str(), nullptr), nullptr);
+
+  // A change: the plan's patterns are compiled for the walk, and ask what
+  // they asked when the cache was written.
+  add_file(tmp / "tree", "lib/h.c");
+  add_file(tmp / "tree", "x.h");
+  settle();
+  {
+    Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
+    ASSERT_NE(q, nullptr) << error->message;
+    EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                                      nullptr));
+    EXPECT_TRUE(rep.trusted);
+    EXPECT_TRUE(rep.changed);
+    EXPECT_EQ(rep.dirs_read, 2u);
+    trawl_cache_report_clear(&rep);
+    EXPECT_FALSE(cache_patterns_pending(q.get()));
+    r = trawl_plan_results(q.get(), 0, &n);
+    EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
+    r = trawl_plan_results(q.get(), 1, &n);
+    EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"b.h", "x.h"}));
+  }
+
+  // A query added to a plan read from a cache: the plan asks three
+  // questions now, not the file's two.
+  Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
+  ASSERT_NE(q, nullptr) << error->message;
+  Pattern md = compile("**/*.md");
+  const trawl_pattern *mds[] = {md.get()};
+  const std::string root = tmp / "tree";
+  trawl_query extra = {root.c_str(), mds, 1, nullptr, 0, nullptr};
+  EXPECT_EQ(trawl_plan_add(q.get(), &extra), 2u);
+  EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                                    nullptr));
+  EXPECT_FALSE(rep.trusted);
+  EXPECT_NE(std::string(rep.warning ? rep.warning : ""), "");
+  trawl_cache_report_clear(&rep);
+  r = trawl_plan_results(q.get(), 0, &n);
+  EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
+  r = trawl_plan_results(q.get(), 2, &n);
+  EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"lib/g.md"}));
+}
+
+// A directory the walk could not read has no stamp: making it readable
+// (chmod changes its own ctime, not its parent's mtime) changes no stamp
+// recorded. So a walk with a problem is never re-checked by stamps alone:
+// it is walked again (replayed where it can be), the problem told again,
+// and once the directory can be read its files are found. Run as nobody,
+// since root reads anything; skipped where that cannot be.
+TEST(Cache, AnUnreadableDirectoryIsTriedAgain)
+{
+  TempDir tmp;
+  chmod(tmp.path().c_str(), 0777);
+  make_dir(tmp / "tree");
+  chmod((tmp / "tree").c_str(), 0755);
+  for (const char *p : {"a.c", "open/b.c", "locked/c.c"})
+    add_file(tmp / "tree", p);
+  chmod((tmp / "tree/locked").c_str(), 0);
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    AsNobody nobody;
+    if (!nobody.ok())
+      GTEST_SKIP() << "running as root and cannot become nobody: " << nobody.why();
+    const int fd = open((tmp / "tree/locked").c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+      close(fd);
+      GTEST_SKIP() << "permissions are not enforced for this process (uid " << geteuid() << ")";
+    }
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "open/b.c"}));
+    EXPECT_EQ(trawl_plan_problems(f.plan.get(), 0)->len, 1u);
+  }
+  settle();
+  {
+    AsNobody nobody;
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_FALSE(r.changed);
+    EXPECT_EQ(r.read, 0u);
+    EXPECT_FALSE(cache_run_was_quick(f.plan.get()));
+    EXPECT_EQ(trawl_plan_problems(f.plan.get(), 0)->len, 1u) << "the problem is told again";
+  }
+  chmod((tmp / "tree/locked").c_str(), 0755);
+  {
+    AsNobody nobody;
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.changed);
+    EXPECT_EQ(r.read, 1u);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "locked/c.c", "open/b.c"}));
+    EXPECT_EQ(trawl_plan_problems(f.plan.get(), 0)->len, 0u);
+  }
+}
+
+// A cached run of an unchanged tree hands over the records' results in the
+// order a walk prints them: start directories by their path and a `/`
+// (`src-x` and `src.y` before `src`, whose entries sort as `src/...`), a
+// nested one inside its parent's pass, each directory's subdirectories at
+// their place among its files. Compared, in order, with a fresh walk.
+TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (const char *p : {"src/a.c", "src/a/b.c", "src/a.b/c.c", "src/a-b.c", "src-x/d.c",
+                        "src.y/e.c", "src.y/f/g.c", "top.c", "lib/h.c"})
+    add_file(tmp / "tree", p);
+  settle();
+  // Start directories only (the root is on the way), then with the root read.
+  const std::vector<std::vector<std::string>> starts = {{"{src,src-x,src.y}/**"},
+                                                        {"src/a/**", "src.y/**/*.c"}};
+  std::vector<std::vector<std::string>> all = starts;
+  all.push_back({"**/*.c"});
+  int k = 0;
+  for (const auto &queries : {starts, all}) {
+    SCOPED_TRACE(k ? "with the root read" : "start directories only");
+    const std::string cache = tmp / ("c" + std::to_string(k++) + ".cache");
+    {
+      Fixture f(tmp / "tree", queries);
+      run(f, cache);
+    }
+    Fixture f(tmp / "tree", queries);
+    std::vector<std::vector<std::string>> got(queries.size());
+    trawl_cache_report rep;
+    ASSERT_TRUE(trawl_plan_run_each_cached(
+        f.plan.get(), cache.c_str(), 0,
+        [](size_t q, const char *path, size_t len, void *data) {
+          (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path,
+                                                                                       len);
+        },
+        &got, &rep, nullptr));
+    EXPECT_TRUE(rep.trusted);
+    EXPECT_EQ(rep.dirs_read, 0u);
+    trawl_cache_report_clear(&rep);
+    EXPECT_TRUE(cache_run_was_quick(f.plan.get()));
+    for (size_t q = 0; q < queries.size(); q++) {
+      EXPECT_EQ(got[q], fresh(tmp / "tree", queries[q])) << show(queries[q]);
+      EXPECT_TRUE(std::is_sorted(got[q].begin(), got[q].end())) << show(queries[q]);
+    }
+    EXPECT_EQ(got[0].front(), "src-x/d.c");
+    // And kept, as trawl_plan_results() lists them after such a run.
+    Fixture g(tmp / "tree", queries);
+    run(g, cache);
+    EXPECT_TRUE(cache_run_was_quick(g.plan.get()));
+    for (size_t q = 0; q < queries.size(); q++)
+      EXPECT_EQ(g.results(q), got[q]);
+  }
+}
+
+// The property through the cache file, in the settings users have (a git
+// work tree with its top at the root or above it, none with no-require-git,
+// nested repositories) and through every class of change tree_changes.hpp
+// has, each in every sequence: after each change, a re-check (the quick path
+// when nothing recorded changed), a cached run, or a cached run handing its
+// results over answers what a fresh run does, with the same problems, and
+// the re-check says "changed" exactly when the answer differs from the
+// cache's. Run as nobody when root, so that an unreadable directory is one.
+class CacheProperty : public ::testing::TestWithParam<std::tuple<uint32_t, treechanges::Setting>> {};
+
+TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
+{
+  using namespace treechanges;
+  const uint32_t seed = std::get<0>(GetParam());
+  const Setting setting = std::get<1>(GetParam());
+  TempDir tmp;
+  Rng rng(seed * 4 + (uint32_t)setting);
+  World world(tmp.path(), setting, rng);
+  const TreeFacts facts = facts_of(scan(world.root));
+  // Query 0 generated (literal start directories, pruning); query 1 every
+  // file, so that every directory is in every sequence's records.
+  std::vector<std::vector<std::string>> incs(2);
+  for (unsigned i = 0, n = 1 + rng.below(2); i < n; i++)
+    incs[0].push_back(gen_include(rng, facts));
+  incs[1] = {"**"};
+  const unsigned ig = world.ignore;
+  Enforced as(world);
+  ASSERT_TRUE(as.ok()) << as.why();
+  const std::string cache = tmp / "p.cache";
+  {
+    Fixture f(world.root, incs, ig);
+    run(f, cache);
+  }
+  auto problems_of = [](const trawl_plan *plan, size_t q) {
+    std::vector<std::string> v;
+    const GPtrArray *p = trawl_plan_problems(plan, q);
+    for (guint i = 0; i < p->len; i++)
+      v.push_back(static_cast<const GError *>(p->pdata[i])->message);
+    return v;
+  };
+  // A fresh run of the same plan (the two queries share a walk, and so its
+  // problems).
+  auto answer = [&](std::vector<std::vector<std::string>> *problems) {
+    Fixture f(world.root, incs, ig);
+    EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+    std::vector<std::vector<std::string>> v;
+    for (size_t q = 0; q < incs.size(); q++) {
+      v.push_back(f.results(q));
+      if (problems)
+        problems->push_back(problems_of(f.plan.get(), q));
+    }
+    return v;
+  };
+  std::vector<std::vector<std::string>> last = answer(nullptr);
+  std::string history;
+  unsigned steps = 0, quick = 0, quick_each = 0, modes[3] = {0, 0, 0};
+  // The watch list (trawl_cache_watch), as `trawl check --depfile` hands it
+  // to Ninja: after each cached run, its paths and a mark as `--checked`
+  // leaves it (the file system's time as the run began, less 1 ns). Before
+  // the next run, when the list does not say "always" and no path in it is
+  // newer than the mark or gone, Ninja would not run the check: then the
+  // answer must be the cache's. Valid only when the cache holds what the
+  // run saw (it read nothing, or wrote the cache). Changes that move no
+  // mtime (BLIND: an mtime put back, permissions) are a re-check's to see.
+  struct Watch {
+    bool valid = false, always = false;
+    std::vector<std::string> paths;
+    struct timespec mark {};
+  } watch;
+  bool blind = false;
+  unsigned skippable = 0, watched = 0;
+  const std::string mark_file = tmp / "p.mark";
+  auto fs_now = [&]() {
+    std::ofstream(mark_file).put('x');
+    EXPECT_EQ(utimensat(AT_FDCWD, mark_file.c_str(), nullptr, 0), 0);
+    struct stat st;
+    EXPECT_EQ(stat(mark_file.c_str(), &st), 0);
+    struct timespec t = st.st_mtim;
+    if (t.tv_nsec > 0) {
+      t.tv_nsec--;
+    } else {
+      t.tv_sec--;
+      t.tv_nsec = 999999999;
+    }
+    return t;
+  };
+  auto newer_than_mark = [&](const std::string &path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0)
+      return true;
+    return st.st_mtim.tv_sec > watch.mark.tv_sec ||
+           (st.st_mtim.tv_sec == watch.mark.tv_sec && st.st_mtim.tv_nsec > watch.mark.tv_nsec);
+  };
+
+  // After each step: one of the three kinds of cached run, in turn (the
+  // seed picks where the turn starts), against a fresh run.
+  auto verify = [&](const std::string &what) {
+    history += "\n  " + what;
+    const unsigned mode = (seed + steps) % 3;
+    const bool check = mode == 1, each = mode == 2;
+    const char *how = check ? " (check)" : each ? " (each)" : " (run)";
+    // Would Ninja skip the check? (Decided before anything is run.)
+    std::string why_run;
+    if (!watch.valid)
+      why_run = "no valid list";
+    else if (watch.always)
+      why_run = "always";
+    else
+      for (const std::string &p : watch.paths)
+        if (newer_than_mark(p)) {
+          why_run = p;
+          break;
+        }
+    const bool skipped = why_run.empty() && !blind;
+    watch.mark = fs_now();
+    Fixture f(world.root, incs, ig);
+    std::vector<std::vector<std::string>> got(2);
+    CacheRun r;
+    if (each) {
+      trawl_cache_report rep;
+      GError *error = nullptr;
+      r.ok = trawl_plan_run_each_cached(
+          f.plan.get(), cache.c_str(), 0,
+          [](size_t q, const char *path, size_t len, void *data) {
+            (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path, len);
+          },
+          &got, &rep, &error);
+      EXPECT_TRUE(r.ok) << (error ? error->message : "");
+      g_clear_error(&error);
+      r.trusted = rep.trusted;
+      r.changed = rep.changed;
+      r.written = rep.written;
+      r.warning = rep.warning ? rep.warning : "";
+      r.read = rep.dirs_read;
+      r.reused = rep.dirs_reused;
+      trawl_cache_report_clear(&rep);
+    } else {
+      r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+      got = {f.results(0), f.results(1)};
+    }
+    std::vector<std::vector<std::string>> problems;
+    const std::vector<std::vector<std::string>> now = answer(&problems);
+    for (size_t q = 0; q < 2; q++) {
+      EXPECT_EQ(got[q], now[q]) << "seed " << seed << ", " << setting_name(setting) << ", step "
+                                << steps << how << " read " << r.read << " reused " << r.reused
+                                << (cache_run_was_quick(f.plan.get()) ? " (from the records)" : "") << " query "
+                                << show(incs[q]) << "\nsteps:" << history << "\n"
+                                << diff(got[q], now[q]);
+      EXPECT_EQ(problems_of(f.plan.get(), q), problems[q])
+          << "seed " << seed << ", " << setting_name(setting) << ", step " << steps << how
+          << ": the problems told, query " << show(incs[q]) << "\nsteps:" << history;
+    }
+    EXPECT_TRUE(r.trusted) << r.warning;
+    // Handed over, the results are not compared: "changed" says they may be.
+    if (!each || now != last) {
+      EXPECT_EQ(r.changed, now != last)
+          << "seed " << seed << ", " << setting_name(setting) << ", step " << steps << how
+          << " read " << r.read << " reused " << r.reused << "\nquery 0: " << diff(now[0], last[0])
+          << "\nquery 1: " << diff(now[1], last[1]) << "\nsteps:" << history;
+    }
+    if (skipped) {
+      skippable++;
+      for (size_t q = 0; q < 2; q++)
+        EXPECT_EQ(now[q], last[q])
+            << "seed " << seed << ", " << setting_name(setting) << ", step " << steps
+            << ": no watched path is newer than the mark, yet the answer changed; query "
+            << show(incs[q]) << "\nsteps:" << history << "\n" << diff(now[q], last[q]);
+    }
+    watch.valid = r.read == 0 || r.written;
+    watch.always = false;
+    watch.paths.clear();
+    if (watch.valid) {
+      GError *error = nullptr;
+      EXPECT_TRUE(trawl_cache_watch(
+          cache.c_str(),
+          [](const char *path, void *data) {
+            static_cast<std::vector<std::string> *>(data)->push_back(path);
+          },
+          &watch.paths, &watch.always, &error))
+          << (error ? error->message : "");
+      g_clear_error(&error);
+      watched += !watch.always;
+    }
+    quick_each += each && r.read == 0;
+    quick += check && r.read == 0 && !r.changed;
+    // What the cache holds now: rewritten when changed (check) or when a
+    // directory was read (run).
+    if (r.changed || !check)
+      last = now;
+    modes[mode]++;
+    steps++;
+  };
+
+  Counts counts;
+  const std::vector<Change> classes = all_changes(true, setting != NO_REPO);
+  for (const Change &c : schedule(rng, classes, 40)) {
+    if (HasFailure())
+      break;
+    blind = c.kind == MTIME_RESTORED || c.kind == UNREADABLE;
+    const std::string what = world.apply(rng, c, verify);
+    counts[c.name()]++;
+    // Half the changes wait out the racy window; the rest are checked in
+    // the tick they were made in (and so is every same-granule change).
+    if (c.kind != SAME_GRANULE && rng.chance(2))
+      settle();
+    verify(what);
+    blind = false;
+    // And every fourth change, nothing more: the first run reads what was
+    // racy, the second takes the quick path (unless a problem or a nested
+    // repository keeps it from it).
+    if (steps % 4 == 0) {
+      settle();
+      verify("nothing");
+      verify("nothing again");
+    }
+  }
+  for (const Change &c : classes)
+    EXPECT_GT(counts[c.name()], 0u) << c.name() << " never happened";
+  // (A nested repository's rules come from inside its `.git`, which is not
+  // stamped: a walk with one is always read there, never quick.)
+  if (setting != NESTED) {
+    EXPECT_GT(quick, 0u) << "the re-check never took the quick path";
+    EXPECT_GT(quick_each, 0u) << "the cached runs handing results over never read none";
+    EXPECT_GT(watched, 0u) << "the watch list always said \"always\"";
+    EXPECT_GT(skippable, 0u) << "no step left every watched path older than the mark";
+  }
+  for (unsigned m = 0; m < 3; m++)
+    EXPECT_GT(modes[m], 0u);
+  print_counts("CacheProperty", seed, setting, counts, steps);
+  printf("[watch] CacheProperty seed %u setting %d: a list at %u of %u steps, %u of them with"
+         " nothing newer than the mark\n", seed, (int)setting, watched, steps, skippable);
+}
+
+// Seeds 1 to 2 in each of the four settings, or 1 to N with
+// TRAWL_CACHE_PROPERTY_SEEDS=N: docs/cache.md, "Tests", has a long run.
+INSTANTIATE_TEST_SUITE_P(
+    Seeds, CacheProperty,
+    ::testing::Combine(::testing::ValuesIn(seeds_from_env("TRAWL_CACHE_PROPERTY_SEEDS", 2)),
+                       ::testing::ValuesIn(treechanges::kSettings)));
+
+} // namespace

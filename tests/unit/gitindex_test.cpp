@@ -1,0 +1,488 @@
+// Unit tests of the index reader (libcore/src/gitindex.c) against indexes
+// real git writes: formats 2, 3 and 4, a split index (and one in format 4),
+// a sparse index, skip-worktree and intent-to-add entries, a merge's
+// stages, a submodule, a path longer than 0xfff bytes, a SHA-256
+// repository. Each index is read by gitindex_read() and compared entry by
+// entry with `git ls-files --sparse -s -t -z` (path, stage, mode, the
+// skip-worktree tag); then the lookups are asked for every path and every
+// directory of the listing, and for near misses. Damaged files (cut short,
+// a byte flipped, an extension nobody knows) are refused with an error that
+// names the file, never read in part. Skipped when git is not installed.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <glib.h>
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "gitindex.h"
+}
+
+namespace {
+
+bool have_git()
+{
+  return system("git --version >/dev/null 2>&1") == 0;
+}
+
+// A temporary directory with a repository in it, and git run there with a
+// configuration of its own.
+class Repo {
+public:
+  Repo()
+  {
+    char tmpl[] = "/tmp/trawl-gitindex-XXXXXX";
+    const char *d = mkdtemp(tmpl);
+    EXPECT_NE(d, nullptr);
+    dir_ = d ? d : "/nonexistent";
+  }
+  ~Repo() { run("rm -rf '" + dir_ + "'"); }
+
+  // Run shell SCRIPT in the repository's directory (made by `git init` in
+  // the script), with the test's git environment; its output.
+  std::string sh(const std::string &script, int *status = nullptr) const
+  {
+    const std::string full =
+        "cd '" + dir_ + "' && export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME='" +
+        dir_ + "' GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t " +
+        "GIT_COMMITTER_EMAIL=t@t && " + script;
+    FILE *p = popen(("bash -ec " + quote(full) + " 2>&1").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while (p && (n = fread(buf, 1, sizeof buf, p)) > 0)
+      out.append(buf, n);
+    const int st = p ? pclose(p) : -1;
+    if (status)
+      *status = st;
+    else
+      EXPECT_EQ(st, 0) << script << "\n" << out;
+    return out;
+  }
+
+  std::string path(const std::string &rel) const { return dir_ + "/" + rel; }
+
+private:
+  static std::string quote(const std::string &s)
+  {
+    std::string q = "'";
+    for (char c : s)
+      q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  }
+  static void run(const std::string &cmd)
+  {
+    if (system(cmd.c_str()) != 0)
+      ADD_FAILURE() << cmd;
+  }
+  std::string dir_;
+};
+
+struct Entry {
+  std::string path;
+  unsigned stage = 0;
+  unsigned flags = 0; // GITINDEX_SPARSE_DIR | GITINDEX_GITLINK | GITINDEX_SKIP_WORKTREE
+  bool operator==(const Entry &o) const
+  {
+    return path == o.path && stage == o.stage && flags == o.flags;
+  }
+};
+
+std::ostream &operator<<(std::ostream &os, const Entry &e)
+{
+  return os << e.path << " stage " << e.stage << " flags " << e.flags;
+}
+
+// git's own listing of the index of REPO (directory WHERE): every entry,
+// sparse directories as `dir/`, in index order.
+std::vector<Entry> git_entries(const Repo &repo, const std::string &where = ".")
+{
+  const std::string out = repo.sh("git -C '" + where + "' ls-files --sparse -s -t -z");
+  std::vector<Entry> v;
+  size_t at = 0;
+  while (at < out.size()) {
+    const size_t end = out.find('\0', at);
+    const std::string rec = out.substr(at, end - at);
+    at = end + 1;
+    // "T MODE OID STAGE\tPATH"
+    const size_t tab = rec.find('\t');
+    std::istringstream head(rec.substr(0, tab));
+    std::string tag, mode, oid;
+    unsigned stage = 0;
+    head >> tag >> mode >> oid >> stage;
+    Entry e;
+    e.path = rec.substr(tab + 1);
+    e.stage = stage;
+    if (mode == "040000")
+      e.flags |= GITINDEX_SPARSE_DIR;
+    if (mode == "160000")
+      e.flags |= GITINDEX_GITLINK;
+    if (tag == "S")
+      e.flags |= GITINDEX_SKIP_WORKTREE;
+    v.push_back(e);
+  }
+  return v;
+}
+
+struct IndexFree {
+  void operator()(gitindex *ix) const { gitindex_free(ix); }
+};
+using Index = std::unique_ptr<gitindex, IndexFree>;
+
+Index read_index(const std::string &path, size_t hash_len = 20, std::string *error = nullptr)
+{
+  GError *e = nullptr;
+  gitindex *ix = gitindex_read(path.c_str(), hash_len, &e);
+  if (error)
+    *error = e ? e->message : "";
+  else if (e)
+    ADD_FAILURE() << e->message;
+  if (e)
+    g_error_free(e);
+  return Index(ix);
+}
+
+std::vector<Entry> our_entries(const gitindex *ix, unsigned mask = ~0u)
+{
+  std::vector<Entry> v;
+  for (size_t i = 0; i < ix->n; i++) {
+    const gitindex_entry &e = ix->entries[i];
+    Entry x;
+    x.path.assign(e.path, e.len);
+    x.stage = e.stage;
+    x.flags = e.flags & mask;
+    v.push_back(x);
+  }
+  return v;
+}
+
+bool has_file(const gitindex *ix, const std::string &p)
+{
+  // An exact-size copy: a read past the path is an overflow ASan reports.
+  std::vector<char> buf(p.begin(), p.end());
+  return gitindex_has_file(ix, buf.data(), buf.size());
+}
+
+bool has_dir(const gitindex *ix, const std::string &p)
+{
+  std::vector<char> buf(p.begin(), p.end());
+  return gitindex_has_dir(ix, buf.data(), buf.size());
+}
+
+// The entries agree with git's, and every lookup with the listing: each
+// file found, each directory above one found, names that are not there not
+// found.
+void agree(const Repo &repo, const std::string &index = ".git/index",
+           const std::string &where = ".", size_t hash_len = 20)
+{
+  const std::vector<Entry> want = git_entries(repo, where);
+  Index ix = read_index(repo.path(index), hash_len);
+  ASSERT_TRUE(ix);
+  EXPECT_EQ(our_entries(ix.get(), GITINDEX_SPARSE_DIR | GITINDEX_GITLINK |
+                                      GITINDEX_SKIP_WORKTREE),
+            want);
+  std::set<std::string> dirs;
+  for (const Entry &e : want) {
+    if (e.flags & GITINDEX_SPARSE_DIR) {
+      // Its whole tree: anything below, files and directories.
+      const std::string d = e.path.substr(0, e.path.size() - 1);
+      EXPECT_TRUE(has_dir(ix.get(), d)) << d;
+      EXPECT_TRUE(has_file(ix.get(), d + "/any")) << d;
+      EXPECT_TRUE(has_dir(ix.get(), d + "/any/deeper")) << d;
+      EXPECT_FALSE(has_file(ix.get(), d)) << d;
+    } else {
+      EXPECT_TRUE(has_file(ix.get(), e.path)) << e.path;
+      EXPECT_FALSE(has_file(ix.get(), e.path + "x")) << e.path;
+      // A submodule is a directory with paths below it; a file is not.
+      EXPECT_EQ(has_dir(ix.get(), e.path), (e.flags & GITINDEX_GITLINK) != 0) << e.path;
+    }
+    for (size_t i = 0; i < e.path.size(); i++)
+      if (e.path[i] == '/')
+        dirs.insert(e.path.substr(0, i));
+  }
+  for (const std::string &d : dirs) {
+    EXPECT_TRUE(has_dir(ix.get(), d)) << d;
+    EXPECT_FALSE(has_file(ix.get(), d)) << d;
+    EXPECT_FALSE(has_dir(ix.get(), d + "x")) << d;
+    if (d.size() > 1 && !dirs.count(d.substr(0, d.size() - 1))) {
+      EXPECT_FALSE(has_dir(ix.get(), d.substr(0, d.size() - 1))) << d;
+    }
+  }
+}
+
+#define NEED_GIT()                                                                                 \
+  do {                                                                                             \
+    if (!have_git())                                                                               \
+      GTEST_SKIP() << "git is not installed";                                                      \
+  } while (0)
+
+// A tree with directories, names that share long prefixes (format 4
+// compresses them), names that sort around '/' ("a.b" < "a/" < "a0").
+const char *const kTree =
+    "git init -q . && mkdir -p a/b/c src/lib docs a.b && "
+    "touch a/x a/b/y a/b/c/z a.b/q a0 'sp ace' src/lib/one.c src/lib/two.c src/main.c "
+    "docs/readme.md && git add . && git commit -qm one";
+
+TEST(GitIndex, Format2)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kTree);
+  r.sh("git update-index --index-version 2");
+  Index ix = read_index(r.path(".git/index"));
+  ASSERT_TRUE(ix);
+  EXPECT_EQ(ix->version, 2u);
+  agree(r);
+  EXPECT_TRUE(has_dir(ix.get(), "a"));
+  EXPECT_TRUE(has_dir(ix.get(), "a.b"));
+  EXPECT_FALSE(has_dir(ix.get(), "a/b/c/z"));
+  EXPECT_FALSE(has_dir(ix.get(), "s"));
+  EXPECT_FALSE(has_file(ix.get(), "a/b"));
+}
+
+TEST(GitIndex, Format3SkipWorktreeAndIntentToAdd)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kTree);
+  r.sh("git update-index --skip-worktree a/b/y src/main.c && mkdir new && touch new/x later.c && "
+       "git add -N later.c new/x");
+  Index ix = read_index(r.path(".git/index"));
+  ASSERT_TRUE(ix);
+  EXPECT_EQ(ix->version, 3u); // extended flags make git write format 3
+  agree(r);
+  unsigned ita = 0, skip = 0;
+  for (size_t i = 0; i < ix->n; i++) {
+    const std::string p(ix->entries[i].path, ix->entries[i].len);
+    if (ix->entries[i].flags & GITINDEX_INTENT_TO_ADD) {
+      ita++;
+      EXPECT_TRUE(p == "later.c" || p == "new/x") << p;
+    }
+    skip += (ix->entries[i].flags & GITINDEX_SKIP_WORKTREE) != 0;
+  }
+  EXPECT_EQ(ita, 2u);
+  EXPECT_EQ(skip, 2u);
+  EXPECT_TRUE(has_file(ix.get(), "later.c"));
+  EXPECT_TRUE(has_dir(ix.get(), "new"));
+}
+
+TEST(GitIndex, Format4)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kTree);
+  r.sh("git update-index --index-version 4 && git update-index --skip-worktree docs/readme.md");
+  Index ix = read_index(r.path(".git/index"));
+  ASSERT_TRUE(ix);
+  EXPECT_EQ(ix->version, 4u);
+  agree(r);
+}
+
+TEST(GitIndex, PathLongerThanTheFlagsCanSay)
+{
+  NEED_GIT();
+  Repo r;
+  // An entry needs no file: --cacheinfo adds a path of 4,400 bytes.
+  std::string longp;
+  for (int i = 0; i < 20; i++)
+    longp += std::string(219, (char)('a' + i)) + "/";
+  longp += "end.c";
+  ASSERT_GT(longp.size(), 0xfffu);
+  r.sh(kTree + std::string(" && git update-index --add --cacheinfo "
+                           "100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,") +
+       longp);
+  for (const char *v : {"2", "4"}) {
+    r.sh(std::string("git update-index --index-version ") + v);
+    agree(r);
+    Index ix = read_index(r.path(".git/index"));
+    ASSERT_TRUE(ix);
+    EXPECT_TRUE(has_file(ix.get(), longp));
+    EXPECT_TRUE(has_dir(ix.get(), longp.substr(0, 220 * 19 - 1)));
+  }
+}
+
+TEST(GitIndex, SplitIndex)
+{
+  NEED_GIT();
+  for (const char *version : {"2", "4"}) {
+    SCOPED_TRACE(std::string("format ") + version);
+    Repo r;
+    r.sh(kTree);
+    r.sh(std::string("git update-index --index-version ") + version +
+         " && git update-index --split-index");
+    // Changes on top of the shared index: an entry replaced (its flags),
+    // one deleted, two added, one of them sorting first.
+    r.sh("git -c splitIndex.maxPercentChange=100 update-index --skip-worktree src/lib/one.c && "
+         "git -c splitIndex.maxPercentChange=100 rm -q --cached docs/readme.md && "
+         "touch 0first zz && git -c splitIndex.maxPercentChange=100 add 0first zz");
+    const std::string shared = r.sh("ls .git | grep -c '^sharedindex\\.' || true");
+    EXPECT_EQ(shared, "1\n");
+    Index ix = read_index(r.path(".git/index"));
+    ASSERT_TRUE(ix);
+    EXPECT_TRUE(ix->split);
+    agree(r);
+    EXPECT_FALSE(has_file(ix.get(), "docs/readme.md"));
+    EXPECT_FALSE(has_dir(ix.get(), "docs"));
+    EXPECT_TRUE(has_file(ix.get(), "0first"));
+    // Its shared index missing: an error naming it, not an empty index.
+    r.sh("rm .git/sharedindex.*");
+    std::string why;
+    EXPECT_FALSE(read_index(r.path(".git/index"), 20, &why));
+    EXPECT_NE(why.find("sharedindex."), std::string::npos) << why;
+  }
+}
+
+TEST(GitIndex, SparseIndex)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kTree);
+  r.sh("git sparse-checkout init --cone --sparse-index && git sparse-checkout set src");
+  const std::vector<Entry> want = git_entries(r);
+  bool any_sparse = false;
+  for (const Entry &e : want)
+    any_sparse = any_sparse || (e.flags & GITINDEX_SPARSE_DIR);
+  ASSERT_TRUE(any_sparse) << "git wrote no sparse directory entry";
+  Index ix = read_index(r.path(".git/index"));
+  ASSERT_TRUE(ix);
+  EXPECT_TRUE(ix->sparse);
+  agree(r);
+  // a/ and docs/ stand for their trees: git knows a/b/c/z, and so do we
+  // (and anything else below them, which git would look up in the tree).
+  EXPECT_TRUE(has_file(ix.get(), "a/b/c/z"));
+  EXPECT_TRUE(has_dir(ix.get(), "a/b"));
+  EXPECT_TRUE(has_file(ix.get(), "docs/readme.md"));
+  EXPECT_TRUE(has_file(ix.get(), "src/main.c"));
+  EXPECT_FALSE(has_file(ix.get(), "src/none.c"));
+  EXPECT_FALSE(has_dir(ix.get(), "srcx"));
+}
+
+TEST(GitIndex, MergeStages)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kTree);
+  r.sh("git checkout -qb side && echo side > a/x && git commit -qam side && "
+       "git checkout -q - && echo main > a/x && git commit -qam main && "
+       "(git merge -q side || true)");
+  Index ix = read_index(r.path(".git/index"));
+  ASSERT_TRUE(ix);
+  unsigned staged = 0;
+  for (size_t i = 0; i < ix->n; i++)
+    staged += ix->entries[i].stage != 0;
+  EXPECT_EQ(staged, 3u);
+  agree(r);
+}
+
+TEST(GitIndex, SubmoduleIsADirectoryWithPathsBelow)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kTree);
+  r.sh("git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),vendor/sub");
+  agree(r);
+  Index ix = read_index(r.path(".git/index"));
+  ASSERT_TRUE(ix);
+  EXPECT_TRUE(has_dir(ix.get(), "vendor/sub"));
+  EXPECT_TRUE(has_dir(ix.get(), "vendor"));
+}
+
+TEST(GitIndex, Sha256)
+{
+  NEED_GIT();
+  Repo r;
+  int st = 0;
+  r.sh("git init -q --object-format=sha256 probe", &st);
+  if (st != 0)
+    GTEST_SKIP() << "this git makes no SHA-256 repositories";
+  r.sh("rm -rf probe && git init -q --object-format=sha256 . && mkdir -p d/e && touch d/e/f g && "
+       "git add . && git update-index --skip-worktree g");
+  agree(r, ".git/index", ".", 32);
+  // Read with the wrong length, it does not parse.
+  std::string why;
+  EXPECT_FALSE(read_index(r.path(".git/index"), 20, &why));
+}
+
+TEST(GitIndex, MissingIsEmpty)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh("git init -q .");
+  Index ix = read_index(r.path(".git/index"));
+  ASSERT_TRUE(ix);
+  EXPECT_EQ(ix->n, 0u);
+  EXPECT_FALSE(has_file(ix.get(), "a"));
+  EXPECT_FALSE(has_dir(ix.get(), "a"));
+}
+
+// Write BYTES to PATH.
+void put(const std::string &path, const std::string &bytes)
+{
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string slurp(const std::string &path)
+{
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(GitIndex, DamagedFilesAreRefused)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kTree);
+  for (const char *v : {"2", "3", "4"}) {
+    SCOPED_TRACE(std::string("format ") + v);
+    r.sh(std::string("git update-index --index-version ") + v);
+    const std::string good = slurp(r.path(".git/index"));
+    const std::string bad = r.path("bad-index");
+    std::string why;
+    // Cut anywhere before the checksum's last byte: refused, or (cut
+    // inside the extensions) refused too; never a crash or a read past.
+    for (size_t cut = 0; cut + 1 < good.size(); cut += 1 + cut / 16) {
+      put(bad, good.substr(0, cut));
+      Index ix = read_index(bad, 20, &why);
+      EXPECT_FALSE(ix) << "cut at " << cut;
+      EXPECT_NE(why.find(bad), std::string::npos) << why;
+    }
+    // Every byte of the header and the entries flipped in turn: refused,
+    // or read (a stat field, an object name) — never past the file.
+    for (size_t i = 0; i < good.size(); i++) {
+      std::string b = good;
+      b[i] = (char)(b[i] ^ 0x5a);
+      put(bad, b);
+      Index ix = read_index(bad, 20, &why);
+      (void)ix;
+    }
+    std::string b = good;
+    b[5] = 9; // version 0x00000903
+    put(bad, b);
+    EXPECT_FALSE(read_index(bad, 20, &why));
+    EXPECT_NE(why.find("format version"), std::string::npos) << why;
+  }
+  // A required extension nobody knows, in front of the checksum.
+  const std::string good = slurp(r.path(".git/index"));
+  std::string b = good.substr(0, good.size() - 20) + std::string("zzzz\0\0\0\0", 8) +
+                  good.substr(good.size() - 20);
+  put(r.path("bad-index"), b);
+  std::string why;
+  EXPECT_FALSE(read_index(r.path("bad-index"), 20, &why));
+  EXPECT_NE(why.find("'zzzz'"), std::string::npos) << why;
+  // An optional one is skipped.
+  b = good.substr(0, good.size() - 20) + std::string("ZZZZ\0\0\0\2ab", 10) +
+      good.substr(good.size() - 20);
+  put(r.path("bad-index"), b);
+  EXPECT_TRUE(read_index(r.path("bad-index"), 20, &why)) << why;
+}
+
+} // namespace
