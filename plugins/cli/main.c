@@ -56,6 +56,16 @@ main(int argc, char **argv)
     printf("trawl %s\n", trawl_version());
     return EXIT_OK;
   }
+  /* "Usage: trawl match ..." in --help (GLib names the program after
+   * argv[0] unless told): the man pages are made from --help. */
+  static const char *const commands[] = {"match", "batch", "explain", "check", "meson"};
+  g_set_prgname("trawl");
+  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+    if (strcmp(cmd, commands[i]) == 0) {
+      char *name = g_strconcat("trawl ", cmd, NULL);
+      g_set_prgname(name);
+      g_free(name);
+    }
   if (strcmp(cmd, "match") == 0)
     return cli_match(argc - 1, argv + 1);
   if (strcmp(cmd, "batch") == 0)

@@ -116,7 +116,11 @@ def circles(edges):
 
 def shown(f):
     """A file as the page names it: libcore's below libcore/src, the
-    plugins' below plugins/."""
+    plugins' below plugins/, except plugins/cmake/'s, in full: cmake/ at
+    the top of the checkout is another folder (the CMake modules), and a
+    reader (and tests/docs/doc_check.py) would look there."""
+    if f.startswith("plugins/cmake/"):
+        return f + ".c"
     for top in ("libcore/", "plugins/"):
         if f.startswith(top):
             return f[len(top):] + ".c"
@@ -143,7 +147,7 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     build = argv[1]
-    lib = symbols([os.path.join(build, "libcore", "libtrawl.a")])
+    lib = symbols([os.path.join(build, "libcore", "libtrawlcore.a")])
     objs = os.path.join(build, "plugins", "cli", "trawl.p")
     # (os.listdir, not glob: Meson names a plugin's objects ".._meson_….o".)
     cli = symbols(sorted(os.path.join(objs, o) for o in os.listdir(objs) if o.endswith(".o")) +
