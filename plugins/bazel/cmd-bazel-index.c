@@ -86,6 +86,7 @@
 #include <xxhash.h>
 
 #include "../cli/cli.h"
+#include "../cli/files.h"
 #include "trawl/cache.h"
 #include "trawl/plan.h"
 
@@ -432,13 +433,14 @@ starlark_bytes(GString *b, const char *s, size_t n)
   }
 }
 
-/* Writes TEXT to FILE through a temporary file renamed into place (GLib's
- * g_file_set_contents_full, with no fsync: a lost index is made again). */
+/* Writes TEXT to FILE whole, as the command writes every file beside a
+ * build (plugins/cli/files.h: renamed into place, the umask honoured, never
+ * writable by others). */
 static void
 write_file(const char *file, const char *text, size_t len)
 {
   GError *error = NULL;
-  if (!g_file_set_contents_full(file, text, (gssize)len, G_FILE_SET_CONTENTS_NONE, 0644, &error))
+  if (!file_write(file, text, len, &error))
     fail(3, "%s", error->message);
 }
 

@@ -1,6 +1,7 @@
 /* trawl — what `trawl check` calls a query (check-labels.h). */
 #include <string.h>
 
+#include "files.h"
 #include "check-labels.h"
 
 #define HEADER "trawl check labels 1\n"
@@ -35,7 +36,7 @@ check_labels_write(const char *cache, const GPtrArray *labels, const GPtrArray *
   /* Each configure writes the same labels again: leave the file alone. */
   if (!g_file_get_contents(path, &old, &old_len, NULL) || old_len != text->len ||
       memcmp(old, text->str, text->len) != 0)
-    ok = g_file_set_contents(path, text->str, (gssize)text->len, error);
+    ok = file_write(path, text->str, text->len, error);
   g_free(old);
   g_free(path);
   g_string_free(text, TRUE);

@@ -2,6 +2,7 @@
  * what it is). */
 #define _POSIX_C_SOURCE 200809L /* futimens, utimensat */
 #include "check-mark.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,7 @@
 bool
 check_mark_begin(const char *path, struct timespec *start)
 {
-  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, FILE_MODE);
   struct stat st;
   if (fd < 0 || futimens(fd, NULL) != 0 || fstat(fd, &st) != 0) {
     fprintf(stderr, "trawl: --checked %s: %s\n", path, strerror(errno));

@@ -365,10 +365,15 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
   /* The results go straight into the spools, with a cache too (from its
    * records, when the tree is as it was). */
   struct spool *spools = spools_new(b->queries->len);
-  bool ran = cache ? trawl_plan_run_each_cached(plan, cache, 0, spool_path, spools, &rep, NULL)
+  /* With --bump, a cache whose answers changed is written after the stamp,
+   * as trawl check does: a batch killed between the two must not leave a
+   * cache that tells another build's check "current" while the stamp that
+   * build watches still holds the old digest (Bazel's output bases share
+   * both). */
+  const unsigned flags = bump ? TRAWL_CACHE_HOLD_CHANGED : 0;
+  bool ran = cache ? trawl_plan_run_each_cached(plan, cache, flags, spool_path, spools, &rep,
+                                                NULL)
                    : trawl_plan_run_each(plan, spool_path, spools, NULL);
-  if (cache)
-    cli_report_cache(cache, &rep);
   if (!ran) {
     report_root_errors(b, plan);
     status = EXIT_USAGE;
@@ -377,14 +382,18 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
     bool written = print_results(b, cmake, spools, &err);
     unsigned problems = cli_report_plan_problems(plan, NULL);
     if (!written) {
-      fprintf(stderr, "trawl: writing output: %s\n", g_strerror(err));
+      cli_report_write_error(err);
       status = EXIT_IO;
     } else if (strict && problems > 0) {
       status = EXIT_IO;
     }
     if (bump && !bump_results(bump, spools, b->queries->len))
       status = EXIT_IO;
+    else if (cache)
+      trawl_plan_store_cache(plan, &rep);
   }
+  if (cache)
+    cli_report_cache(cache, &rep);
   if (stats)
     cli_report_plan_stats(b->queries->len, "query", "queries", plan, cache ? &rep : NULL, start);
   trawl_cache_report_clear(&rep);

@@ -6,9 +6,9 @@
  * Each cache file holds the queries it was written for; they are asked
  * again through trawl_plan_run_cached(), which stats the recorded
  * directories and reads only the changed ones. If some query's results
- * changed: the cache is rewritten, STAMP touched (mtime) or rewritten
- * (content: a digest of the new results), the paths added and removed
- * printed, exit 1. Otherwise nothing is written and the exit is 0. A cache
+ * changed: the paths added and removed printed, STAMP touched (mtime) or
+ * rewritten (content: a digest of the new results), and only then the
+ * cache rewritten, exit 1. Otherwise nothing is written and the exit is 0. A cache
  * that cannot be read says nothing about the tree: it counts as a change,
  * so that the build runs the step that writes it again. docs/cli.md,
  * docs/cache.md.
@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "check-labels.h"
 #include "check-mark.h"
 #include "depfile.h"
@@ -97,7 +98,7 @@ on_change(size_t q, const char *path, bool added, void *data)
 static bool
 touch(const char *stamp)
 {
-  int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, FILE_MODE);
   if (fd < 0 || futimens(fd, NULL) != 0) {
     fprintf(stderr, "trawl: --touch %s: %s\n", stamp, strerror(errno));
     if (fd >= 0)
@@ -106,6 +107,45 @@ touch(const char *stamp)
   }
   close(fd);
   return true;
+}
+
+/* One cache's re-check, its file held back when it changed. */
+struct held_cache {
+  const char *cache;
+  trawl_plan *plan;
+  bool owned;              /* freed with this (else in `plans`, for --bump) */
+  trawl_cache_report report;
+  bool unproven;           /* its run failed (a root gone) */
+  double ms;
+};
+
+static void
+held_free(gpointer data)
+{
+  struct held_cache *h = data;
+  if (h->owned)
+    trawl_plan_free(h->plan);
+  trawl_cache_report_clear(&h->report);
+  g_free(h);
+}
+
+/* After H's cache was written (or not): its write error and --stats line;
+ * whether the depfile cannot prove it (a directory read and not written
+ * back, or a run that failed). */
+static bool
+held_done(struct held_cache *h, bool stats)
+{
+  const trawl_cache_report *rep = &h->report;
+  if (rep->write_error) {
+    char *m = g_strdup_printf("cache not written: %s", rep->write_error);
+    cli_print_message(m);
+    g_free(m);
+  }
+  if (stats)
+    fprintf(stderr, "trawl: %s: directories opened %" G_GUINT64_FORMAT ", reused %"
+            G_GUINT64_FORMAT "%s, %.3f ms\n", h->cache, rep->dirs_read, rep->dirs_reused,
+            rep->written ? ", cache written" : "", h->ms);
+  return h->unproven || (rep->dirs_read > 0 && !rep->written);
 }
 
 int
@@ -188,6 +228,12 @@ cli_check(int argc, char **argv)
    * directory, say, where a file may appear next. So every directory read
    * is written back, and a cache that could not be is watched "always". */
   bool unproven = false;
+  /* The caches whose answers changed are written last, after the stamp:
+   * a check killed between the two leaves a stamp touched and a cache
+   * that tells the change again, never a cache that says "current" to a
+   * build that was not told (TRAWL_CACHE_HOLD_CHANGED). */
+  GPtrArray *held = g_ptr_array_new_with_free_func(held_free);
+  const unsigned flags = (depfile ? 0 : TRAWL_CACHE_WRITE_ON_CHANGE) | TRAWL_CACHE_HOLD_CHANGED;
   for (char **c = caches; c && *c; c++) {
     const gint64 start = g_get_monotonic_time();
     trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
@@ -204,10 +250,13 @@ cli_check(int argc, char **argv)
       changed = true;
       continue;
     }
-    trawl_cache_report rep;
-    bool ran = trawl_plan_run_cached(plan, *c, depfile ? 0 : TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
-                                     &error);
-    unproven = unproven || !ran || (rep.dirs_read > 0 && !rep.written);
+    struct held_cache *h = g_new0(struct held_cache, 1);
+    h->cache = *c;
+    h->plan = plan;
+    h->owned = !bump_stamp;
+    trawl_cache_report *rep = &h->report;
+    bool ran = trawl_plan_run_cached(plan, *c, flags, rep, &error);
+    h->unproven = !ran;
     if (!ran) {
       /* A root that is gone: its results are gone too. */
       char *m = g_strdup_printf("%s: %s", *c, error->message);
@@ -215,31 +264,25 @@ cli_check(int argc, char **argv)
       g_free(m);
       g_clear_error(&error);
     }
-    if (rep.warning) {
-      char *m = g_strdup_printf("cache %s %s; counted as a change", *c, rep.warning);
+    if (rep->warning) {
+      char *m = g_strdup_printf("cache %s %s; counted as a change", *c, rep->warning);
       cli_print_message(m);
       g_free(m);
     }
-    if (rep.write_error) {
-      char *m = g_strdup_printf("cache not written: %s", rep.write_error);
-      cli_print_message(m);
-      g_free(m);
-    }
-    if (rep.changed) {
+    if (rep->changed) {
       changed = true;
       struct changes ch = {.cache = *c, .plan = plan, .line = g_string_new(NULL)};
       trawl_plan_changes(plan, on_change, &ch);
       check_labels_free(ch.labels);
       g_string_free(ch.line, TRUE);
     }
-    if (stats)
-      fprintf(stderr, "trawl: %s: directories opened %" G_GUINT64_FORMAT ", reused %"
-              G_GUINT64_FORMAT "%s, %.3f ms\n", *c, rep.dirs_read, rep.dirs_reused,
-              rep.written ? ", cache written" : "",
-              (double)(g_get_monotonic_time() - start) / 1e3);
-    trawl_cache_report_clear(&rep);
-    if (!bump_stamp)
-      trawl_plan_free(plan);
+    h->ms = (double)(g_get_monotonic_time() - start) / 1e3;
+    if (rep->changed) {
+      g_ptr_array_add(held, h);
+    } else {
+      unproven = unproven || held_done(h, stats);
+      held_free(h);
+    }
   }
   fflush(stdout);
   status = changed ? EXIT_NONE : EXIT_OK;
@@ -251,6 +294,15 @@ cli_check(int argc, char **argv)
       status = EXIT_IO;
     g_free(digest);
   }
+  /* A stamp that could not be told keeps the caches as they were: the
+   * next check finds the change again and tries the stamp again. */
+  for (guint i = 0; i < held->len; i++) {
+    struct held_cache *h = held->pdata[i];
+    if (status != EXIT_IO)
+      trawl_plan_store_cache(h->plan, &h->report);
+    unproven = held_done(h, stats) || unproven;
+  }
+  g_ptr_array_unref(held);
   /* After the caches are rewritten: the depfile is what they record now. */
   if (depfile && !depfile_write(depfile, checked, caches,
                                 caches ? (int)g_strv_length(caches) : 0, unproven, watch_limit))

@@ -6,6 +6,7 @@
  * NUL-terminated with -0) when the only PATH is '-' or none is given. The
  * matching ones are printed in input order, terminated like the input. */
 #define _POSIX_C_SOURCE 200809L /* getdelim */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,7 @@ cli_match(int argc, char **argv)
       check_path(&run, argv[i], strlen(argv[i]));
   }
   if (fflush(stdout) != 0) {
-    perror("trawl: writing output");
+    cli_report_write_error(errno);
     status = EXIT_IO;
     goto out;
   }

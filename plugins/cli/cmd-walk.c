@@ -314,6 +314,7 @@ static const char *const reason_names[] = {
   [TRAWL_EXPLAIN_MISSING] = "missing",
   [TRAWL_EXPLAIN_GIT_DIR] = "git-dir",
   [TRAWL_EXPLAIN_LINK] = "link",
+  [TRAWL_EXPLAIN_OUTSIDE] = "outside",
 };
 
 static const char *
@@ -363,6 +364,15 @@ explain_json(GString *out, const char *path, const trawl_explanation *e)
   json_field(out, "include", pattern_text(e->include));
   json_field(out, "exclude", pattern_text(e->exclude));
   json_field(out, "directory", e->directory);
+  g_string_append(out, ", \"outside\": ");
+  if (e->outside_link) {
+    g_string_append(out, "{\"link\": ");
+    output_json_string(out, e->outside_link, strlen(e->outside_link));
+    json_field(out, "target", e->outside_target);
+    g_string_append_c(out, '}');
+  } else {
+    g_string_append(out, "null");
+  }
   g_string_append(out, "}\n");
 }
 
@@ -393,6 +403,7 @@ explain_lines(GString *out, const char *path, const trawl_explanation *e)
     case TRAWL_EXPLAIN_MISSING: g_string_append(out, "no such file"); break;
     case TRAWL_EXPLAIN_GIT_DIR: g_string_append(out, "a repository's .git"); break;
     case TRAWL_EXPLAIN_LINK: g_string_append(out, "below a symbolic link that is not followed (-L)"); break;
+    case TRAWL_EXPLAIN_OUTSIDE: g_string_append(out, "not below the root ('..'): a walk never goes there"); break;
     case TRAWL_EXPLAIN_INCLUDED: break;
     }
     if (e->directory) {
@@ -400,6 +411,13 @@ explain_lines(GString *out, const char *path, const trawl_explanation *e)
       output_lines_string(out, e->directory, strlen(e->directory));
       g_string_append_c(out, ')');
     }
+  }
+  if (e->outside_link) {
+    g_string_append(out, "; through ");
+    output_lines_string(out, e->outside_link, strlen(e->outside_link));
+    g_string_append(out, ", a link that leaves the root (to ");
+    output_lines_string(out, e->outside_target, strlen(e->outside_target));
+    g_string_append_c(out, ')');
   }
   if (e->tracked)
     g_string_append(out, "; tracked: not ignored");
@@ -489,7 +507,7 @@ walk_and_print(struct walk_run *run, const struct walk_args *args)
   }
   unsigned problems = cli_report_walker_problems(run->walker);
   if (!written) {
-    fprintf(stderr, "trawl: writing output: %s\n", strerror(run->out.error));
+    cli_report_write_error(run->out.error);
     status = EXIT_IO;
   }
   if (status == EXIT_OK && args->strict && problems > 0)
@@ -540,7 +558,7 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
     g_error_free(error);
   } else {
     if (!output_end(&run->out)) {
-      fprintf(stderr, "trawl: writing output: %s\n", strerror(run->out.error));
+      cli_report_write_error(run->out.error);
       status = EXIT_IO;
     }
   }

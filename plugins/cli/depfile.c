@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "depfile.h"
 #include "report.h"
 #include "trawl/cache.h"
@@ -18,8 +19,8 @@ struct watch {
  * path are listed once. "/" is written "/..": Ninja makes "/" an empty path
  * and then cannot record it ("Error writing to deps log"), while it keeps
  * "/.." as written and stats it (tried with Ninja 1.11.1). */
-static char *
-ninja_path(const char *path)
+char *
+depfile_ninja_path(const char *path)
 {
   const bool absolute = path[0] == '/';
   GPtrArray *parts = g_ptr_array_new_with_free_func(g_free);
@@ -50,7 +51,7 @@ static void
 add_path(const char *path, void *data)
 {
   struct watch *w = data;
-  char *copy = ninja_path(path);
+  char *copy = depfile_ninja_path(path);
   if (g_hash_table_contains(w->seen, copy)) {
     g_free(copy);
     return;
@@ -63,13 +64,17 @@ add_path(const char *path, void *data)
  * 1.11 ends a path at any of `"&'*;<>?^`|` and at a control byte, takes a
  * ':' before a blank for the target's, and a backslash before a blank, a
  * '#' or the end as an escape (tried: every printable byte in a depfile,
- * read back with `ninja -t deps`; depfile_cli.py). */
-static bool
-append_escaped(GString *out, const char *path)
+ * read back with `ninja -t deps`; depfile_cli.py). It takes a backslash
+ * and the byte after it as they are, so "\$$" is "\$" and a '$' that ends
+ * the path: a backslash before a '$' cannot be written either
+ * (fuzz_depfile, replayed through Ninja by tests/hardening/replay.py). */
+bool
+depfile_append_path(GString *out, const char *path)
 {
   for (const char *c = path; *c; c++) {
     if ((unsigned char)*c < 0x20 || *c == 0x7f || strchr("\"&'*;<>?^`|:", *c) ||
-        (*c == '\\' && (c[1] == ' ' || c[1] == '#' || c[1] == '\\' || c[1] == '\0')))
+        (*c == '\\' && (c[1] == ' ' || c[1] == '#' || c[1] == '\\' || c[1] == '$' ||
+                         c[1] == '\0')))
       return false;
     if (*c == ' ' || *c == '#')
       g_string_append_c(out, '\\');
@@ -78,6 +83,32 @@ append_escaped(GString *out, const char *path)
     g_string_append_c(out, *c);
   }
   return true;
+}
+
+bool
+depfile_text(GString *text, const char *target, const char *const *paths, size_t n,
+             const char *never, bool always)
+{
+  bool ok = depfile_append_path(text, target);
+  g_string_append_c(text, ':');
+  GString *one = g_string_new(NULL);
+  for (size_t i = 0; i < n; i++) {
+    g_string_truncate(one, 0);
+    if (depfile_append_path(one, paths[i])) {
+      g_string_append(text, " \\\n  ");
+      g_string_append_len(text, one->str, (gssize)one->len);
+    } else {
+      always = true;
+    }
+  }
+  g_string_free(one, TRUE);
+  if (always) {
+    /* Never there: a missing input makes the check run every time. */
+    g_string_append(text, " \\\n  ");
+    ok = depfile_append_path(text, never) && ok;
+  }
+  g_string_append_c(text, '\n');
+  return ok;
 }
 
 bool
@@ -93,40 +124,23 @@ depfile_write(const char *file, const char *target, char *const *caches, int n, 
       g_error_free(error);
     always = always || this_always;
   }
+  char *never = g_strconcat(file, ".always", NULL);
+  unlink(never); /* never there, whether listed or not */
   GString *text = g_string_new(NULL);
-  bool ok = append_escaped(text, target);
-  g_string_append_c(text, ':');
   if ((guint64)w.order->len > limit) {
     always = true;
     g_ptr_array_set_size(w.order, 0);
   }
-  for (guint i = 0; i < w.order->len; i++) {
-    GString *one = g_string_new(NULL);
-    if (append_escaped(one, w.order->pdata[i])) {
-      g_string_append(text, " \\\n  ");
-      g_string_append_len(text, one->str, (gssize)one->len);
-    } else {
-      always = true;
-    }
-    g_string_free(one, TRUE);
-  }
-  if (always) {
-    /* Never there: a missing input makes the check run every time. */
-    char *never = g_strconcat(file, ".always", NULL);
-    unlink(never);
-    g_string_append(text, " \\\n  ");
-    if (!append_escaped(text, never))
-      ok = false;
-    g_free(never);
-  }
-  g_string_append_c(text, '\n');
+  bool ok = depfile_text(text, target, (const char *const *)w.order->pdata, w.order->len, never,
+                         always);
+  g_free(never);
   GError *error = NULL;
   if (!ok) {
     char *m = g_strdup_printf("--depfile %s: the target %s cannot be written in a depfile", file,
                               target);
     cli_print_message(m);
     g_free(m);
-  } else if (!g_file_set_contents(file, text->str, (gssize)text->len, &error)) {
+  } else if (!file_write(file, text->str, text->len, &error)) {
     char *m = g_strdup_printf("--depfile %s", error->message);
     cli_print_message(m);
     g_free(m);

@@ -14,7 +14,7 @@
 #define TRAWL_CLI_DEPFILE_H
 
 #include <stdbool.h>
-
+#include <stddef.h>
 #include <glib.h>
 
 /* Write FILE (through a temporary file renamed into place) with target
@@ -28,5 +28,21 @@
  * with a message naming FILE, when it cannot be written. */
 bool depfile_write(const char *file, const char *target, char *const *caches, int n, bool always,
                    guint64 limit);
+
+/* Append to TEXT the depfile with target TARGET and inputs the N PATHS
+ * (each as depfile_ninja_path() spells it), a path refused by
+ * depfile_append_path() left out and NEVER put in its place — NEVER is
+ * listed too when ALWAYS. False when TARGET or NEVER cannot be written.
+ * (tests/fuzz/fuzz_depfile.c reads it back as Ninja does.) */
+bool depfile_text(GString *text, const char *target, const char *const *paths, size_t n,
+                  const char *never, bool always);
+
+/* Append PATH to OUT escaped as Ninja 1.11 reads a depfile's path; false
+ * (OUT then holds a part) when no escaping can carry it. */
+bool depfile_append_path(GString *out, const char *path);
+
+/* PATH as Ninja canonicalizes it, so that two spellings of one path are
+ * listed once (g_free() it). */
+char *depfile_ninja_path(const char *path);
 
 #endif /* TRAWL_CLI_DEPFILE_H */

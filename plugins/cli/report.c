@@ -1,4 +1,5 @@
 /* trawl — what the commands tell on stderr (report.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,4 +163,11 @@ cli_report_plan_stats(size_t n, const char *one, const char *many, const trawl_p
           dirs == 1 ? "directory" : "directories", reuse->str,
           (double)(g_get_monotonic_time() - start) / 1e3);
   g_string_free(reuse, TRUE);
+}
+
+void
+cli_report_write_error(int err)
+{
+  if (err != EPIPE)
+    fprintf(stderr, "trawl: writing output: %s\n", g_strerror(err));
 }

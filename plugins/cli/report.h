@@ -31,6 +31,12 @@ void cli_append_text(GString *out, const char *text, size_t len);
  * cli_append_text(). */
 void cli_print_message(const char *message);
 
+/* Tell that writing the output failed with ERR ("trawl: writing output:
+ * ..."), but for a reader that went away (EPIPE: `trawl '**' | head -1`
+ * with SIGPIPE ignored), which is no error to tell: the command stops as
+ * quietly as SIGPIPE would have stopped it, with exit 3. */
+void cli_report_write_error(int err);
+
 /* Print a pattern compile error, and a caret under the offending byte when
  * the pattern prints as one plain line. */
 void cli_report_pattern_error(const char *pattern, const GError *error);

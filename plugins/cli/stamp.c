@@ -1,5 +1,6 @@
 /* trawl — `--bump STAMP`: see stamp.h. */
 #include "stamp.h"
+#include "files.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ stamp_bump(const char *path, const char *digest)
             memcmp(was, text, was_len) == 0;
   g_free(was);
   GError *error = NULL;
-  if (!ok && !(ok = g_file_set_contents(path, text, -1, &error))) {
+  if (!ok && !(ok = file_write(path, text, strlen(text), &error))) {
     fprintf(stderr, "trawl: --bump %s\n", error->message);
     g_error_free(error);
     if (unlink(path) != 0 && errno != ENOENT)

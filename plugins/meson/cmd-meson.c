@@ -169,11 +169,10 @@ meson_messagef(const char *fmt, ...)
 
 /* ---- Names Meson cannot carry ---- */
 
-/* Why Meson cannot take NAME (LEN bytes) from the output into files(), or
- * NULL when it can. Each reason was seen with Meson 1.0.1 and Ninja 1.11
+/* meson-plugin.h. Each reason was seen with Meson 1.0.1 and Ninja 1.11
  * (tests/meson-plugin/names.py builds every name by hand to show
  * that the accepted ones compile and the refused ones do not). */
-static const char *
+const char *
 meson_refuses(const char *name, size_t len)
 {
   if (!g_utf8_validate_len(name, len, NULL))

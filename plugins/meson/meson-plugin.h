@@ -11,6 +11,7 @@
 #define TRAWL_CLI_MESON_PLUGIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <glib.h>
 
 /* The plugin's files, relative to the build directory: the result caches
@@ -60,5 +61,11 @@ char *meson_subproject_dir(const char *source_root, GError **error);
  * below the root of the (sub)project SUBDIR belongs to, each subproject
  * lying in SPDIR/NAME below the one that holds it. Free with g_free. */
 char *meson_subprojects_path(const char *source_root, const char *subdir, const char *spdir);
+
+/* Why Meson cannot take NAME (LEN bytes) from trawl meson's output into
+ * files(), or NULL when it can: the output is the lists' names joined by
+ * '\n' (the lists by NUL), which Meson decodes and splits. (cmd-meson.c;
+ * tests/fuzz/fuzz_writers.c splits it back as Meson does.) */
+const char *meson_refuses(const char *name, size_t len);
 
 #endif /* TRAWL_CLI_MESON_PLUGIN_H */

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "../cli/cli.h"
+#include "../cli/files.h"
 #include "../cli/json.h"
 #include "meson-plugin.h"
 #include "trawl/cache.h"
@@ -205,7 +206,7 @@ static bool
 write_file(const char *path, const GString *text)
 {
   GError *error = NULL;
-  if (g_file_set_contents(path, text->str, (gssize)text->len, &error))
+  if (file_write(path, text->str, text->len, &error))
     return true;
   fprintf(stderr, "trawl: meson --postconf: %s\n", error->message);
   g_error_free(error);

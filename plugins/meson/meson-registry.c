@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../cli/files.h"
 #include "meson-plugin.h"
 
 #define MESON_TRAWL_REGISTRY MESON_TRAWL_DIR "/caches"
@@ -60,7 +61,7 @@ meson_registry_add(const char *build_root, const char *base, const char *cache, 
   if (strstr(text->str + strlen(header) - 1, line) == NULL) {
     g_string_append(text, absolute);
     g_string_append_c(text, '\n');
-    ok = g_file_set_contents(path, text->str, (gssize)text->len, error);
+    ok = file_write(path, text->str, text->len, error);
   }
   g_free(line);
   g_string_free(text, TRUE);

@@ -205,6 +205,9 @@ def main(argv):
         for c in names:
             write(os.path.join(n, "d%sx" % c, "f.c"), "x")
         write(os.path.join(n, "tail\\", "f.c"), "x")
+        # Ninja reads "\$$" as "\$" and a '$' ending the path (found by
+        # fuzz_depfile, tests/hardening/replay.py).
+        write(os.path.join(n, "back\\$dollar", "f.c"), "x")
         ncache = os.path.join(b, "n.cache")
         settle()
         run(trawl, ["-C", n, "--cache", ncache, "**/*.c"], env)
@@ -237,6 +240,8 @@ def main(argv):
             check("names: %r %s" % (c, "left out" if c in uncarried else "listed"), d in ours,
                   c not in uncarried)
         check("names: a backslash at the end, left out", os.path.join(n, "tail\\") in ours, False)
+        check("names: a backslash before a '$', left out",
+              os.path.join(n, "back\\$dollar") in ours, False)
         check("names: so a path never there is listed", nd + ".always" in ours, True)
 
         # --watch-limit: at the count, the list; one below it, the path

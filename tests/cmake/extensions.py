@@ -43,6 +43,14 @@ CALLS = [
     ("pat_gi", 'PATTERNS "**/*.c" GITIGNORE',
      ["lib/generated.c", "lib/out/kept.c", "src/a.c", "src/deep/er/z.c", "src/legacy/old.c",
       "src/test/t_test.c"]),
+    # With CONFIGURE_DEPENDS: a pattern that starts with a wildcard stopped
+    # CMake when the module planned its own watch list ("REGEX ... matched
+    # an empty string"; found by tests/hardening/plugins.py). The list is
+    # trawl check's now; the rows stay.
+    ("pat_gi_cd", 'PATTERNS "**/*.c" GITIGNORE CONFIGURE_DEPENDS',
+     ["lib/generated.c", "lib/out/kept.c", "src/a.c", "src/deep/er/z.c", "src/legacy/old.c",
+      "src/test/t_test.c"]),
+    ("root_cd", 'PATTERNS "*.c" ROOT src CONFIGURE_DEPENDS', ["src/a.c"]),
     ("root", "GLOB *.c ROOT src", ["src/.dot.c", "src/a.c"]),
     # RELATIVE, like file()'s options, applies to what follows it.
     ("root_rel", 'ROOT src RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/src PATTERNS "**/*.c" '

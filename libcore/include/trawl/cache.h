@@ -46,6 +46,13 @@ typedef enum {
    * settled), so that the next re-check reads nothing (trawl check).
    * Otherwise it is rewritten whenever a directory was read. */
   TRAWL_CACHE_WRITE_ON_CHANGE = 1 << 0,
+  /* When some query's results changed, keep the file the run would write
+   * instead of writing it, until trawl_plan_store_cache(). A re-check that
+   * tells a build of the change (a stamp touched) before the cache says it
+   * is current can be killed between the two without the next re-check
+   * finding nothing to tell: the reverse order would leave the build stale
+   * for good (trawl check; docs/reliability.md). */
+  TRAWL_CACHE_HOLD_CHANGED = 1 << 1,
 } TrawlCacheFlags;
 
 /* Run PLAN as trawl_plan_run() does, trusting the cache file PATH where it
@@ -59,6 +66,13 @@ typedef enum {
 TRAWL_API bool trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
                                      trawl_cache_report *report, GError **error);
 TRAWL_API void trawl_cache_report_clear(trawl_cache_report *report);
+
+/* After trawl_plan_run_cached() with TRAWL_CACHE_HOLD_CHANGED: write the
+ * cache file that run held back, as it would have (REPORT->written,
+ * REPORT->write_error); true when it was written or nothing was held. A
+ * plan freed or run again first drops it: the cache file stays as it was,
+ * and the next run finds the change again. */
+TRAWL_API bool trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *report);
 
 /* trawl_plan_run_cached(), handing every result to FN as
  * trawl_plan_run_each() does instead of keeping it (a tree unchanged since

@@ -167,6 +167,8 @@ typedef enum {
   TRAWL_EXPLAIN_MISSING,      /* no such entry */
   TRAWL_EXPLAIN_GIT_DIR,      /* `.git`, or inside it */
   TRAWL_EXPLAIN_LINK,         /* a directory above it is a symbolic link, not followed */
+  TRAWL_EXPLAIN_OUTSIDE,      /* a `..` component: not below the root, where a walk never
+                                 goes (nothing is looked at) */
 } TrawlExplainReason;
 
 typedef struct {
@@ -184,6 +186,11 @@ typedef struct {
   char *ignore_pattern;        /* [!]pattern[/] */
   bool ignore_negated;
   char *ignore_match;          /* the path the rule matched: the path or that directory */
+  /* With follow: the first symbolic link on the way (a directory above the
+   * path, or the path itself) that leads outside the root, and where it
+   * leads (its real path); NULL when none does. */
+  char *outside_link;
+  char *outside_target;
   /* The index holds the path (a directory: paths below it), and that kept
    * a rule of git's from leaving it out: git ignores untracked paths only.
    * The ignore_* fields then name the rule that would otherwise apply. */

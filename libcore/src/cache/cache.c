@@ -58,6 +58,10 @@ struct cache_state {
   GByteArray *pending;     /* a plan made from a cache file: its queries as the file has them,
                             * their patterns not compiled until a walk needs them */
   GError *pending_error;   /* they did not compile */
+  GByteArray *held, *held_recs; /* TRAWL_CACHE_HOLD_CHANGED: the index and the records a
+                                 * changed run would have written, until
+                                 * trawl_plan_store_cache() writes them */
+  char *held_path;         /* where */
 };
 
 static void
@@ -84,8 +88,17 @@ previous_clear(struct cache_state *st)
 }
 
 static void
+held_clear(struct cache_state *st)
+{
+  g_clear_pointer(&st->held, g_byte_array_unref);
+  g_clear_pointer(&st->held_recs, g_byte_array_unref);
+  g_clear_pointer(&st->held_path, g_free);
+}
+
+static void
 state_free(struct cache_state *st)
 {
+  held_clear(st);
   groups_clear(st);
   previous_clear(st);
   cache_file_free(st->file);
@@ -535,6 +548,12 @@ run_write(struct cached_run *r)
     const struct source_list sl = source_list_of(&r->src[g]);
     cache_write_walk(body, recs, &w, &sl, &r->racy_from);
   }
+  if ((r->flags & TRAWL_CACHE_HOLD_CHANGED) && report->changed) {
+    st->held = body;
+    st->held_recs = recs;
+    st->held_path = g_strdup(r->path);
+    return;
+  }
   report->written = cache_store(r->path, body, recs, &report->write_error);
   g_byte_array_unref(body);
   g_byte_array_unref(recs);
@@ -546,6 +565,7 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
 {
   memset(report, 0, sizeof *report);
   struct cache_state *st = state_of(plan);
+  held_clear(st);
   previous_clear(st);
   groups_clear(st);
   st->trusted = st->quick = false;
@@ -573,6 +593,19 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
   if (r.first)
     g_propagate_error(error, r.first);
   return r.grouped && r.walked;
+}
+
+bool
+trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *report)
+{
+  struct cache_state *st = plan_cache(plan);
+  if (st == NULL || st->held == NULL)
+    return true;
+  g_free(report->write_error);
+  report->write_error = NULL;
+  report->written = cache_store(st->held_path, st->held, st->held_recs, &report->write_error);
+  held_clear(st);
+  return report->written;
 }
 
 bool

@@ -329,6 +329,32 @@ cached_memo(const struct cached_walk *w)
   return m;
 }
 
+/* Why a cache file that ST describes is not this process's to read, or
+ * NULL. A cache decides what a build compiles: one that another user
+ * could have written (left in a shared build directory) is not parsed at
+ * all, as git refuses a repository another user owns. As git does, root
+ * under sudo may read the files of the user who ran sudo (SUDO_UID):
+ * `sudo ninja install` in that user's build directory. */
+static char *
+not_ours(const struct stat *st)
+{
+  if (!S_ISREG(st->st_mode))
+    return g_strdup("is not a regular file");
+  const uid_t me = geteuid();
+  if (st->st_uid == me)
+    return NULL;
+  const char *sudo = me == 0 ? getenv("SUDO_UID") : NULL;
+  char *end;
+  if (sudo && *sudo) {
+    errno = 0;
+    unsigned long id = strtoul(sudo, &end, 10);
+    if (errno == 0 && *end == '\0' && id == (unsigned long)st->st_uid)
+      return NULL;
+  }
+  return g_strdup_printf("is owned by another user (uid %lu, not %lu)",
+                         (unsigned long)st->st_uid, (unsigned long)me);
+}
+
 /* Cache file PATH, checked: NULL with *WHY set (NULL too: no such file).
  * The header and the index are read, not the records: they stay in the
  * file, kept open, until a run needs them. */
@@ -336,13 +362,19 @@ struct cache_file *
 cache_load(const char *path, char **why)
 {
   *why = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  /* O_NONBLOCK: a FIFO in its place must not hang the build (it is then
+   * refused, not read); it changes nothing for a regular file. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
     if (errno != ENOENT)
       *why = g_strdup_printf("cannot be read (%s)", g_strerror(errno));
     if (fd >= 0)
       close(fd);
+    return NULL;
+  }
+  if ((*why = not_ours(&st)) != NULL) {
+    close(fd);
     return NULL;
   }
   /* The header and, when they fit in FIRST_READ bytes, the index: one
@@ -456,7 +488,10 @@ cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **
   const gsize len = index->len;
 
   char *tmp = g_strconcat(path, ".XXXXXX", NULL);
-  int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0644);
+  /* 0664 less the umask, as a build's own files are: a build directory
+   * shared by a group stays shared, and no umask makes it writable by
+   * others (a cache others may write could change a build's answers). */
+  int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0664);
   int err = errno;
   bool ok = fd >= 0;
   for (int part = 0; ok && part < 2; part++) {

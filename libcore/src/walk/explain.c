@@ -31,6 +31,8 @@ trawl_explanation_clear(trawl_explanation *e)
   g_free(e->ignore_source);
   g_free(e->ignore_pattern);
   g_free(e->ignore_match);
+  g_free(e->outside_link);
+  g_free(e->outside_target);
   memset(e, 0, sizeof *e);
 }
 
@@ -57,6 +59,27 @@ explain_rule(trawl_explanation *e, const struct ignore_rule *r, const struct ign
   e->ignore_match = g_strdup(match);
 }
 
+/* With follow, the link REL (below ROOT, whose real path is ROOT_REAL):
+ * recorded in E when it is the first on the way that leads outside the
+ * root. */
+static void
+explain_link(trawl_explanation *e, const char *root, const char *root_real, const char *rel)
+{
+  if (e->outside_link || root_real == NULL)
+    return;
+  char *at = g_build_filename(root, rel, NULL);
+  char *target = realpath(at, NULL);
+  g_free(at);
+  const size_t n = strlen(root_real);
+  const bool inside = target && strncmp(target, root_real, n) == 0 &&
+                      (target[n] == '/' || target[n] == '\0' || strcmp(root_real, "/") == 0);
+  if (target && !inside) {
+    e->outside_link = g_strdup(rel);
+    e->outside_target = g_strdup(target);
+  }
+  free(target);
+}
+
 bool
 trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, GError **error)
 {
@@ -78,14 +101,27 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
   /* The path as the walk would spell it: no "./", no empty components. */
   GString *norm = g_string_new(NULL);
   char **parts = g_strsplit(path, "/", -1);
+  bool up = false;
   for (char **p = parts; *p; p++) {
     if (**p == '\0' || strcmp(*p, ".") == 0)
       continue;
+    up = up || strcmp(*p, "..") == 0;
     if (norm->len)
       g_string_append_c(norm, '/');
     g_string_append(norm, *p);
   }
   g_strfreev(parts);
+  if (up) {
+    /* A walk reports paths below its root only: a path through `..` is
+     * never one, wherever it leads, and nothing there is looked at. */
+    out->reason = TRAWL_EXPLAIN_OUTSIDE;
+    g_string_free(norm, TRUE);
+    qtab_clear(&qt);
+    g_array_free(hits, TRUE);
+    close(root_fd);
+    return true;
+  }
+  char *root_real = o->follow ? realpath(root, NULL) : NULL;
 
   struct ignore_ctx igc;
   const bool use_ig = o->ignore || w->ignore_files->len;
@@ -105,6 +141,9 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
 
   int depth = 0;
   size_t len = norm->len;
+  /* Below a link the walk does not follow nothing is looked at: the walk
+   * never goes there, and it may lead out of the root. */
+  bool behind_link = false;
   for (size_t i = 0; i <= len; i++) {
     if (i > 0 && i < len && norm->str[i] != '/')
       continue;
@@ -114,7 +153,7 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
     const char *slash = strrchr(rel, '/');
     const char *name = slash ? slash + 1 : rel;
     struct stat st;
-    bool exists = i == 0 || fstatat(root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    bool exists = i == 0 || (!behind_link && fstatat(root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0);
     bool is_dir = i == 0 || (exists && S_ISDIR(st.st_mode));
     if (i > 0) {
       depth++;
@@ -134,11 +173,15 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
         explain_fail(out, TRAWL_EXPLAIN_DEPTH, NULL);
       if (!last && exists && S_ISLNK(st.st_mode)) {
         struct stat target;
-        if (!o->follow || fstatat(root_fd, rel, &target, 0) != 0 || !S_ISDIR(target.st_mode))
+        if (!o->follow || fstatat(root_fd, rel, &target, 0) != 0 || !S_ISDIR(target.st_mode)) {
           explain_fail(out, TRAWL_EXPLAIN_LINK, rel);
-        else
+          behind_link = true;
+        } else {
           is_dir = true;
+        }
       }
+      if (o->follow && exists && S_ISLNK(st.st_mode))
+        explain_link(out, root, root_real, rel);
       if (!last) {
         const trawl_pattern *x = closing_exclude(q, rel, i, true);
         if (!query_wants(q, rel, i))
@@ -233,6 +276,7 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
     ignore_ctx_clear(&igc);
   g_string_free(m, TRUE);
   g_string_free(norm, TRUE);
+  free(root_real);
   close(root_fd);
   return true;
 }
