@@ -67,6 +67,8 @@ done <"$tmp/ignored"
 # The wrapper's trawl is the installed one (@trawl_tool linked it).
 [ "$(readlink -f "$ws/.trawl/trawl")" = "$(readlink -f "$exe")" ] ||
   fail ".trawl/trawl is $(readlink -f "$ws/.trawl/trawl"), not the installed $exe"
-grep -q 'trawl is not set up here yet' "$tmp/err" ||
+grep -q 'trawl is not set up here yet: this command sets it up' "$tmp/err" ||
   fail "the wrapper did not run (tools/bazel -> the installed tools_bazel)"
+# Nothing was compiled (an install has no sources).
+! grep -q 'trawl was compiled in' "$tmp/err" || fail "the wrapper says trawl was compiled"
 echo "ok: $(wc -l <"$tmp/got") files from the installed repository, $(wc -l <"$tmp/ignored") ignored left out"
