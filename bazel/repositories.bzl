@@ -9,6 +9,8 @@
 indexer: compiled here with the system C compiler (rules_cc is not needed,
 nor fetched), or taken from the path given as trawl_repositories(trawl =
 "...").
+An install of trawl (PREFIX/share/trawl, bazel/meson.build) has no sources:
+there, trawl = "PREFIX/bin/trawl" is needed.
 It is built again only when a source file of the checkout changes; the
 time it took is left in it (compile-seconds) for the wrapper to tell.
 
@@ -61,6 +63,9 @@ def _trawl_tool_impl(rctx):
             fail("trawl_repositories(trawl = %r): not an absolute path of an existing file" % rctx.attr.trawl)
         rctx.symlink(rctx.attr.trawl, "trawl")
     else:
+        if not rctx.path(top + "/sources.txt").exists:
+            fail("trawl_repositories(): %s is an install of trawl, without the sources to compile it: give the installed command, trawl_repositories(trawl = \"PREFIX/bin/trawl\")" % top)
+
         # The one list of the sources (sources.txt: FOLDER/*.c a line), read by
         # label too: a folder added there builds trawl again.
         srcs = []
@@ -74,8 +79,10 @@ def _trawl_tool_impl(rctx):
         rctx.report_progress("compiling trawl (once per output base; tens of seconds)")
 
         # The README's one-command build. The indexer names itself in every
-        # index it makes: a hash of its text.
-        indexer_id = ("%d" % hash(rctx.read(rctx.attr._indexer_src))).replace("-", "n")
+        # index it makes: a hash of its text (read here only, through
+        # _checkout: an install has no sources).
+        indexer_src = rctx.attr._checkout.relative(":plugins/bazel/cmd-bazel-index.c")
+        indexer_id = ("%d" % hash(rctx.read(indexer_src))).replace("-", "n")
         _fail_on(rctx.execute(
             ["sh", "-c", 'start=$(date +%s%N); "$@" && echo $(( ($(date +%s%N) - start) / 1000000 )) > compile-ms', "cc"] +
             [cc, "-std=c11", "-O2", '-DTRAWL_INDEXER="%s"' % indexer_id] + ["%s/%s" % (top, s) for s in srcs] +
@@ -102,8 +109,9 @@ trawl_tool = repository_rule(
     attrs = {
         "trawl": attr.string(doc = "An existing trawl executable; empty: compile one."),
         "cc": attr.string(default = "cc", doc = "The C compiler."),
+        # The top of this repository, a checkout or an install; with trawl
+        # given, the one label read.
         "_checkout": attr.label(default = Label("//:WORKSPACE")),
-        "_indexer_src": attr.label(default = Label("//:plugins/bazel/cmd-bazel-index.c")),
     },
 )
 

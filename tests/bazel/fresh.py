@@ -180,7 +180,7 @@ def main():
     # --batch, through the wrapper from the first command.
     os.symlink(os.path.join(bazelws.CHECKOUT, "bazel", "tools_bazel"), ws.path("tools/bazel"))
     p = fresh(["a.c", "out/o.c"], ["a.c"], "batch, first command (trawl compiled by the repository rule)")
-    if b"tools/bazel: trawl is not set up here yet: this command compiles it" not in p.stderr or \
+    if b"tools/bazel: trawl is not set up here yet: this command sets it up" not in p.stderr or \
             b"tools/bazel: trawl was compiled in " not in p.stderr:
         failed("the first command did not say it compiles trawl, and how long it took:\n" +
                p.stderr.decode("latin-1")[-1500:])

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The install of just the tool, as the README gives it: `-Dtests=false`
 # configures with no C++ compiler and no GoogleTest, builds no test and no
-# benchmark, and `meson install` puts the command, the library and the CMake
-# package in place; the command runs. Then the README's library-user recipe
+# benchmark, and `meson install` puts the command, the library, the CMake
+# package and the Bazel repository (share/trawl; tests/bazel/installed.sh
+# runs Bazel on it) in place; the command runs. Then the README's library-user recipe
 # with a prefix of one's own: pkg-config through the multiarch libdir, the
 # rpath, and a program that runs with no LD_LIBRARY_PATH.
 set -euo pipefail
@@ -23,6 +24,7 @@ exe=$(find "$tmp/stage" -path '*/bin/trawl' -type f)
 [ -x "$exe" ] || fail "no bin/trawl"
 [ -n "$(find "$tmp/stage" -name TrawlConfig.cmake)" ] || fail "no TrawlConfig.cmake"
 [ -n "$(find "$tmp/stage" -name trawl.h)" ] || fail "no headers"
+[ -x "$(find "$tmp/stage" -path '*/share/trawl/bazel/tools_bazel')" ] || fail "no Bazel repository"
 mkdir -p "$tmp/t/src" && touch "$tmp/t/src/a.c" "$tmp/t/src/b.h"
 out=$("$exe" -C "$tmp/t" '**/*.c')
 [ "$out" = "src/a.c" ] || fail "the installed trawl printed '$out'"
