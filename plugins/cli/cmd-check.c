@@ -237,6 +237,8 @@ cli_check(int argc, char **argv)
               G_GUINT64_FORMAT "%s, %.3f ms\n", *c, rep.dirs_read, rep.dirs_reused,
               rep.written ? ", cache written" : "",
               (double)(g_get_monotonic_time() - start) / 1e3);
+    if (stats)
+      cli_report_watchman(*c, &rep);
     trawl_cache_report_clear(&rep);
     if (!bump_stamp)
       trawl_plan_free(plan);

@@ -56,6 +56,14 @@ main(int argc, char **argv)
     printf("trawl %s\n", trawl_version());
     return EXIT_OK;
   }
+  /* The environment's switch for the caches' watchman back-end: a value
+   * that is none of its own is a usage error, whatever the command. */
+  GError *error = NULL;
+  if (!trawl_cache_watchman_setting(&error)) {
+    fprintf(stderr, "trawl: %s\n", error->message);
+    g_error_free(error);
+    return EXIT_USAGE;
+  }
   if (strcmp(cmd, "match") == 0)
     return cli_match(argc - 1, argv + 1);
   if (strcmp(cmd, "batch") == 0)

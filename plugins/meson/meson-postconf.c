@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "../cli/cli.h"
-#include "../cli/json.h"
+#include "json.h"
 #include "meson-plugin.h"
 #include "trawl/cache.h"
 

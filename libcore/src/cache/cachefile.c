@@ -121,6 +121,7 @@ cached_walk_free(struct cached_walk *w)
   g_free(w->root);
   g_array_unref(w->members);
   g_string_free(w->env, TRUE);
+  wm_at_clear(&w->clock);
   g_ptr_array_unref(w->paths);
   g_byte_array_unref(w->kinds);
   g_array_unref(w->stamps);
@@ -222,6 +223,20 @@ read_walk(struct rd *r)
   }
   const char *env = r_str(r, &len);
   w->env = g_string_new_len(env, (gssize)len);
+  /* Watchman's clock, taken before the walk read anything (an empty
+   * watch: none). A field holding a NUL is no clock (the walk never writes
+   * one). */
+  size_t wlen, rlen, clen;
+  const char *watch = r_str(r, &wlen);
+  const char *rel = r_str(r, &rlen);
+  const char *clock = r_str(r, &clen);
+  w->clock.recrawls = r_var(r);
+  if (!r->bad && wlen && clen && !memchr(watch, '\0', wlen) && !memchr(rel, '\0', rlen) &&
+      !memchr(clock, '\0', clen)) {
+    w->clock.watch = g_strndup(watch, wlen);
+    w->clock.rel = g_strndup(rel, rlen);
+    w->clock.clock = g_strndup(clock, clen);
+  }
   w->paths = g_ptr_array_new_with_free_func(g_free);
   w->kinds = g_byte_array_new();
   w->stamps = g_array_new(FALSE, FALSE, sizeof(struct stamp));
@@ -515,7 +530,7 @@ racy_kind(guint8 kind)
 static void
 w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool problems,
             const GArray *members, const struct source_list *src,
-            const struct timespec *racy_from)
+            const struct wm_at *clock, const struct timespec *racy_from)
 {
   w_str(b, root, strlen(root));
   w_le(b, dev, 8);
@@ -525,6 +540,11 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
   for (guint i = 0; i < members->len; i++)
     w_le(b, g_array_index(members, size_t, i), 8);
   w_str(b, src->env->str, src->env->len);
+  const bool clocked = clock && clock->watch && clock->clock;
+  w_str(b, clocked ? clock->watch : "", clocked ? strlen(clock->watch) : 0);
+  w_str(b, clocked ? clock->rel : "", clocked ? strlen(clock->rel) : 0);
+  w_str(b, clocked ? clock->clock : "", clocked ? strlen(clock->clock) : 0);
+  w_var(b, clocked ? clock->recrawls : 0);
   w_le(b, src->paths->len, 4);
   for (guint i = 0; i < src->paths->len; i++) {
     const struct stamp *st = &g_array_index(src->stamps, struct stamp, i);
@@ -539,7 +559,7 @@ void
 cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
                  const struct source_list *src, const struct timespec *racy_from)
 {
-  w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, racy_from);
+  w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, g->clock, racy_from);
   /* In path order, so that the same walk writes the same file. */
   GPtrArray *all = g_ptr_array_new();
   GHashTableIter it;

@@ -31,7 +31,8 @@ G_BEGIN_DECLS
  *              u8 one_file_system, u32 ignore
  *   pattern := str text, u32 dialect, u32 flags
  *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS), u32 n,
- *              u64 members[n], str env,
+ *              u64 members[n], str env, str watch, str rel, str clock,
+ *              var recrawls (watchman's, before the walk; watch "": none),
  *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
  *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_INDEX_RACY
  *              or SOURCE_RACY), stamp
