@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "../cli/cli.h"
-#include "json.h"
+#include "../../libcore/src/json/json.h"
 #include "meson-plugin.h"
 #include "trawl/cache.h"
 

@@ -284,6 +284,9 @@ trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
   return changes;
 }
 
+void (*cache_test_after_walk)(void *data);
+void *cache_test_after_walk_data;
+
 bool
 cache_run_was_quick(const trawl_plan *plan)
 {
@@ -562,6 +565,8 @@ run_walk_memos(struct cached_run *r)
     plan_group_set_memos(r->plan, g, cg->trusted ? cg->memo_prev : NULL, cg->memo);
   }
   r->walked = plan_walk(r->plan, r->first ? NULL : &r->first);
+  if (cache_test_after_walk)
+    cache_test_after_walk(cache_test_after_walk_data);
   for (guint g = 0; g < r->n_groups; g++) {
     trawl_walk_stats ws;
     trawl_plan_stats(r->plan, g, &ws);

@@ -14,6 +14,7 @@
 #include "watchman.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,11 @@
 #include <unistd.h>
 
 #include "../json/json.h"
+
+/* How long a question may take (the query's own sync_timeout is less:
+ * its error comes first). */
+#define ANSWER_WITHIN_MS 10000
+#define SYNC_TIMEOUT_MS "5000"
 
 struct wm {
   int fd;
@@ -88,10 +94,6 @@ wm_connect(enum wm_mode mode, char **why)
     return NULL;
   }
   g_free(path);
-  /* A daemon that hangs must not hang a build: after this, the stat path. */
-  const struct timeval limit = {20, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
   struct wm *w = g_new0(struct wm, 1);
   w->fd = fd;
   w->mode = mode;
@@ -172,9 +174,22 @@ ask(struct wm *w, GString *request, char **why)
   }
   GString *line = g_string_new(NULL);
   char buf[16384];
+  /* A daemon that does not answer must not hang a build: after
+   * ANSWER_WITHIN_MS, the stat path. */
+  const gint64 deadline = g_get_monotonic_time() + ANSWER_WITHIN_MS * 1000;
   for (;;) {
-    const ssize_t n = recv(w->fd, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR)
+    struct pollfd p = {w->fd, POLLIN, 0};
+    const gint64 left = (deadline - g_get_monotonic_time()) / 1000;
+    const int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready == 0) {
+      *why = g_strdup_printf("did not answer within %d ms", ANSWER_WITHIN_MS);
+      g_string_free(line, TRUE);
+      return NULL;
+    }
+    const ssize_t n = ready < 0 ? -1 : recv(w->fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
     if (n <= 0) {
       *why = g_strdup_printf("gave no answer (%s)", n < 0 ? g_strerror(errno) : "closed");
@@ -315,7 +330,8 @@ wm_since(struct wm *w, const struct wm_at *was, GPtrArray **names, struct wm_at 
     g_string_append(q, ",\"relative_root\":");
     ok = ok && put_str(q, was->rel);
   }
-  g_string_append(q, ",\"fields\":[\"name\"],\"empty_on_fresh_instance\":true}]");
+  g_string_append(q, ",\"fields\":[\"name\"],\"empty_on_fresh_instance\":true,"
+                    "\"sync_timeout\":" SYNC_TIMEOUT_MS "}]");
   json_value *v = ok ? ask(w, q, why) : NULL;
   if (!ok)
     *why = g_strdup("a path that is not UTF-8");
