@@ -1255,7 +1255,11 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     EXPECT_GT(modes[m], 0u);
   if (wm_test) {
     EXPECT_GT(wm_used, steps / 2) << "watchman answered at too few steps";
-    if (setting != NESTED) {
+    // (Without a `.git` at the watch's root, watchman makes its sync
+    // cookies in the root itself, which changes the root's stamp at every
+    // question: the root is read at every re-check, never the whole tree
+    // vouched for. docs/cache.md, "Watchman", its limits.)
+    if (setting != NESTED && setting != NO_REPO) {
       EXPECT_GT(wm_quick, 0u) << "watchman never vouched for a whole unchanged tree";
     }
     if (wm_restart) {

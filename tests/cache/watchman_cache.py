@@ -32,11 +32,11 @@ def daemon_args(d):
             "--pidfile=" + os.path.join(d, "pid")]
 
 
-def start(d):
-    """Start the daemon (the client spawns it with these paths) as nobody
-    when root, and wait until it answers."""
+def start(d, as_nobody=True):
+    """Start the daemon (the client spawns it with these paths), as nobody
+    when root (unless not AS_NOBODY), and wait until it answers."""
     user = None
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and as_nobody:
         user = pwd.getpwnam("nobody").pw_uid
     env = {k: v for k, v in os.environ.items() if k != "WATCHMAN_SOCK"}
     subprocess.run(daemon_args(d) + ["version"], check=True, env=env, user=user,

@@ -214,7 +214,9 @@ read_walk(struct rd *r)
   w->root = g_strndup(root, len);
   w->dev = r_le(r, 8);
   w->ino = r_le(r, 8);
-  w->problems = (r_le(r, 1) & WALK_PROBLEMS) != 0;
+  const guint8 wflags = (guint8)r_le(r, 1);
+  w->problems = (wflags & WALK_PROBLEMS) != 0;
+  w->plain = (wflags & WALK_PLAIN) != 0;
   w->members = g_array_new(FALSE, FALSE, sizeof(guint64));
   guint32 n = r_count(r, 8);
   for (guint32 i = 0; i < n; i++) {
@@ -559,7 +561,10 @@ void
 cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
                  const struct source_list *src, const struct timespec *racy_from)
 {
+  /* Where the walk's flags are (after its root, device and inode). */
+  const guint flags_at = b->len + 4 + (guint)strlen(g->root) + 8 + 8;
   w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, g->clock, racy_from);
+  bool plain = true;
   /* In path order, so that the same walk writes the same file. */
   GPtrArray *all = g_ptr_array_new();
   GHashTableIter it;
@@ -593,6 +598,8 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
       asked = d->recs[k].kind == MEMO_ASKED;
     w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
                 (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0));
+    plain = plain && !d->was.racy && !d->was.rules_racy && !d->way && !d->start &&
+            d->was.st.present && (i > 0 || d->len == 0);
     w_var(b, d->n);
     w_var(b, recs->len);
     for (guint k = 0; k < d->n; k++) {
@@ -605,6 +612,8 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
     }
   }
   put_le(b->data + at, b->len - at - 8, 8);
+  if (plain && all->len > 0)
+    b->data[flags_at] |= WALK_PLAIN;
   g_ptr_array_unref(all);
 }
 

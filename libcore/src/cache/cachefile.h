@@ -53,6 +53,7 @@ struct cached_walk {
   guint32 n_dirs;
   struct cache_file *file;
   bool problems;        /* the walk had problems (WALK_PROBLEMS) */
+  bool plain;           /* WALK_PLAIN (format.h) */
 };
 
 struct cache_file {

@@ -144,7 +144,10 @@ walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched
   GString *path = g_string_new(NULL);
   bool same = true;
   *checked = 0;
-  for (guint32 i = 0; i < w->n_dirs && same; i++) {
+  /* Nothing named and nothing watchman cannot vouch for but the root (the
+   * first entry): the rest of the index need not even be read. */
+  const guint32 n = g_hash_table_size(touched) == 0 && w->plain ? MIN(w->n_dirs, 1u) : w->n_dirs;
+  for (guint32 i = 0; i < n && same; i++) {
     struct dir_entry e;
     r_dir(&r, &e, w->dev, path);
     if (r.bad)

@@ -26,9 +26,12 @@
 #include "../json/json.h"
 
 /* How long a question may take (the query's own sync_timeout is less:
- * its error comes first). */
-#define ANSWER_WITHIN_MS 10000
-#define SYNC_TIMEOUT_MS "5000"
+ * its error comes first). Short: watchman 4.9.0 was seen to stop answering
+ * queries on a watch whose `.git` (where it puts its sync cookies) was
+ * removed and made again, and every build would wait this long for the
+ * stat path. */
+#define ANSWER_WITHIN_MS 3000
+#define SYNC_TIMEOUT_MS "1500"
 
 struct wm {
   int fd;
