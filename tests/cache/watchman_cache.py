@@ -39,8 +39,16 @@ def start(d, as_nobody=True):
     if os.geteuid() == 0 and as_nobody:
         user = pwd.getpwnam("nobody").pw_uid
     env = {k: v for k, v in os.environ.items() if k != "WATCHMAN_SOCK"}
-    subprocess.run(daemon_args(d) + ["version"], check=True, env=env, user=user,
-                   stdout=subprocess.DEVNULL, timeout=60)
+    # The client spawns the daemon and asks it; right after a SIGKILL the
+    # first try may meet the old socket ("Connection reset by peer").
+    for attempt in range(5):
+        p = subprocess.run(daemon_args(d) + ["version"], env=env, user=user,
+                           stdout=subprocess.DEVNULL, timeout=60)
+        if p.returncode == 0:
+            break
+        time.sleep(0.5)
+    else:
+        raise SystemExit("watchman: the daemon in %s did not start" % d)
     for _ in range(200):
         if os.path.exists(os.path.join(d, "pid")):
             return
