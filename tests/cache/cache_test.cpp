@@ -1073,7 +1073,8 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   const char *wm_restart = getenv("TRAWL_TEST_WATCHMAN_RESTART");
   unsigned wm_used = 0, wm_quick = 0, wm_restarts = 0, wm_fallbacks = 0, wm_used_after = 0;
   bool wm_restarted = false;
-  std::map<std::string, unsigned> wm_why; // why not, how often
+  std::map<std::string, unsigned> wm_why; // why not, in which class, how often
+  std::string wm_class = "the first run";
   const std::string mark_file = tmp / "p.mark";
   auto fs_now = [&]() {
     std::ofstream(mark_file).put('x');
@@ -1194,7 +1195,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     const bool used = r.watchman.rfind("used", 0) == 0;
     wm_used += used;
     if (!used && wm_test)
-      wm_why[r.watchman]++;
+      wm_why[r.watchman + " [in: " + wm_class + "]"]++;
     wm_quick += used && r.read == 0 && !r.changed;
     if (wm_restarted) {
       EXPECT_FALSE(used) << "watchman answered for a clock of the daemon before its restart: "
@@ -1224,6 +1225,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       wm_restarted = true;
     }
     blind = c.kind == MTIME_RESTORED || c.kind == UNREADABLE;
+    wm_class = c.name();
     const std::string what = world.apply(rng, c, verify);
     counts[c.name()]++;
     // Half the changes wait out the racy window; the rest are checked in

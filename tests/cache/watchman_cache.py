@@ -114,7 +114,7 @@ def main():
         p = subprocess.run([exe, "--gtest_filter=" + FILTER], env=env,
                            stdout=subprocess.PIPE, text=True)
         sys.stdout.write(p.stdout)
-        lines = [l for l in p.stdout.splitlines() if l.startswith("[watchman] ")]
+        lines = [l for l in p.stdout.splitlines() if l.startswith("[watchman] CacheProperty ")]
         ok = p.returncode == 0
         # Every sequence asserted watchman answered and was restarted; and
         # the rows ran, not skipped.
