@@ -2,7 +2,7 @@
 """The CMake plugin against CMake's own globs: no-op builds and configures.
 
 usage: bench/cmake_peers.py [--fixtures DIR] [--rounds N] [--configure-rounds N]
-                            [--trawl EXE] [SHAPE...]
+                            [--trawl EXE] [--no-make] [--noop-calls 1,10] [SHAPE...]
 
 SHAPE: flat20k (default; 20,000 files in 400 directories) or big (1,000,000
 files, 38,383 directories), from bench/fixtures.py. The projects take their
@@ -425,6 +425,8 @@ def main():
                     help="no-op builds with Ninja only (not also `make`)")
     ap.add_argument("--calls", default=None,
                     help="only the calls-per-configure lane, with these counts (10,100,1000,5000)")
+    ap.add_argument("--noop-calls", default="1,10",
+                    help="the no-op builds' numbers of calls (default 1,10)")
     ap.add_argument("--calls-rounds", type=int, default=3)
     ap.add_argument("--callgrind", action="store_true",
                     help="with --calls: also count one re-configure's instructions")
@@ -452,7 +454,7 @@ def main():
                   "| trawl's overhead | trawl / cmake overhead (min-max) |")
             print("|---|---|---|---|---|---|---|---|---|---|")
             for generator in a.generators:
-                for calls in (1, 10):
+                for calls in [int(c) for c in a.noop_calls.split(",")]:
                     noop(shape, tree, tmp, calls, a.rounds, a.trawl, generator)
             print("\nConfigure with 50 calls, %s, %d rounds (ms, medians; overhead = arm - "
                   "no glob):\n" % (shape, a.configure_rounds))

@@ -4,7 +4,9 @@
 usage: bench/fixtures.py [OPTIONS] [DIR]        DIR defaults to bench/fixtures/
 
   --big          also generate `big` (1,000,000 files; checks free space first)
-  --only NAMES   comma-separated shapes to consider (default: all but big)
+  --scale        also generate the scale trees (scale10k ... scale300k)
+  --only NAMES   comma-separated shapes to consider (default: all but big and
+                 the scale trees)
   --force        regenerate even when the stamp says the tree is up to date
   --verify       re-count an up-to-date tree instead of trusting its stamp
   --list         print the shapes and their numbers, generate nothing
@@ -62,6 +64,12 @@ big      1,000,000 files, 38,383 directories, up to 12 levels deep (most
          selects 200,037 and `**/*.{ts,tsx}` 250,028.  The last directory is
          cut short so that the total is exact.  Only with --big; refused when the
          filesystem (os.statvfs, what df reports) lacks the space or inodes.
+scale10k, scale30k, scale100k, scale300k
+         big's first 10,000, 30,000, 100,000 and 300,000 files, laid out by
+         big's generator with big's seed (the last directory cut short), so
+         that the trees of the scale lane (bench/run-all; big is its
+         1,000,000 point) differ in size only: 395, 1,245, 3,645 and 11,157
+         directories, 12 levels deep.  Only with --scale.
 """
 import argparse
 import fnmatch
@@ -273,9 +281,9 @@ def big_subdirs(rng, depth):
     return 0 if r < 0.45 else 1 if r < 0.65 else 2 if r < 0.85 else 3 + int(rng.random() * 3)
 
 
-def big_layout(rng):
-    """Projects p00, p01, ... of seeded random trees until 1,000,000 files."""
-    left = BIG_FILES
+def big_layout(rng, files=BIG_FILES):
+    """Projects p00, p01, ... of seeded random trees until `files` files."""
+    left = files
     yield "", []
     project = 0
     while left > 0:
@@ -290,6 +298,12 @@ def big_layout(rng):
             subdirs = big_subdirs(rng, depth)
             for s in reversed(range(subdirs)):
                 stack.append(("%s/%s%d" % (path, SUBDIRS[s % len(SUBDIRS)], s), depth + 1))
+
+
+def scale_layout(files):
+    """The first `files` files of big, in big's order (big's own seed): the
+    scale lane's trees differ from big and from each other in size only."""
+    return lambda rng: big_layout(rng_for("big"), files)
 
 
 # ---------------------------------------------------------------------------
@@ -309,7 +323,18 @@ SHAPES = {
         "files": 600, "dirs": 301, "ts": 300, "ts_tsx": 300, "depth": 300}},
     "big": {"layout": big_layout, "expect": {
         "files": 1000000, "dirs": 38383, "ts": 200037, "ts_tsx": 250028, "depth": 12}},
+    # The scale lane (bench/run-all): big's first N files; big is the 1,000,000 point.
+    "scale10k": {"layout": scale_layout(10000), "expect": {
+        "files": 10000, "dirs": 395, "ts": 1922, "ts_tsx": 2436, "depth": 12}},
+    "scale30k": {"layout": scale_layout(30000), "expect": {
+        "files": 30000, "dirs": 1245, "ts": 5968, "ts_tsx": 7495, "depth": 12}},
+    "scale100k": {"layout": scale_layout(100000), "expect": {
+        "files": 100000, "dirs": 3645, "ts": 20080, "ts_tsx": 25069, "depth": 12}},
+    "scale300k": {"layout": scale_layout(300000), "expect": {
+        "files": 300000, "dirs": 11157, "ts": 59991, "ts_tsx": 75008, "depth": 12}},
 }
+# Generated only when asked for: big with --big, the scale trees with --scale.
+OPT_IN = {"big"} | {n for n in SHAPES if n.startswith("scale")}
 
 
 def spec_of(name):
@@ -492,7 +517,7 @@ def generate(out, name, force, reverify):
             write_stamp(out, name, counts)
             return counts, "verified"
         return stamp["counts"], "up to date"
-    if name == "big":
+    if name in ("big", "scale300k"):
         check_room(out, name)
     started = time.monotonic()
     partial = root + ".partial"
@@ -514,13 +539,16 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir", nargs="?", default=os.path.join(here, "fixtures"))
     ap.add_argument("--big", action="store_true")
+    ap.add_argument("--scale", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--verify", action="store_true")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv[1:])
 
-    names = [n for n in SHAPES if n != "big"] + (["big"] if args.big else [])
+    names = [n for n in SHAPES if n not in OPT_IN]
+    names += [n for n in SHAPES if n.startswith("scale")] if args.scale else []
+    names += ["big"] if args.big else []
     if args.only:
         names = args.only.split(",")
         unknown = [n for n in names if n not in SHAPES]
@@ -528,16 +556,16 @@ def main(argv):
             ap.error("unknown shape(s): %s (known: %s)" % (", ".join(unknown), ", ".join(SHAPES)))
     if args.list:
         for n in SHAPES:
-            print("%-8s %s" % (n, json.dumps(SHAPES[n]["expect"])))
+            print("%-9s %s" % (n, json.dumps(SHAPES[n]["expect"])))
         return 0
 
     out = os.path.abspath(args.dir)
     os.makedirs(out, exist_ok=True)
-    print("%-8s %10s %8s %8s %8s %8s %13s  %s" % (
+    print("%-9s %10s %8s %8s %8s %8s %13s  %s" % (
         "shape", "files", "dirs", "*.ts", "*.{ts,tsx}", "scoped", "with .git", "status"))
     for n in names:
         c, status = generate(out, n, args.force, args.verify)
-        print("%-8s %10d %8d %8d %10d %8s %13s  %s" % (
+        print("%-9s %10d %8d %8d %10d %8s %13s  %s" % (
             n, c["files"], c["dirs"], c["ts"], c["ts_tsx"],
             c["scoped_ts_tsx"] if n == "repo" else "-",
             "%d/%d" % (c["files_with_git"], c["dirs_with_git"]) if n == "repo" else "-",

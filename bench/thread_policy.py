@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The default thread policy against -j 1, on every fixture (issue 14).
 
-usage: bench/thread_policy.py [--fixtures DIR] [--rounds N] TRAWL [TRAWL...]
+usage: bench/thread_policy.py [--fixtures DIR] [--rounds N] [--jobs N,...] TRAWL [TRAWL...]
 
 Without -j a walk may use every online CPU; helper threads start once the
 calling thread has read and queued HELPER_FLOOR directories (walk-run.h).
@@ -15,10 +15,11 @@ TRAWL is a build of the command (for a sweep, builds that differ only in
   big **             trawl -C big -I '**'                   38,383 (if generated)
   batch flat20k      trawl batch: four globs over flat20k       401
 
-For each lane and build, `-j 1` and the default run interleaved (the order
-alternating), each a fresh process; every run must print the same bytes as
-the first. The ratio default / -j 1 is taken per round, and its median and
-the threads the default used (--stats) are reported. Only the ratios mean
+For each lane and build, `-j 1` and the default (and, with --jobs, each -j N
+of the sweep) run interleaved (the order rotated each round), each a fresh
+process; every run must print the same bytes as the first. The ratio of each
+arm to -j 1 is taken per round, and its median and the threads the arm used
+(--stats) are reported. Only the ratios mean
 anything on a shared machine.
 """
 import argparse
@@ -61,38 +62,48 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--fixtures", default=os.path.join(HERE, "fixtures"))
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--jobs", default="",
+                    help="also these -j values, each against -j 1 (a sweep: 2,4,8)")
     ap.add_argument("trawl", nargs="+")
     a = ap.parse_args(argv[1:])
-    print("| lane | build | default ÷ -j 1, median (min–max) | threads the default used |")
-    print("|---|---|--:|--:|")
+    jobs = [int(j) for j in a.jobs.split(",") if j]
+    print("| lane | build | arm | ÷ -j 1, median (min–max) | threads used |")
+    print("|---|---|---|--:|--:|")
     with tempfile.TemporaryDirectory(prefix="trawl-threads-") as tmp:
         for name, make in lanes(a.fixtures, tmp):
             want = None
             for exe in a.trawl:
-                serial, default = [exe] + make(["-j1"]), [exe] + make([])
-                for argv_ in (serial, default):
+                serial = [exe] + make(["-j1"])
+                arms = [("default", [exe] + make([]))]
+                arms += [("-j %d" % j, [exe] + make(["-j%d" % j])) for j in jobs]
+                for argv_ in [serial] + [x for _, x in arms]:
                     _, out, err = run(argv_)
                     if want is None:
                         want = out
                     if out != want:
                         sys.exit("thread_policy: %s: %s answers differently" % (name, exe))
-                threads = "?"
-                if name.startswith("batch"):
-                    threads = "-"
-                else:
-                    _, _, err = run([exe] + make(["--stats"]))
-                    m = re.search(rb"threads used:\s+(\d+)", err)
-                    threads = m.group(1).decode() if m else "?"
-                ratios = []
+                threads = {}
+                for label, argv_ in arms:
+                    threads[label] = "-"
+                    if not name.startswith("batch"):
+                        _, _, err = run(argv_ + ["--stats"])
+                        m = re.search(rb"threads used:\s+(\d+)", err)
+                        threads[label] = m.group(1).decode() if m else "?"
+                # Each round runs -j 1 and every arm, the order rotated; each
+                # arm's ratio to that round's -j 1.
+                ratios = {label: [] for label, _ in arms}
+                everyone = [("-j 1", serial)] + arms
                 for r in range(a.rounds):
-                    order = (serial, default) if r % 2 == 0 else (default, serial)
+                    shift = r % len(everyone)
                     t = {}
-                    for argv_ in order:
-                        t[id(argv_)] = run(argv_)[0]
-                    ratios.append(t[id(default)] / t[id(serial)])
-                print("| %s | %s | %.3f (%.2f–%.2f) | %s |" % (
-                    name, os.path.basename(exe), statistics.median(ratios), min(ratios),
-                    max(ratios), threads))
+                    for label, argv_ in everyone[shift:] + everyone[:shift]:
+                        t[label] = run(argv_)[0]
+                    for label, _ in arms:
+                        ratios[label].append(t[label] / t["-j 1"])
+                for label, _ in arms:
+                    print("| %s | %s | %s | %.3f (%.2f–%.2f) | %s |" % (
+                        name, os.path.basename(exe), label, statistics.median(ratios[label]),
+                        min(ratios[label]), max(ratios[label]), threads[label]))
                 sys.stdout.flush()
     return 0
 

@@ -18,7 +18,10 @@ script makes itself, whose table is each arm's start-up cost alone.
 Each fixture is asked a few questions, each answered by several arms: the
 floor walker (bench/floor_walk: serial and threaded, printing the paths; and
 serial printing only its counts), find, and whichever of fd (Debian: fdfind),
-rg and git are installed.  Every arm runs in the fixture's directory.
+rg and git are installed.  Every arm runs in the fixture's directory.  On a
+fixture that is not a git work tree, git's arm is its walk of untracked files,
+`git ls-files -o`, with an empty repository outside the tree (--git-dir,
+--work-tree=.): every file is untracked, so it lists them all.
 
 Before anything is timed, every arm runs once and its output (paths, with any
 leading "./" removed) must be the same set as the serial floor's and have the
@@ -93,6 +96,20 @@ def trawl_arms(args):
     return [Arm("trawl -j1", [TRAWL, "-j1"] + args), Arm("trawl", [TRAWL] + args)]
 
 
+_UNTRACKED = None
+
+
+def untracked_git(git):
+    """argv prefix of git's walk of untracked files (`git ls-files -o`) for a
+    tree that is not a work tree: an empty repository outside it, made once,
+    whose index holds nothing, so that every file is untracked and listed."""
+    global _UNTRACKED
+    if _UNTRACKED is None:
+        _UNTRACKED = tempfile.TemporaryDirectory(prefix="walk_peers-git-")
+        subprocess.run([git, "init", "-q", "--bare", _UNTRACKED.name], check=True)
+    return [git, "--git-dir=" + _UNTRACKED.name, "--work-tree=.", "ls-files", "-o"]
+
+
 def questions(shape, stamp, floor, threads, root):
     """(name, description, expected count, arms) for one fixture."""
     fd = find_tool("fdfind", "fd")
@@ -100,6 +117,8 @@ def questions(shape, stamp, floor, threads, root):
     git = find_tool("git")
     c = stamp["counts"]
     out = []
+    # git on a tree that is no work tree of its own: its untracked walk.
+    git_o = untracked_git(git) if git and not os.path.exists(os.path.join(root, ".git")) else None
     if shape == "empty":
         arms = floor_arms(floor, threads, ["."])
         arms.append(Arm("find", ["find", ".", "-type", "f"]))
@@ -116,7 +135,10 @@ def questions(shape, stamp, floor, threads, root):
         arms.append(Arm("fd -u", [fd, "-u", "-t", "f"]))
     if rg:
         arms.append(Arm("rg --files -uuu", [rg, "--files", "-uuu"]))
-    out.append(("all", "every regular file, hidden and ignored ones included (.git too)",
+    if git_o:
+        arms.append(Arm("git ls-files -o", git_o))
+    out.append(("all", "every regular file, hidden and ignored ones included" +
+                (" (.git too)" if os.path.exists(os.path.join(root, ".git")) else ""),
                 c["files_with_git"] if "files_with_git" in c else c["files"], arms))
 
     if shape == "repo":
@@ -135,6 +157,8 @@ def questions(shape, stamp, floor, threads, root):
         arms.append(Arm("fd -u -e", [fd, "-u", "-t", "f"] + fd_e))
     if rg:
         arms.append(Arm("rg --files -uuu -g", [rg, "--files", "-uuu", "-g", globs]))
+    if git_o:
+        arms.append(Arm("git ls-files -o", git_o + ["--", "*.ts"]))
     out.append(("ts", text, expected, arms))
 
     if shape == "repo":
@@ -300,6 +324,8 @@ def report(name, text, expected, arms, root, paired):
         else:
             ratio = statistics.median(arm.wall) / statistics.median(ref.wall)
         shown = shlex.join([os.path.basename(arm.argv[0])] + arm.argv[1:]).replace(root, "$PWD")
+        if _UNTRACKED is not None:
+            shown = shown.replace(_UNTRACKED.name, "EMPTY.git")
         print("| %s | `%s` | %s (%s–%s) | %.2f | %s |" % (
             arm.label, shown, ms(statistics.median(arm.wall)), ms(min(arm.wall)),
             ms(max(arm.wall)), ratio, ms(statistics.median(arm.cpu))))

@@ -41,6 +41,10 @@ int cli_check(int argc, char **argv);
 /* `trawl meson …`, the Meson plugin; ARGV[0] is "meson" (cmd-meson.c). */
 int cli_meson(int argc, char **argv);
 
+/* `trawl bazel-index …`, the Bazel plugin's indexer; ARGV[0] is
+ * "bazel-index" (plugins/bazel/cmd-bazel-index.c). */
+int cli_bazel_index(int argc, char **argv);
+
 /* `trawl match …`; ARGV[0] is "match". Returns the exit code. */
 int cli_match(int argc, char **argv);
 

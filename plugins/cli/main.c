@@ -25,6 +25,9 @@ static const char usage[] =
   "        exit 1 and print what changed if an answer did, else 0\n"
   "  meson [OPTIONS] PATTERN... [--list PATTERN...]...\n"
   "        source lists for Meson's run_command(); see docs/meson.md\n"
+  "  bazel-index --root DIR --state NAME\n"
+  "        what git ignores in a Bazel workspace, for trawl_glob() (run by\n"
+  "        its tools/bazel wrapper); see docs/bazel.md\n"
   "  explain [OPTIONS] PATTERN... -- PATH...\n"
   "        say whether the walk would print each PATH, and why (which include,\n"
   "        exclude or ignore rule decided); see trawl explain --help\n"
@@ -64,6 +67,17 @@ main(int argc, char **argv)
     g_error_free(error);
     return EXIT_USAGE;
   }
+  /* "Usage: trawl match ..." in --help (GLib names the program after
+   * argv[0] unless told): the man pages are made from --help. */
+  static const char *const commands[] = {"match", "batch", "explain", "check", "meson",
+                                         "bazel-index"};
+  g_set_prgname("trawl");
+  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+    if (strcmp(cmd, commands[i]) == 0) {
+      char *name = g_strconcat("trawl ", cmd, NULL);
+      g_set_prgname(name);
+      g_free(name);
+    }
   if (strcmp(cmd, "match") == 0)
     return cli_match(argc - 1, argv + 1);
   if (strcmp(cmd, "batch") == 0)
@@ -74,5 +88,7 @@ main(int argc, char **argv)
     return cli_check(argc - 1, argv + 1);
   if (strcmp(cmd, "meson") == 0)
     return cli_meson(argc - 1, argv + 1);
+  if (strcmp(cmd, "bazel-index") == 0)
+    return cli_bazel_index(argc - 1, argv + 1);
   return cli_walk(argc, argv);
 }

@@ -6,8 +6,8 @@ directory it is given (the meson build directory's tests/bazel/), and
 passes --output_user_root so that all of them share one user root. Debian's
 Bazel has nothing to extract (its install base is /usr/share/bazel), so an
 output base costs only the repository rules: with the meson-built trawl
-given to trawl_repositories(), that is compiling index.c (a fraction of a
-second).
+given to trawl_repositories(), that is asking it `trawl bazel-index --id`
+(a fraction of a second).
 """
 import os
 import re
@@ -21,7 +21,7 @@ CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 
 def star(b):
     """A Starlark string literal for the bytes b, written independently of
-    bazel/index.c: Bazel reads a .bzl file as Latin-1, so byte N is the
+    the indexer (plugins/bazel/cmd-bazel-index.c): Bazel reads a .bzl file as Latin-1, so byte N is the
     character N; everything outside printable ASCII is an octal escape."""
     out = ['"']
     for c in b:
@@ -155,7 +155,9 @@ def check(id, include, exclude = [], exclude_directories = 1, gitignore = False)
     id = "%s@%s" % (id, native.package_name())
     ignored = IGNORED.get(native.package_name(), {})
     n = native.glob(include, exclude = exclude, exclude_directories = exclude_directories)
-    want = [p for p in n if p not in ignored] if gitignore else n
+    # glob() writes ':' before a path starting with '@'; IGNORED has the
+    # path as it is on disk.
+    want = [p for p in n if (p[1:] if p.startswith(":@") else p) not in ignored] if gitignore else n
     t = trawl_glob(include, exclude = exclude, exclude_directories = exclude_directories,
                    gitignore = gitignore)
     if t == want:

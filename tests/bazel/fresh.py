@@ -1,36 +1,47 @@
 #!/usr/bin/env python3
 r"""Freshness: trawl_glob() answers for the tree as it is, within the same
-Bazel command, through the tools/bazel wrapper; and the Bazel facts it rests
-on (shared/INTEGRATION.md), each checked here before being relied on.
+Bazel command, and an edit costs what it costs glob(); the Bazel facts this
+rests on (shared/INTEGRATION.md), each checked here before being relied on.
 
-    fresh.py WORKDIR
+    fresh.py WORKDIR TRAWL_EXE
 
 The workspace does not give trawl_repositories() a trawl: the repository
 rule compiles one with the system C compiler (the README's command), and
-the wrapper runs that one.
+the wrapper runs that one. (TRAWL_EXE is for the copied workspace only.)
 
  facts    /usr/bin/bazel runs WORKSPACE/tools/bazel with the real binary in
-          $BAZEL_REAL; a repository rule runs again when a file it read by
-          label changes content (and the same command sees the new
-          result), not when a directory gains a file; a local repository
-          rule runs again at every --batch command.
- batch    files added are seen by the next command, through the wrapper and
-          also with the real binary called directly (the local rule runs
-          at each start of Bazel). Through the wrapper, a command after no
-          change takes the index kept under the stamp's digest (no process),
-          also after a command with the real binary, and after a change
-          undone; an edit of .bazelignore in place (no directory changes)
-          is indexed again; three indexes are kept.
- server   through the wrapper: a file added, a gitignored file added, a file
-          removed, a directory added, the top .gitignore edited in place,
-          `git add -f` of a gitignored file (tracked, it is never ignored:
-          issue 31), a new package; calling the real binary directly bypasses the
-          wrapper and the answer is the old one (as docs/bazel.md says),
-          until `sync` (which indexes: the wrapper's TRAWL_CHECKED is in
-          the command's environment, not the server's) or the next command
-          through the wrapper.
+          $BAZEL_REAL; a local repository rule that names a variable in
+          `environ` runs again in a server when the variable's value
+          changes, and not while it stays the same; it runs at every --batch
+          command; run again, linking a file that did not change, it reloads
+          no package that loads that file.
+ batch    through the wrapper from the first command (which says it compiles
+          trawl, and how long that took): a file added, renamed, removed is
+          seen and leaves the index as it is (the same kept file); a file
+          git ignores changes the index; the real binary called directly
+          indexes afresh (--batch); .bazelignore edited in place; three
+          indexes kept. (Renamed and removed: in server mode.)
+ server   setup in the wrong order: a server started by the real binary
+          before tools/bazel existed (and before .trawl/), then the wrapper
+          installed: its first command sees every change. Then through the
+          wrapper: a file added reloads its package alone, and no other, and
+          rewrites the cache of its part of the walk alone; a
+          file git ignores, a directory, the top .gitignore edited in place,
+          `git add -f` of a file git ignores (tracked, it is never ignored:
+          issue 31), a new package. The real binary: the first command after the
+          wrapper's indexes afresh; later ones do not see what git newly
+          ignores (the documented bypass), and a package they do not know
+          fails with a message that says so; the wrapper's next command
+          indexes.
+ copy     a workspace copied with `cp -a` after a build carries the build's
+          bazel-* links: `bazel query //...` loads the packages through them
+          as glob() does, and trawl_glob() answers there as glob().
+ noise    no DEBUG line but the test's own on any command (convenience
+          links made and gone included).
 """
+import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -41,46 +52,42 @@ REAL = "/usr/bin/bazel-4"
 
 PROBE_BZL = r'''
 def _impl(rctx):
-    text = rctx.read(Label("//probe:input.txt"))
     rctx.execute(["sh", "-c", "echo run >> \"$0\"", rctx.attr.log])
     rctx.file("BUILD", "")
-    rctx.file("value.bzl", "VALUE = %r\n" % text.strip())
+    rctx.symlink(rctx.attr.target, "value.bzl")
 
-probe = repository_rule(implementation = _impl, attrs = {"log": attr.string()})
-
-def _local_impl(rctx):
-    rctx.execute(["sh", "-c", "echo run >> \"$0\"", rctx.attr.log])
-    rctx.file("BUILD", "")
-    rctx.file("value.bzl", "VALUE = 1\n")
-
-local_probe = repository_rule(implementation = _local_impl, local = True,
-                              attrs = {"log": attr.string()})
+probe = repository_rule(implementation = _impl, local = True, environ = ["TRAWL_PROBE"],
+                        attrs = {"log": attr.string(), "target": attr.string()})
 '''
+
+PKG_BUILD = (b'load("@trawl//bazel:glob.bzl", "trawl_glob")\n'
+             b'filegroup(name = "all", srcs = trawl_glob(["**/*.c"]))\n'
+             b'print("FRESH", trawl_glob(["**/*.c"]), trawl_glob(["**/*.c"], gitignore = True))\n')
+OWN = (b"FRESH", b"PROBE", b"SUB")  # the prints of this test
 
 
 def main():
-    workdir = sys.argv[1]
+    workdir, trawl_exe = sys.argv[1], os.path.abspath(sys.argv[2])
     ws = bazelws.Workspace(workdir, "fresh")
     log = os.path.join(ws.base, "fresh", "probe.log")
-    llog = os.path.join(ws.base, "fresh", "local.log")
-    for p in (log, llog):
-        if os.path.exists(p):
-            os.remove(p)
+    value = os.path.join(ws.base, "fresh", "value.bzl")
+    if os.path.exists(log):
+        os.remove(log)
+    with open(value, "w") as f:
+        f.write("VALUE = 1\n")
     with open(ws.path("WORKSPACE"), "ab") as f:
-        f.write(('load("//probe:probe.bzl", "probe", "local_probe")\n'
-                 'probe(name = "probe", log = %s)\n'
-                 'local_probe(name = "local_probe", log = %s)\n' % (
-                     bazelws.star(os.fsencode(log)), bazelws.star(os.fsencode(llog)))).encode())
+        f.write(('load("//probe:probe.bzl", "probe")\n'
+                 'probe(name = "probe", log = %s, target = %s)\n' % (
+                     bazelws.star(os.fsencode(log)), bazelws.star(os.fsencode(value)))).encode())
     ws.write("probe/probe.bzl", PROBE_BZL.encode())
-    ws.write("probe/input.txt", b"one\n")
-    ws.write("probe/BUILD", b'load("@probe//:value.bzl", "VALUE")\n'
-                            b'load("@local_probe//:value.bzl", L = "VALUE")\n'
-                            b'print("PROBE", VALUE)\n')
+    ws.write("probe/BUILD", b'load("@probe//:value.bzl", "VALUE")\nprint("PROBE", VALUE)\n')
+    ws.write("probe2/BUILD", b'load("@probe//:value.bzl", "VALUE")\n')
     subprocess.run(["git", "init", "-q", ws.root], check=True)
-    ws.write(".gitignore", b"*.gen.c\n")
+    ws.write(".gitignore", b"*.gen.c\nout/\n")
     ws.write("p/a.c", b"")
-    ws.write("p/BUILD", b'load("@trawl//bazel:glob.bzl", "trawl_glob")\n'
-                        b'print("FRESH", trawl_glob(["**/*.c"]), trawl_glob(["**/*.c"], gitignore = True))\n')
+    ws.write("p/out/o.c", b"")  # git ignores p/out: gitignore = True splits p's patterns
+    ws.write("p/BUILD", PKG_BUILD)
+    ws.write("q/BUILD", PKG_BUILD.replace(b'print("FRESH"', b'print("Q"'))
     bad = 0
 
     def failed(msg):
@@ -88,8 +95,26 @@ def main():
         print("FAIL: " + msg)
         bad += 1
 
-    def runs(path):
-        return open(path).read().count("run") if os.path.exists(path) else 0
+    def runs():
+        return open(log).read().count("run") if os.path.exists(log) else 0
+
+    def run(args, batch, binary="bazel", env=None, what=""):
+        """Runs a command; checks its DEBUG lines are the test's own; returns
+        the CompletedProcess and the packages it created (its profile)."""
+        prof = os.path.join(ws.base, "fresh", "profile.json")
+        p = ws.bazel(args[:1] + ["--profile=" + prof] + args[1:], batch=batch, binary=binary, env=env)
+        for line in p.stderr.split(b"\n"):
+            m = bazelws.DEBUG_RE.match(line)
+            if line.startswith(b"DEBUG:") and not (m and m.group(2).split(b" ")[0] in OWN + (b"Q",)):
+                failed("%s: a DEBUG line that is not the test's: %s" % (what, line.decode("latin-1")))
+        created = set()
+        if os.path.exists(prof):
+            with open(prof) as f:
+                d = json.load(f)
+            created = {e.get("name") for e in (d["traceEvents"] if isinstance(d, dict) else d)
+                       if e.get("cat") == "package creation"}
+            os.remove(prof)
+        return p, created
 
     # /usr/bin/bazel runs tools/bazel, with the real binary in BAZEL_REAL.
     seen = os.path.join(ws.base, "fresh", "wrapper.env")
@@ -101,127 +126,216 @@ def main():
     if not got or not os.access(got, os.X_OK) or os.path.realpath(got) != os.path.realpath(REAL):
         failed("tools/bazel was not run with BAZEL_REAL=%s: %r" % (REAL, got))
     os.remove(ws.path("tools/bazel"))
-    os.symlink(os.path.join(bazelws.CHECKOUT, "bazel", "tools_bazel"), ws.path("tools/bazel"))
 
-    def fresh(want_all, want_gi, what, binary="bazel", batch=True):
-        p = ws.bazel(["query", "//p/...:all"], batch=batch, binary=binary)
+    # A local rule with `environ`, in a server: again when the value changes.
+    def probe(what, env, want_runs, want_created=None):
+        p, created = run(["query", "//probe:all + //probe2:all"], batch=False, binary=REAL,
+                         env=env, what=what)
+        if runs() != want_runs or (want_created is not None and created != want_created):
+            failed("%s: runs %d, packages made %r; expected %d, %r" % (
+                what, runs(), sorted(created), want_runs, want_created))
+    probe("environ, first", {"TRAWL_PROBE": "a"}, 1)
+    probe("environ, the same value", {"TRAWL_PROBE": "a"}, 1, set())
+    # Run again, linking the same file: no package that loads it is made again.
+    probe("environ, another value", {"TRAWL_PROBE": "b"}, 2, set())
+    probe("environ, unset", {}, 3, set())
+    before = runs()
+    ws.bazel(["query", "//probe:all"], batch=True, check=0, env={"TRAWL_PROBE": "b"})
+    if runs() != before + 1:
+        failed("a local repository rule did not run at a --batch command (%d -> %d)" % (
+            before, runs()))
+    ws.shutdown()
+
+    def fresh(want_all, want_gi, what, binary="bazel", batch=True, packages=None):
+        p, created = run(["query", "//p/...:all"], batch=batch, binary=binary, what=what)
         lines = bazelws.debug_lines(p.stderr, b"FRESH ")
         want = ("%s %s" % (want_all, want_gi)).replace("'", '"').encode()
         if p.returncode != 0 or lines != [want]:
             failed("%s: %r, expected %r (exit %d)%s" % (what, lines, want, p.returncode,
                    "" if p.returncode == 0 else "\n" + p.stderr.decode("latin-1")[-2000:]))
+        if packages is not None and created != packages:
+            failed("%s: packages made %r, expected %r" % (what, sorted(created), sorted(packages)))
+        return p
 
-    def indexed(what, want):
-        """How the last command's @trawl_index got its index.bzl: "kept" (a
-        link to the index kept in .trawl/ under the stamp's digest) or
-        "made" (the indexer ran)."""
+    def index(what, want, digest=None):
+        """How the last command's @trawl_index got index.bzl: "kept" (a link
+        to .trawl/index-DIGEST.bzl, the wrapper's) or "made" (the rule
+        indexed, and copied it); and, given DIGEST, whether it is that
+        index. Returns the digest."""
         p = os.path.join(ws.output_base, "external", "trawl_index", "index.bzl")
-        got = "made"
+        got, d = "made", None
         if os.path.islink(p):
             target = os.readlink(p)
+            got = "kept" if os.path.dirname(target) == ws.path(".trawl") else "link " + target
+            d = os.path.basename(target)[len("index-"):-len(".bzl")]
+        else:
             with open(ws.path(".trawl/stamp")) as f:
-                digest = f.read().strip()
-            got = "kept" if os.path.dirname(target) == ws.path(".trawl") and \
-                os.path.basename(target).startswith("index-%s-" % digest) else "link " + target
+                d = f.read().split(" ")[0]
         if got != want:
             failed("%s: the index was %s, expected %s" % (what, got, want))
+        if digest is not None and d != digest:
+            failed("%s: the index is %s, expected %s (the same)" % (what, d, digest))
+        return d
 
-    # --batch
-    fresh(["a.c"], ["a.c"], "batch, first command (trawl compiled by the repository rule)")
+    # --batch, through the wrapper from the first command.
+    os.symlink(os.path.join(bazelws.CHECKOUT, "bazel", "tools_bazel"), ws.path("tools/bazel"))
+    p = fresh(["a.c", "out/o.c"], ["a.c"], "batch, first command (trawl compiled by the repository rule)")
+    if b"tools/bazel: trawl is not set up here yet: this command compiles it" not in p.stderr or \
+            b"tools/bazel: trawl was compiled in " not in p.stderr:
+        failed("the first command did not say it compiles trawl, and how long it took:\n" +
+               p.stderr.decode("latin-1")[-1500:])
     if not os.path.islink(ws.path(".trawl/trawl")) or \
             "trawl_tool" not in os.readlink(ws.path(".trawl/trawl")):
         failed("the repository rule did not compile trawl")
-    indexed("batch, first command", "made")
-    fresh(["a.c"], ["a.c"], "batch, nothing changed")
-    indexed("batch, nothing changed", "kept")
+    index("batch, first command", "made")
+    fresh(["a.c", "out/o.c"], ["a.c"], "batch, nothing changed")
+    d0 = index("batch, nothing changed", "kept")
     ws.write("p/b.c", b"")
-    fresh(["a.c", "b.c"], ["a.c", "b.c"], "batch, a file added, through the wrapper")
-    indexed("batch, a file added", "made")
-    ws.write("p/c.c", b"")
-    fresh(["a.c", "b.c", "c.c"], ["a.c", "b.c", "c.c"], "batch, a file added, real binary",
-          binary=REAL)
-    indexed("batch, real binary (no check: TRAWL_CHECKED unset)", "made")
-    fresh(["a.c", "b.c", "c.c"], ["a.c", "b.c", "c.c"], "batch, then through the wrapper")
-    indexed("batch, through the wrapper after the real binary", "kept")
-    os.remove(ws.path("p/c.c"))
-    fresh(["a.c", "b.c"], ["a.c", "b.c"], "batch, a file added and removed again")
-    indexed("batch, a change undone (the earlier answer's index)", "kept")
+    fresh(["a.c", "b.c", "out/o.c"], ["a.c", "b.c"], "batch, a file added")
+    index("batch, a file added", "kept", d0)
+    os.remove(ws.path("p/b.c"))
+    ws.write("p/x.gen.c", b"")
+    fresh(["a.c", "out/o.c", "x.gen.c"], ["a.c"], "batch, a file removed, a file git ignores added")
+    d1 = index("batch, a file git ignores", "kept")
+    if d1 == d0:
+        failed("batch, a file git ignores: the index did not change")
+    ws.write("p/d.c", b"")
+    fresh(["a.c", "d.c", "out/o.c", "x.gen.c"], ["a.c", "d.c"], "batch, the real binary", binary=REAL)
+    index("batch, the real binary (no TRAWL_INDEX: the rule indexes)", "made")
     # .bazelignore decides as much as the tree: edited in place (no
-    # directory changes, the stamp stays), the index is made again.
+    # directory changes), the index is made again.
     ws.write("p/ign/x.c", b"")
     ws.write(".bazelignore", b"nothing\n")
-    fresh(["a.c", "b.c", "ign/x.c"], ["a.c", "b.c", "ign/x.c"], "batch, .bazelignore naming nothing")
+    fresh(["a.c", "d.c", "ign/x.c", "out/o.c", "x.gen.c"], ["a.c", "d.c", "ign/x.c"],
+          "batch, .bazelignore naming nothing")
+    d2 = index("batch, .bazelignore naming nothing", "kept")
     ws.write(".bazelignore", b"p/ign\n")
-    fresh(["a.c", "b.c"], ["a.c", "b.c"], "batch, .bazelignore edited in place")
-    indexed("batch, .bazelignore edited in place", "made")
-    os.remove(ws.path(".bazelignore"))
-    os.remove(ws.path("p/ign/x.c"))
-    os.rmdir(ws.path("p/ign"))
-    ws.write("p/c.c", b"")
-    fresh(["a.c", "b.c", "c.c"], ["a.c", "b.c", "c.c"], "batch, .bazelignore gone")
+    fresh(["a.c", "d.c", "out/o.c", "x.gen.c"], ["a.c", "d.c"], "batch, .bazelignore edited in place")
+    if index("batch, .bazelignore edited in place", "kept") == d2:
+        failed("batch, .bazelignore edited in place: the index did not change")
     kept = [n for n in os.listdir(ws.path(".trawl")) if n.startswith("index-")]
     if len(kept) != 3:
         failed("indexes kept in .trawl/: %d, expected the newest 3: %r" % (len(kept), kept))
+    os.remove(ws.path(".bazelignore"))
+    shutil.rmtree(ws.path("p/ign"))
+    os.remove(ws.path("p/x.gen.c"))
 
-    # Facts of repository rules, in server mode.
-    def probe(what, want_value, want_runs):
-        p = ws.bazel(["query", "//probe:all"], batch=False)
-        v = bazelws.debug_lines(p.stderr, b"PROBE ")
-        if v != [want_value] or runs(log) != want_runs:
-            failed("%s: value %r, runs %d; expected %r, %d" % (what, v, runs(log), want_value,
-                                                                want_runs))
-    probe("probe, first", b"one", 1)
-    probe("probe, again", b"one", 1)
-    ws.write("probe/new.txt", b"")
-    probe("probe, its directory gained a file", b"one", 1)
-    ws.write("probe/input.txt", b"two\n")
-    probe("probe, the file it read by label changed", b"two", 2)
-    before = runs(llog)
-    ws.bazel(["query", "//probe:all"], batch=True, check=0)
-    ws.bazel(["query", "//probe:all"], batch=True, check=0)
-    if runs(llog) != before + 2:
-        failed("a local repository rule did not run at each --batch command (%d -> %d)" % (
-            before, runs(llog)))
-
-    # Server mode, through the wrapper.
-    abc = ["a.c", "b.c", "c.c"]
-    fresh(abc, abc, "server, first", batch=False)
-    ws.write("p/d.c", b"")
-    fresh(abc + ["d.c"], abc + ["d.c"], "server, a file added", batch=False)
-    ws.write("p/e.gen.c", b"")
-    fresh(abc + ["d.c", "e.gen.c"], abc + ["d.c"], "server, a gitignored file added", batch=False)
-    os.remove(ws.path("p/d.c"))
-    ws.write("p/sub/f.c", b"")
-    fresh(abc + ["e.gen.c", "sub/f.c"], abc + ["sub/f.c"], "server, a file removed, a directory added",
-          batch=False)
-    ws.write("p/g.c", b"")
-    fresh(abc + ["e.gen.c", "sub/f.c"], abc + ["sub/f.c"],
-          "server, the real binary called directly (bypass: the old answer)", binary=REAL,
-          batch=False)
-    # TRAWL_CHECKED is the command's environment, not the server's (which a
-    # command through the wrapper started): `sync` with the real binary
-    # indexes, it does not take the kept index of the last check.
-    ws.bazel(["sync", "--only=trawl_index"], batch=False, binary=REAL, check=0)
-    indexed("server, sync with the real binary", "made")
-    fresh(abc + ["e.gen.c", "g.c", "sub/f.c"], abc + ["g.c", "sub/f.c"],
-          "server, after sync with the real binary", binary=REAL, batch=False)
-    fresh(abc + ["e.gen.c", "g.c", "sub/f.c"], abc + ["g.c", "sub/f.c"],
-          "server, the next command through the wrapper", batch=False)
-    with open(ws.path(".gitignore"), "ab") as f:
-        f.write(b"g.c\n")
-    fresh(abc + ["e.gen.c", "g.c", "sub/f.c"], abc + ["sub/f.c"],
-          "server, the top .gitignore edited in place", batch=False)
-    # Only the index changes: the wrapper's check asks it again.
-    subprocess.run(["git", "-C", ws.root, "add", "-f", "p/g.c"], check=True)
-    fresh(abc + ["e.gen.c", "g.c", "sub/f.c"], abc + ["g.c", "sub/f.c"],
-          "server, git add -f of a gitignored file: tracked, not ignored", batch=False)
-    ws.write("p/sub/BUILD", b'load("@trawl//bazel:glob.bzl", "trawl_glob")\n'
-                            b'print("SUB", trawl_glob(["*.c"]))\n')
-    fresh(abc + ["e.gen.c", "g.c"], abc + ["g.c"], "server, a new package", batch=False)
-    p = ws.bazel(["query", "//p/sub:all"], batch=False)
+    # Server mode, set up in the wrong order: a server started by the real
+    # binary before tools/bazel and .trawl/ existed.
+    os.remove(ws.path("tools/bazel"))
+    shutil.rmtree(ws.path(".trawl"))
+    ad = ["a.c", "d.c"]
+    fresh(ad + ["out/o.c"], ad, "server, started without the wrapper", batch=False)
+    os.symlink(os.path.join(bazelws.CHECKOUT, "bazel", "tools_bazel"), ws.path("tools/bazel"))
+    ws.write("p/e.c", b"")
+    ws.write("p/y.gen.c", b"")
+    ws.write("p/s/BUILD", b'load("@trawl//bazel:glob.bzl", "trawl_glob")\n'
+                          b'print("SUB", trawl_glob(["*.c"], gitignore = True))\n')
+    ws.write("p/s/f.c", b"")
+    ws.write("p/s/z.gen.c", b"")
+    ade = ad + ["e.c"]
+    p = fresh(ade + ["out/o.c", "y.gen.c"], ade, "server, the wrapper's first command", batch=False)
     if bazelws.debug_lines(p.stderr, b"SUB ") != [b'["f.c"]']:
-        failed("the new package's trawl_glob: %r" % bazelws.debug_lines(p.stderr, b"SUB "))
+        failed("server, the wrapper's first command: a new package: %r" %
+               bazelws.debug_lines(p.stderr, b"SUB "))
+    d3 = index("server, the wrapper's first command", "kept")
+    fresh(ade + ["out/o.c", "y.gen.c"], ade, "server, nothing changed", batch=False, packages=set())
+    def parts():
+        d = ws.path(".trawl/parts")
+        return {n: os.stat(os.path.join(d, n)).st_mtime_ns for n in os.listdir(d)}
+    before = parts()
+    ws.write("p/f.c", b"")
+    adef = ade + ["f.c"]
+    fresh(adef + ["out/o.c", "y.gen.c"], adef, "server, a file added", batch=False, packages={"p"})
+    index("server, a file added", "kept", d3)
+    # The check read and wrote the cache of p's part of the walk, and no
+    # other file of trawl's.
+    after = parts()
+    changed = sorted(n for n in after if before.get(n) != after[n])
+    caches = [n for n in after if n.endswith(".cache")]
+    if len(caches) < 6 or len(changed) != 1 or not changed[0].endswith(".cache") or \
+            set(before) != set(after):
+        failed("server, a file added: of %d caches (one per directory at the top, and the top's), "
+               "the files that changed: %r" % (len(caches), changed))
+    os.rename(ws.path("p/f.c"), ws.path("p/g.c"))
+    adeg = ade + ["g.c"]
+    fresh(adeg + ["out/o.c", "y.gen.c"], adeg, "server, a file renamed", batch=False, packages={"p"})
+    index("server, a file renamed", "kept", d3)
+    os.remove(ws.path("p/g.c"))
+    fresh(ade + ["out/o.c", "y.gen.c"], ade, "server, a file removed", batch=False, packages={"p"})
+    ws.write("p/w.gen.c", b"")
+    fresh(ade + ["out/o.c", "w.gen.c", "y.gen.c"], ade, "server, a file git ignores", batch=False)
+    ws.write("p/t/u.c", b"")
+    fresh(ade + ["out/o.c", "t/u.c", "w.gen.c", "y.gen.c"], ade + ["t/u.c"], "server, a directory",
+          batch=False)
+    with open(ws.path(".gitignore"), "ab") as f:
+        f.write(b"e.c\n")
+    fresh(ade + ["out/o.c", "t/u.c", "w.gen.c", "y.gen.c"], ad + ["t/u.c"],
+          "server, the top .gitignore edited in place", batch=False)
+    # Only git's index changes: the wrapper's check asks it again.
+    subprocess.run(["git", "-C", ws.root, "add", "-f", "p/e.c"], check=True)
+    fresh(ade + ["out/o.c", "t/u.c", "w.gen.c", "y.gen.c"], ade + ["t/u.c"],
+          "server, git add -f of a file git ignores: tracked, not ignored", batch=False)
+
+    # The real binary: its first command after the wrapper's indexes (the
+    # rule runs again: TRAWL_INDEX is gone); later ones see files added and
+    # removed (Bazel's listings) but not what git newly ignores.
+    ws.write("p/v.c", b"")
+    all1 = ade + ["out/o.c", "t/u.c", "v.c", "w.gen.c", "y.gen.c"]
+    fresh(all1, ade + ["t/u.c", "v.c"], "server, the real binary's first command", binary=REAL,
+          batch=False)
+    index("server, the real binary's first command", "made")
+    ws.write("p/r.gen.c", b"")
+    all2 = sorted(all1 + ["r.gen.c"])
+    fresh(all2, ade + ["r.gen.c", "t/u.c", "v.c"],
+          "server, the real binary again (bypass: a file git ignores is not known)", binary=REAL,
+          batch=False)
+    ws.write("p/n/BUILD", b'load("@trawl//bazel:glob.bzl", "trawl_glob")\n'
+                          b'print("SUB", trawl_glob(["*.c"], gitignore = True))\n')
+    p = ws.bazel(["query", "//p/n:all"], batch=False, binary=REAL)
+    if p.returncode == 0 or b"package 'p/n' is not in trawl's index" not in p.stderr or \
+            b"did not go through tools/bazel" not in p.stderr:
+        failed("server, the real binary, a new package: exit %d, expected a message naming the "
+               "cause:\n%s" % (p.returncode, p.stderr.decode("latin-1")[-1500:]))
+    fresh(all2, ade + ["t/u.c", "v.c"], "server, the wrapper again", batch=False)
+    p = ws.bazel(["query", "//p/n:all"], batch=False)
+    if bazelws.debug_lines(p.stderr, b"SUB ") != [b"[]"]:
+        failed("server, the wrapper, the new package: %r" % bazelws.debug_lines(p.stderr, b"SUB "))
+
+    # A build makes the convenience links (bazel-fresh... named after the
+    # workspace's directory, "ws"); no DEBUG line follows.
+    p, _ = run(["build", "//p:all"], batch=False, what="server, a build")
+    if not os.path.islink(ws.path("bazel-ws")):
+        failed("the build made no bazel-ws link")
+    fresh(all2, ade + ["t/u.c", "v.c"], "server, after the links appeared", batch=False)
     ws.shutdown()
+
+    # A copy of the built workspace, with its links (they lead into the first
+    # workspace's output base): Bazel's `//...` enters them, and glob()
+    # answers in the packages it finds there; so must trawl_glob().
+    all2b = [x.encode() for x in all2]
+    copy = bazelws.Workspace(workdir, "fresh-copy")
+    shutil.rmtree(copy.root)
+    subprocess.run(["cp", "-a", ws.root, copy.root], check=True)
+    with open(copy.path("WORKSPACE"), "wb") as f:
+        f.write(('local_repository(name = "trawl", path = %s)\n'
+                 'load("@trawl//bazel:repositories.bzl", "trawl_repositories")\n'
+                 'trawl_repositories(trawl = %s)\n' % (bazelws.star(os.fsencode(bazelws.CHECKOUT)),
+                                                      bazelws.star(os.fsencode(trawl_exe)))).encode())
+    shutil.rmtree(copy.path("probe"))
+    p = copy.bazel(["query", "--keep_going", "//...:all"])
+    blocks = bazelws.error_blocks(p.stderr, copy.root)
+    trawl_errors = [t for t in blocks.values() if "trawl_glob" in t]
+    # Through the link: glob()'s answer, with gitignore = True too (trawl
+    # does not walk there).
+    through = [line.split(b"FRESH ", 1)[1] for line in p.stderr.split(b"\n")
+               if b"/bazel-ws/p/BUILD" in line and b"FRESH " in line]
+    if trawl_errors or len(through) != 1:
+        failed("copied workspace: trawl_glob() in the packages through bazel-ws: %r; errors: %s" % (
+            through, "\n".join(trawl_errors)[-2000:]))
+    elif through[0] != b" ".join([b'["' + b'", "'.join(all2b) + b'"]'] * 2):
+        failed("copied workspace: %r" % through)
+    copy.shutdown()
     print("fresh: %d failures" % bad)
     return 1 if bad else 0
 

@@ -21,6 +21,11 @@ Settings every run covers (each workspace has all of them):
    everything below an ignored directory count as ignored);
  - packages below packages (BUILD and BUILD.bazel), a directory named BUILD
    (no package), a subdirectory holding a WORKSPACE file (no boundary);
+ - names starting with '@' (glob() writes ':' before such a path), at
+   random and in fixed/, where directories named with wildcards ('w*d',
+   'q?d', 'x**y', '(p*'), hidden ones and '@d' each hold a directory git
+   ignores (gitignore = True must split its patterns at them), with cases
+   of their own; fixed/ign, a package whose own directory git ignores;
  - hidden files and directories, names with bytes that Bazel's regular
    expressions treat apart ('\n', '\r', 0x85), with '(' and ')', quotes,
    backslashes, spaces, '#', bytes that are not UTF-8, UTF-8;
@@ -57,8 +62,11 @@ RESERVED = {b"BUILD", b"BUILD.bazel", b".git", b".trawl", b"WORKSPACE", b".bazel
 
 def make_name(rng, hidden_p=0.12):
     parts = []
-    if rng.random() < hidden_p:
+    r = rng.random()
+    if r < hidden_p:
         parts.append(b".")
+    elif r < hidden_p + 0.06:
+        parts.append(b"@")  # glob() writes ':' before a path starting with '@'
     parts.append(rng.choice(WORDS))
     if rng.random() < 0.25:
         parts.append(rng.choice(ODD))
@@ -111,6 +119,18 @@ def fill(rng, tree, rel, depth, in_pkg_dir):
             os.makedirs(tree.abs(os.path.join(p, b"BUILD")), exist_ok=True)  # a directory
         elif r < 0.14:
             open(tree.abs(os.path.join(p, b"WORKSPACE")), "wb").close()
+
+
+FIXED = [b"@a.c", b"@b.o", b"@d/k.c", b"@d/ign/x.c", b"w*d/k.c", b"w*d/ign/y.c", b"q?d/k.c",
+         b"q?d/ign/z.c", b"x**y/k.c", b"x**y/ign/u.c", b"(p*/k.c", b"(p*/ign/v.c", b"ign/i.c",
+         b"@d/.h/k.c", b"@d/.h/ign/w.c"]
+FIXED_CASES = {
+    b"": [(b'["fixed/**"]', 0), (b'["fixed/**"]', 1), (b'["fixed/*/*.c"]', 1),
+          (b'["fixed/*/k.c"]', 0), (b'["**/@*"]', 0), (b'["fixed/@d/**"]', 0),
+          (b'["fixed/w*d/*"]', 0), (b'["fixed/*"]', 0), (b'["fixed/*/**/*.c"]', 1),
+          (b'["fixed/**/k.c"], exclude = ["fixed/@d/**"]', 1)],
+    b"fixed/ign": [(b'["**"]', 0), (b'["*.c"]', 1)],
+}
 
 
 def under(p, d):
@@ -366,6 +386,20 @@ def main():
         tree.packages.append(d)
     # Some files at the top too (the top package globs everything).
     fill(rng, tree, b"", 3, True)
+    # And, whatever the seed, names glob() rewrites ('@' first) and
+    # directories whose names a glob() pattern cannot spell (a wildcard in
+    # them), each above a directory git ignores, so that gitignore = True
+    # must split its patterns there; a package whose own directory git
+    # ignores.
+    for f in FIXED:
+        p = b"fixed/" + f
+        os.makedirs(os.path.dirname(tree.abs(p)), exist_ok=True)
+        open(tree.abs(p), "wb").close()
+        tree.files.append(p)
+    with open(tree.abs(b"fixed/.gitignore"), "wb") as fh:
+        fh.write(b"ign/\n*.o\n")
+    open(tree.abs(b"fixed/ign/BUILD"), "wb").close()
+    tree.packages.append(b"fixed/ign")
     add_links(rng, tree, outside)
     write_ignores(rng, tree)
     ws.write("check.bzl", bazelws.CHECK_BZL.encode())
@@ -414,7 +448,12 @@ def main():
             lines.append("check(%s, %s, exclude = %s, exclude_directories = %d, gitignore = %s)" % (
                 star(cid.encode("latin-1")), star_list(inc), star_list(exc), ed,
                 "True" if gi else "False"))
-        cases_in[os.path.realpath(tree.abs(pkg))] = args.cases
+        for k, (inc, ed) in enumerate(FIXED_CASES.get(pkg, [])):
+            for gi in ("False", "True"):
+                cid = "%s#fixed%d%s" % (pkg.decode("latin-1") or "top", k, gi[0])
+                lines.append("check(%s, %s, exclude_directories = %d, gitignore = %s)" % (
+                    star(cid.encode("latin-1")), inc.decode("latin-1"), ed, gi))
+        cases_in[os.path.realpath(tree.abs(pkg))] = args.cases + 2 * len(FIXED_CASES.get(pkg, []))
         name = b"BUILD.bazel" if os.path.exists(tree.abs(pre + b"BUILD.bazel")) else b"BUILD"
         ws.write(pre + name, ("\n".join(lines) + "\n").encode())
 

@@ -54,4 +54,83 @@ flags=$(pkg-config --cflags --libs trawl)
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Werror "$tmp/use.c" $flags -o "$tmp/use"
 LD_LIBRARY_PATH="$libdir" "$tmp/use"
-echo "ok: install into $prefix"
+
+# pkg-config resolves with only what trawl depends on: the system's .pc files
+# without libxxhash's (XXH3 is compiled in; a Requires.private naming it made
+# `pkg-config --libs trawl` fail where libxxhash-dev is not installed).
+mkdir -p "$tmp/pc-only"
+cp "$tmp/pc/trawl.pc" "$tmp/pc-only/"
+for d in $(pkg-config --variable pc_path pkg-config | tr : ' '); do
+  for f in "$d"/*.pc; do
+    [ -e "$f" ] || continue
+    case $(basename "$f") in libxxhash.pc|trawl.pc) continue ;; esac
+    [ -e "$tmp/pc-only/$(basename "$f")" ] || ln -s "$f" "$tmp/pc-only/"
+  done
+done
+PKG_CONFIG_LIBDIR="$tmp/pc-only" PKG_CONFIG_PATH= pkg-config --cflags --libs trawl >/dev/null ||
+  fail "pkg-config cannot resolve trawl without libxxhash.pc"
+PKG_CONFIG_LIBDIR="$tmp/pc-only" PKG_CONFIG_PATH= pkg-config --static --libs trawl >/dev/null ||
+  fail "pkg-config --static cannot resolve trawl without libxxhash.pc"
+
+# Every function the headers declare TRAWL_API, and nothing else, is what
+# both libraries export; the static one has no other global (a program with
+# its own dir_check() once clashed with, or bound to, libcore's).
+declared=$(cat "$prefix"/include/trawl/*.h | tr '\n' ' ' |
+  grep -o 'TRAWL_API[^;(]*(' | grep -o 'trawl_[A-Za-z0-9_]*[[:space:]]*($' |
+  tr -d ' (' | sort -u)
+[ -n "$declared" ] || fail "no TRAWL_API declarations found in the headers"
+shared=$(nm -D --defined-only "$libdir/libtrawl.so" | awk '$2 ~ /[TDBRVW]/ {print $3}' | sort -u)
+static=$(nm -g --defined-only "$libdir/libtrawl.a" | awk 'NF == 3 {print $3}' | sort -u)
+[ "$declared" = "$shared" ] ||
+  fail "shared exports differ from the headers' TRAWL_API: $(diff <(echo "$declared") <(echo "$shared") | grep '^[<>]' | tr '\n' ' ')"
+[ "$declared" = "$static" ] ||
+  fail "static library's globals differ from the headers' TRAWL_API: $(diff <(echo "$declared") <(echo "$static") | grep '^[<>]' | tr '\n' ' ')"
+
+# A program with functions named as libcore's internals links the static
+# library and gets its own back, while trawl's walk works.
+cat >"$tmp/own.c" <<'C'
+#include <trawl/trawl.h>
+#include <stdio.h>
+int dir_check(void) { return 41; }
+int cache_load(void) { return 1; }
+int item_free(void) { return 0; }
+int main(void) {
+  GError *error = NULL;
+  trawl_pattern *p = trawl_pattern_compile("*.c", 3, TRAWL_DIALECT_TRAWL, 0, &error);
+  if (!p) { fprintf(stderr, "%s\n", error->message); return 1; }
+  int ok = trawl_pattern_match(p, "a.c", 3) && dir_check() + cache_load() + item_free() == 42;
+  trawl_pattern_free(p);
+  puts(ok ? "ok" : "wrong");
+  return ok ? 0 : 1;
+}
+C
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Werror -Wno-missing-prototypes "$tmp/own.c" "$libdir/libtrawl.a" \
+  $(pkg-config --cflags --libs --static trawl | sed 's/-ltrawl//') -o "$tmp/own" ||
+  fail "a program with its own dir_check() does not link against libtrawl.a"
+"$tmp/own" >/dev/null || fail "a program with its own dir_check() gets libcore's"
+
+# C++ links every public function (version.h once declared trawl_version
+# outside extern "C": the name was mangled and the link failed), against
+# the shared library and against the static one.
+{
+  echo '#include <trawl/trawl.h>'
+  echo '#include <cstdio>'
+  echo 'int main() {'
+  echo '  void (*fns[])() = {'
+  for f in $declared; do echo "    reinterpret_cast<void (*)()>(&$f),"; done
+  echo '  };'
+  echo '  std::printf("%s %zu\n", trawl_version(), sizeof fns / sizeof *fns);'
+  echo '  return 0;'
+  echo '}'
+} >"$tmp/every.cpp"
+# shellcheck disable=SC2086
+c++ -std=c++11 -Wall -Werror "$tmp/every.cpp" $flags -o "$tmp/every" ||
+  fail "C++ does not link every public function against libtrawl.so"
+LD_LIBRARY_PATH="$libdir" "$tmp/every" >/dev/null || fail "C++ program against libtrawl.so did not run"
+# shellcheck disable=SC2086
+c++ -std=c++11 -Wall -Werror "$tmp/every.cpp" "$libdir/libtrawl.a" \
+  $(pkg-config --cflags --libs --static trawl | sed 's/-ltrawl//') -o "$tmp/every-static" ||
+  fail "C++ does not link every public function against libtrawl.a"
+"$tmp/every-static" >/dev/null || fail "C++ program against libtrawl.a did not run"
+echo "ok: install into $prefix ($(echo "$declared" | wc -l) public functions)"

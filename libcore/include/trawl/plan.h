@@ -18,6 +18,12 @@
  *
  * Ownership: the plan borrows the patterns (they must outlive it) and copies
  * the query structs, their pattern arrays, roots and options.
+ *
+ * Threads: a run walks its groups on helper threads as a walker does
+ * (each query's options.threads), but hands results over on the thread that
+ * called it: trawl_plan_run_each()'s callback, and the arrays of
+ * trawl_plan_results(), belong to that thread. One plan runs one run at a
+ * time; distinct plans may run at once from distinct threads.
  */
 #ifndef TRAWL_PLAN_H
 #define TRAWL_PLAN_H
