@@ -26,10 +26,9 @@
 #include "../json/json.h"
 
 /* How long a question may take (the query's own sync_timeout is less:
- * its error comes first). Short: watchman 4.9.0 was seen to stop answering
- * queries on a watch whose `.git` (where it puts its sync cookies) was
- * removed and made again, and every build would wait this long for the
- * stat path. */
+ * its error comes first). Short: a check that waits this long and then
+ * takes the stat path costs a build this much more; watchman 4.9.0 on a
+ * loaded machine sometimes answers later (docs/cache.md, "Watchman"). */
 #define ANSWER_WITHIN_MS 3000
 #define SYNC_TIMEOUT_MS "1500"
 
