@@ -59,8 +59,10 @@ def _trawl_tool_impl(rctx):
     top = str(rctx.path(rctx.attr._checkout).dirname)
     cc = rctx.attr.cc
     if rctx.attr.trawl:
-        if not rctx.attr.trawl.startswith("/") or not rctx.path(rctx.attr.trawl).exists:
-            fail("trawl_repositories(trawl = %r): not an absolute path of an existing file" % rctx.attr.trawl)
+        if not rctx.attr.trawl.startswith("/"):
+            fail("trawl_repositories(trawl = %r): not an absolute path (the trawl command to use)" % rctx.attr.trawl)
+        if not rctx.path(rctx.attr.trawl).exists:
+            fail("trawl_repositories(trawl = %r): no such file (was trawl uninstalled or moved?)" % rctx.attr.trawl)
         rctx.symlink(rctx.attr.trawl, "trawl")
     else:
         if not rctx.path(top + "/sources.txt").exists:

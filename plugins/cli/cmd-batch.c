@@ -23,7 +23,7 @@
 
 #include "cli.h"
 #include "../cmake/format-cmake.h"
-#include "json.h"
+#include "../../libcore/src/json/json.h"
 #include "output.h"
 #include "queries.h"
 #include "stamp.h"

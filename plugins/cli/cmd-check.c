@@ -145,6 +145,8 @@ held_done(struct held_cache *h, bool stats)
     fprintf(stderr, "trawl: %s: directories opened %" G_GUINT64_FORMAT ", reused %"
             G_GUINT64_FORMAT "%s, %.3f ms\n", h->cache, rep->dirs_read, rep->dirs_reused,
             rep->written ? ", cache written" : "", h->ms);
+  if (stats)
+    cli_report_watchman(h->cache, rep);
   return h->unproven || (rep->dirs_read > 0 && !rep->written);
 }
 

@@ -579,6 +579,7 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
             rep.dirs_read, rep.dirs_reused, printer.count,
             rep.trusted ? "trusted" : "not trusted", rep.written ? ", written" : "",
             ms(printed - start));
+    cli_report_watchman(NULL, &rep);
   }
   trawl_cache_report_clear(&rep);
   trawl_plan_free(plan);

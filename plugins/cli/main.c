@@ -59,6 +59,14 @@ main(int argc, char **argv)
     printf("trawl %s\n", trawl_version());
     return EXIT_OK;
   }
+  /* The environment's switch for the caches' watchman back-end: a value
+   * that is none of its own is a usage error, whatever the command. */
+  GError *error = NULL;
+  if (!trawl_cache_watchman_setting(&error)) {
+    fprintf(stderr, "trawl: %s\n", error->message);
+    g_error_free(error);
+    return EXIT_USAGE;
+  }
   /* "Usage: trawl match ..." in --help (GLib names the program after
    * argv[0] unless told): the man pages are made from --help. */
   static const char *const commands[] = {"match", "batch", "explain", "check", "meson",

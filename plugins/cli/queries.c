@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
+#include "../../libcore/src/json/json.h"
 #include "options.h"
 #include "queries.h"
 #include "report.h"

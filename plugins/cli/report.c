@@ -163,6 +163,23 @@ cli_report_plan_stats(size_t n, const char *one, const char *many, const trawl_p
           dirs == 1 ? "directory" : "directories", reuse->str,
           (double)(g_get_monotonic_time() - start) / 1e3);
   g_string_free(reuse, TRUE);
+  cli_report_watchman(NULL, cache);
+}
+
+void
+cli_report_watchman(const char *file, const trawl_cache_report *cache)
+{
+  if (cache == NULL || cache->watchman == NULL)
+    return;
+  GString *line = g_string_new("trawl: ");
+  if (file)
+    g_string_append_printf(line, "%s: ", file);
+  g_string_append_printf(line, "watchman %s", cache->watchman);
+  if (g_str_has_prefix(cache->watchman, "used"))
+    g_string_append_printf(line, ", %" G_GUINT64_FORMAT " %s stat'ed", cache->dirs_stated,
+                           cache->dirs_stated == 1 ? "directory" : "directories");
+  fprintf(stderr, "%s\n", line->str);
+  g_string_free(line, TRUE);
 }
 
 void

@@ -68,4 +68,11 @@ unsigned cli_report_walker_problems(const trawl_walker *walker);
 void cli_report_plan_stats(size_t n, const char *one, const char *many, const trawl_plan *plan,
                            const trawl_cache_report *cache, gint64 start);
 
+/* With CACHE's watchman back-end asked (not TRAWL_WATCHMAN=off), a --stats
+ * line on it: "trawl: [FILE: ]watchman used: N paths changed, M
+ * directories stat'ed" or "... watchman not used (WHY)" — why the stat
+ * path was taken (docs/cache.md, "Watchman"). cli_report_plan_stats()
+ * prints it after its own. */
+void cli_report_watchman(const char *file, const trawl_cache_report *cache);
+
 #endif /* TRAWL_CLI_REPORT_H */

@@ -51,7 +51,7 @@
 
 #include "../cli/cli.h"
 #include "../cli/files.h"
-#include "../cli/json.h"
+#include "../../libcore/src/json/json.h"
 #include "meson-plugin.h"
 #include "trawl/cache.h"
 

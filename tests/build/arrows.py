@@ -58,7 +58,7 @@ def name(member, prefix):
             base = base[:-len(ext)]
     if base.startswith("src_"):
         base = base[4:]
-        for folder in ("walk_", "cache_"):
+        for folder in ("walk_", "cache_", "json_"):
             if base.startswith(folder):
                 base = folder[:-1] + "/" + base[len(folder):]
         return "libcore/" + base

@@ -325,6 +325,20 @@ def main(argv):
         code, _, err = run(trawl, ["-C", tree, "--cache", cache, "--unsorted", "**"], env)
         check("--cache with --unsorted: exit 2", code, 2)
 
+        # The watchman back-end's switch (docs/cache.md, "Watchman"): a value
+        # of its own or exit 2 naming it; no daemon at the socket named: the
+        # stat path, said by --stats. (No daemon is started here: the suite
+        # 'watchman' has its own.)
+        code, out, err = run(trawl, ["check", "--cache", cache], dict(env, TRAWL_WATCHMAN="sometimes"))
+        check("TRAWL_WATCHMAN=sometimes: exit 2, named", (code, out, "TRAWL_WATCHMAN='sometimes'" in err),
+              (2, "", True))
+        none = dict(env, TRAWL_WATCHMAN="auto", TRAWL_WATCHMAN_SOCK=os.path.join(tmp, "no-sock"))
+        code, _, err = run(trawl, ["check", "--stats", "--cache", cache], none)
+        check("no watchman: the stat path, said", (code, "watchman not used (not running" in err),
+              (0, True))
+        code, _, err = run(trawl, ["check", "--stats", "--cache", cache], dict(env, TRAWL_WATCHMAN="off"))
+        check("TRAWL_WATCHMAN=off: not a word of it", (code, "watchman" in err), (0, False))
+
     print("%d failed" % len(FAILURES))
     return 1 if FAILURES else 0
 

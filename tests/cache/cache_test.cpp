@@ -88,6 +88,7 @@ struct CacheRun {
   bool trusted, changed, written;
   std::string warning, write_error;
   uint64_t read, reused;
+  std::string watchman; // the report's word on watchman ("" when off)
 };
 
 CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
@@ -105,6 +106,7 @@ CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
   r.write_error = rep.write_error ? rep.write_error : "";
   r.read = rep.dirs_read;
   r.reused = rep.dirs_reused;
+  r.watchman = rep.watchman ? rep.watchman : "";
   trawl_cache_report_clear(&rep);
   return r;
 }
@@ -933,6 +935,66 @@ TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
   }
 }
 
+// With the watchman back-end (run by tests/cache/watchman_cache.py,
+// which starts a private daemon): a change made while a walk runs, in a
+// directory it has read already, is after the clock the cache records, so
+// the next re-check is told of it. The directory's record is old (not
+// racy), so without a clock taken before the walk nothing would stat it:
+// the stale answer would stand.
+void add_late(void *data)
+{
+  add_file(*static_cast<const std::string *>(data), "src/d/late.c");
+}
+
+TEST(CacheWatchman, AChangeWhileTheWalkRunsIsNamedNextTime)
+{
+  if (!getenv("TRAWL_TEST_WATCHMAN"))
+    GTEST_SKIP() << "run with a private watchman daemon by tests/cache/watchman_cache.py";
+  TempDir tmp;
+  // As the property test runs, as nobody when root: the private daemon is
+  // nobody's then (tests/cache/watchman_cache.py).
+  if (geteuid() == 0) {
+    const struct passwd *pw = getpwnam("nobody");
+    ASSERT_NE(pw, nullptr);
+    ASSERT_EQ(lchown(tmp.path().c_str(), pw->pw_uid, pw->pw_gid), 0);
+  }
+  AsNobody as;
+  ASSERT_TRUE(as.ok()) << as.why();
+  make_dir(tmp / "tree");
+  make_tree(tmp / "tree");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    // The first run has no watch to ask yet; it makes one (TRAWL_WATCHMAN=on)
+    // and records its clock.
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.written);
+  }
+  add_file(tmp / "tree", "src/d/first.c"); // a change for the second run to read
+  settle();
+  {
+    const std::string root = tmp / "tree";
+    cache_test_after_walk = add_late;
+    cache_test_after_walk_data = const_cast<std::string *>(&root);
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache);
+    cache_test_after_walk = nullptr;
+    EXPECT_EQ(r.watchman.rfind("used", 0), 0u) << r.watchman;
+    EXPECT_TRUE(r.written);
+    EXPECT_EQ(f.results(0),
+              (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c", "src/d/first.c"}));
+  }
+  settle();
+  Fixture g(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_EQ(r.watchman.rfind("used", 0), 0u) << r.watchman;
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(g.results(0), fresh(tmp / "tree", {"**/*.c"}));
+  EXPECT_EQ(g.results(0), (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c",
+                                                    "src/d/first.c", "src/d/late.c"}));
+}
+
 // The property through the cache file, in the settings users have (a git
 // work tree with its top at the root or above it, none with no-require-git,
 // nested repositories) and through every class of change tree_changes.hpp
@@ -1004,6 +1066,15 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   } watch;
   bool blind = false;
   unsigned skippable = 0, watched = 0;
+  // TRAWL_TEST_WATCHMAN (tests/cache/watchman_cache.py): the runs ask a
+  // private watchman daemon; TRAWL_TEST_WATCHMAN_RESTART, a command that
+  // kills it and starts it again, is run once, halfway through.
+  const char *wm_test = getenv("TRAWL_TEST_WATCHMAN");
+  const char *wm_restart = getenv("TRAWL_TEST_WATCHMAN_RESTART");
+  unsigned wm_used = 0, wm_quick = 0, wm_restarts = 0, wm_fallbacks = 0, wm_used_after = 0;
+  bool wm_restarted = false;
+  std::map<std::string, unsigned> wm_why; // why not, in which class, how often
+  std::string wm_class = "the first run";
   const std::string mark_file = tmp / "p.mark";
   auto fs_now = [&]() {
     std::ofstream(mark_file).put('x');
@@ -1068,6 +1139,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       r.warning = rep.warning ? rep.warning : "";
       r.read = rep.dirs_read;
       r.reused = rep.dirs_reused;
+      r.watchman = rep.watchman ? rep.watchman : "";
       trawl_cache_report_clear(&rep);
     } else {
       r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
@@ -1118,6 +1190,20 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     }
     quick_each += each && r.read == 0;
     quick += check && r.read == 0 && !r.changed;
+    // With the watchman back-end on (tests/cache/watchman_cache.py): how often it
+    // answered, and never right after its daemon was restarted.
+    const bool used = r.watchman.rfind("used", 0) == 0;
+    wm_used += used;
+    if (!used && wm_test)
+      wm_why[r.watchman + " [in: " + wm_class + "]"]++;
+    wm_quick += used && r.read == 0 && !r.changed;
+    if (wm_restarted) {
+      EXPECT_FALSE(used) << "watchman answered for a clock of the daemon before its restart: "
+                         << r.watchman;
+      wm_fallbacks += !used;
+      wm_restarted = false;
+    }
+    wm_used_after += used && wm_restarts > 0;
     // What the cache holds now: rewritten when changed (check) or when a
     // directory was read (run).
     if (r.changed || !check)
@@ -1128,10 +1214,18 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
 
   Counts counts;
   const std::vector<Change> classes = all_changes(true, setting != NO_REPO);
-  for (const Change &c : schedule(rng, classes, 40)) {
+  const std::vector<Change> plan = schedule(rng, classes, 40);
+  for (size_t i = 0; i < plan.size(); i++) {
+    const Change &c = plan[i];
     if (HasFailure())
       break;
+    if (wm_test && wm_restart && i == plan.size() / 2) {
+      EXPECT_EQ(system(wm_restart), 0) << wm_restart;
+      wm_restarts++;
+      wm_restarted = true;
+    }
     blind = c.kind == MTIME_RESTORED || c.kind == UNREADABLE;
+    wm_class = c.name();
     const std::string what = world.apply(rng, c, verify);
     counts[c.name()]++;
     // Half the changes wait out the racy window; the rest are checked in
@@ -1161,6 +1255,26 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   }
   for (unsigned m = 0; m < 3; m++)
     EXPECT_GT(modes[m], 0u);
+  if (wm_test) {
+    EXPECT_GT(wm_used, steps / 2) << "watchman answered at too few steps";
+    // (Without a `.git` at the watch's root, watchman makes its sync
+    // cookies in the root itself, which changes the root's stamp at every
+    // question: the root is read at every re-check, never the whole tree
+    // vouched for. docs/cache.md, "Watchman", its limits.)
+    if (setting != NESTED && setting != NO_REPO) {
+      EXPECT_GT(wm_quick, 0u) << "watchman never vouched for a whole unchanged tree";
+    }
+    if (wm_restart) {
+      EXPECT_EQ(wm_restarts, 1u);
+      EXPECT_EQ(wm_fallbacks, 1u) << "no step right after the restart";
+      EXPECT_GT(wm_used_after, 0u) << "watchman never answered again after its restart";
+    }
+    printf("[watchman] CacheProperty seed %u setting %d: used at %u of %u steps, the whole tree"
+           " vouched for at %u; restarts %u, used after %u\n", seed, (int)setting, wm_used, steps,
+           wm_quick, wm_restarts, wm_used_after);
+    for (const auto &[why, n] : wm_why)
+      printf("[watchman]   %u x %s\n", n, why.c_str());
+  }
   print_counts("CacheProperty", seed, setting, counts, steps);
   printf("[watch] CacheProperty seed %u setting %d: a list at %u of %u steps, %u of them with"
          " nothing newer than the mark\n", seed, (int)setting, watched, steps, skippable);

@@ -1,5 +1,5 @@
 /* trawl — libFuzzer target over the JSON reader of `trawl batch`
- * (plugins/cli/json.c): the whole input is one document.
+ * (libcore/src/json/json.c): the whole input is one document.
  *
  * Invariants, each checked with abort() so that libFuzzer reports it:
  *  - the reader accepts exactly what a recognizer of this file's own

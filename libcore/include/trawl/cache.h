@@ -38,6 +38,10 @@ typedef struct {
   char *write_error;     /* why it could not be written (the results stand), or NULL */
   uint64_t dirs_read;    /* directories read, every walk */
   uint64_t dirs_reused;  /* directories not read: their record was trusted */
+  char *watchman;        /* "used: N paths changed", or "not used (WHY)": the stat path; NULL
+                            when TRAWL_WATCHMAN=off (docs/cache.md, "Watchman") */
+  uint64_t dirs_stated;  /* with watchman used: the directories stat'ed (the others it vouched
+                            for); without, every directory of a quick re-check is */
 } trawl_cache_report;
 
 typedef enum {
@@ -84,6 +88,10 @@ TRAWL_API bool trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *repo
 TRAWL_API bool trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
                                           trawl_plan_result_fn fn, void *data,
                                           trawl_cache_report *report, GError **error);
+
+/* Is TRAWL_WATCHMAN one of auto, on, off (or unset: auto)? False with
+ * ERROR naming it otherwise (a cached run then uses no watchman). */
+TRAWL_API bool trawl_cache_watchman_setting(GError **error);
 
 /* A plan of the queries cache file PATH was written for (patterns compiled
  * again, owned by the plan), or NULL with ERROR set when the file cannot be

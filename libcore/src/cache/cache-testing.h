@@ -22,4 +22,10 @@ bool cache_run_was_quick(const trawl_plan *plan);
 /* Are the patterns of PLAN, made from a cache file, still not compiled? */
 bool cache_patterns_pending(const trawl_plan *plan);
 
+/* Called, when set, after a cached run's walk and before its cache is
+ * written: a change made there is one made while the walk ran, after it
+ * read what it changes (tests/cache/cache_test.cpp, CacheWatchman). */
+extern void (*cache_test_after_walk)(void *data);
+extern void *cache_test_after_walk_data;
+
 #endif /* TRAWL_CACHE_TESTING_H */

@@ -27,6 +27,7 @@
 #include "cache-testing.h"
 #include "cachefile.h"
 #include "sources.h"
+#include "watchman.h"
 #include "../ignore.h"
 #include "../memo.h"
 #include "../plan-shared.h"
@@ -134,6 +135,7 @@ last_run(const trawl_plan *plan)
 void
 trawl_cache_report_clear(trawl_cache_report *r)
 {
+  g_free(r->watchman);
   g_free(r->warning);
   g_free(r->write_error);
   memset(r, 0, sizeof *r);
@@ -295,6 +297,9 @@ trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
   return changes;
 }
 
+void (*cache_test_after_walk)(void *data);
+void *cache_test_after_walk_data;
+
 bool
 cache_run_was_quick(const trawl_plan *plan)
 {
@@ -330,6 +335,10 @@ struct cached_run {
   struct plan_group_view *gv;
   struct sources *src;          /* per group */
   struct timespec racy_from;    /* the sources' stamps at or after it are racy */
+  struct wm_at *clocks;         /* per group: watchman's clock before the walk (watch NULL: none) */
+  GHashTable **touched;         /* per group: the directories watchman cannot vouch for as
+                                   unchanged since the cache's clock (NULL: it cannot say) */
+  guint64 wm_names;             /* the paths watchman named, every group */
 };
 
 /* Is there a cache file at R->path, and is it this plan's (same trawl
@@ -386,6 +395,90 @@ run_group(struct cached_run *r, char *why)
   r->report->warning = why;
 }
 
+/* Add PATH (LEN bytes, relative to a root) and the directory holding it to
+ * TOUCHED: watchman named it, so its own stamp and its directory's may
+ * differ. */
+static void
+touch_name(GHashTable *touched, const char *path)
+{
+  g_hash_table_add(touched, g_strdup(path));
+  const char *slash = strrchr(path, '/');
+  g_hash_table_add(touched, g_strndup(path, slash ? (gsize)(slash - path) : 0));
+}
+
+/* Ask watchman (TRAWL_WATCHMAN: docs/cache.md, "Watchman") for each
+ * group's clock now, and, for a walk the cache recorded with a clock, what
+ * changed since: R->clocks, R->touched, and the report's word on it (each
+ * reason for the stat path, once). */
+static void
+run_watchman(struct cached_run *r)
+{
+  r->clocks = g_new0(struct wm_at, MAX(r->n_groups, 1u));
+  r->touched = g_new0(GHashTable *, MAX(r->n_groups, 1u));
+  enum wm_mode mode;
+  if (!wm_mode_from_env(&mode) || mode == WM_OFF || r->n_groups == 0)
+    return;
+  char *why = NULL;
+  struct wm *wm = r->grouped ? wm_connect(mode, &why) : NULL;
+  if (!r->grouped)
+    why = g_strdup("a root could not be opened");
+  guint used = 0;
+  for (guint g = 0; wm && g < r->n_groups; g++) {
+    char *gwhy = NULL;
+    struct plan_query_view q0;
+    plan_query_view(r->plan, g_array_index(r->gv[g].members, size_t, 0), &q0);
+    /* The root as opened: its real path, where watchman's names are. */
+    char *proc = g_strdup_printf("/proc/self/fd/%d", r->gv[g].root_fd);
+    char *real = g_file_read_link(proc, NULL);
+    g_free(proc);
+    const struct cached_walk *was =
+        r->usable ? (const struct cached_walk *)r->cache->walks->pdata[g] : NULL;
+    char *at = was && was->clock.watch
+                   ? g_build_filename(was->clock.watch, was->clock.rel, NULL)
+                   : NULL;
+    if (q0.opt->follow) {
+      gwhy = g_strdup("links are followed (they may lead out of the watch)");
+    } else if (real == NULL || real[0] != '/') {
+      gwhy = g_strdup("the root's real path is unknown");
+    } else if (was == NULL || at == NULL || strcmp(at, real) != 0) {
+      gwhy = g_strdup(was == NULL ? "no cache to compare with"
+                      : at == NULL ? "the cache has no clock (written without watchman)"
+                                   : "the root is not where the cache's clock was taken");
+    } else {
+      /* One question: what changed since the cache's clock, and the clock
+       * now (as of the question: after it, nothing is read). */
+      GPtrArray *names = NULL;
+      if (wm_since(wm, &was->clock, &names, &r->clocks[g], &gwhy)) {
+        r->touched[g] = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        for (guint i = 0; i < names->len; i++)
+          touch_name(r->touched[g], names->pdata[i]);
+        r->wm_names += names->len;
+        g_ptr_array_unref(names);
+        used++;
+      }
+    }
+    g_free(at);
+    /* No answer to trust: a clock still, for the cache to record (a walk
+     * that follows links records none: it will never use one). */
+    char *cwhy = NULL;
+    if (r->touched[g] == NULL && !q0.opt->follow && real && real[0] == '/' &&
+        !wm_clock_of(wm, real, &r->clocks[g], &cwhy) && gwhy == NULL)
+      gwhy = cwhy, cwhy = NULL;
+    g_free(cwhy);
+    g_free(real);
+    if (gwhy && why == NULL)
+      why = gwhy;
+    else
+      g_free(gwhy);
+  }
+  wm_close(wm);
+  if (used == r->n_groups)
+    r->report->watchman = g_strdup_printf("used: %" G_GUINT64_FORMAT " paths changed", r->wm_names);
+  else
+    r->report->watchman = g_strdup_printf("not used (%s)", why ? why : "?");
+  g_free(why);
+}
+
 /* Each walk's sources, stamped before it reads them (a change after that
  * shows next time), and whether the record it may trust holds
  * (R->all_trusted). */
@@ -393,6 +486,9 @@ static void
 run_trust(struct cached_run *r)
 {
   struct cache_state *st = r->st;
+  /* Watchman's clock first: a change after it is named next time, and
+   * everything below is read after it. */
+  run_watchman(r);
   racy_from_now(&r->racy_from);
   r->src = g_new0(struct sources, MAX(r->n_groups, 1u));
   r->all_trusted = r->usable;
@@ -433,7 +529,9 @@ run_quick(struct cached_run *r)
   for (guint g = 0; quick && g < r->n_groups; g++)
     quick = !st->groups[g].cached->problems &&
             (st->groups[g].asked == NULL || g_hash_table_size(st->groups[g].asked) == 0) &&
-            walk_unchanged(st->groups[g].cached, r->gv[g].root_fd);
+            (r->touched[g] ? walk_unchanged_but(st->groups[g].cached, r->gv[g].root_fd,
+                                                r->touched[g], &r->report->dirs_stated)
+                           : walk_unchanged(st->groups[g].cached, r->gv[g].root_fd));
   plan_close_roots(r->plan);
   /* A run whose results are wanted now takes them from the records: they
    * must check out first (else it walks, as when they do not for a replay). */
@@ -480,6 +578,8 @@ run_walk_memos(struct cached_run *r)
     plan_group_set_memos(r->plan, g, cg->trusted ? cg->memo_prev : NULL, cg->memo);
   }
   r->walked = plan_walk(r->plan, r->first ? NULL : &r->first);
+  if (cache_test_after_walk)
+    cache_test_after_walk(cache_test_after_walk_data);
   for (guint g = 0; g < r->n_groups; g++) {
     trawl_walk_stats ws;
     trawl_plan_stats(r->plan, g, &ws);
@@ -543,7 +643,7 @@ run_write(struct cached_run *r)
   for (guint g = 0; g < r->n_groups; g++) {
     const struct plan_group_view *gv = &r->gv[g];
     struct walk_record w = {gv->root, (uint64_t)gv->dev, (uint64_t)gv->ino, false,
-                            gv->members, st->groups[g].memo};
+                            gv->members, st->groups[g].memo, &r->clocks[g]};
     w.problems = trawl_plan_problems(r->plan, g_array_index(gv->members, size_t, 0))->len > 0;
     const struct source_list sl = source_list_of(&r->src[g]);
     cache_write_walk(body, recs, &w, &sl, &r->racy_from);
@@ -584,9 +684,15 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
   }
   run_compare(&r);
   run_write(&r);
-  for (guint g = 0; g < r.n_groups; g++)
+  for (guint g = 0; g < r.n_groups; g++) {
     sources_clear(&r.src[g]);
+    wm_at_clear(&r.clocks[g]);
+    if (r.touched[g])
+      g_hash_table_unref(r.touched[g]);
+  }
   g_free(r.src);
+  g_free(r.clocks);
+  g_free(r.touched);
   g_free(r.gv);
   cache_file_free(r.cache);
   g_byte_array_unref(r.queries);
@@ -628,6 +734,17 @@ trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
     }
   }
   return ok;
+}
+
+bool
+trawl_cache_watchman_setting(GError **error)
+{
+  enum wm_mode mode;
+  if (wm_mode_from_env(&mode))
+    return true;
+  g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+              "TRAWL_WATCHMAN='%s': not auto, on or off", g_getenv("TRAWL_WATCHMAN"));
+  return false;
 }
 
 /* ---- a plan from a cache file ---- */

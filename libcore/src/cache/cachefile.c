@@ -121,6 +121,7 @@ cached_walk_free(struct cached_walk *w)
   g_free(w->root);
   g_array_unref(w->members);
   g_string_free(w->env, TRUE);
+  wm_at_clear(&w->clock);
   g_ptr_array_unref(w->paths);
   g_byte_array_unref(w->kinds);
   g_array_unref(w->stamps);
@@ -213,7 +214,9 @@ read_walk(struct rd *r)
   w->root = g_strndup(root, len);
   w->dev = r_le(r, 8);
   w->ino = r_le(r, 8);
-  w->problems = (r_le(r, 1) & WALK_PROBLEMS) != 0;
+  const guint8 wflags = (guint8)r_le(r, 1);
+  w->problems = (wflags & WALK_PROBLEMS) != 0;
+  w->plain = (wflags & WALK_PLAIN) != 0;
   w->members = g_array_new(FALSE, FALSE, sizeof(guint64));
   guint32 n = r_count(r, 8);
   for (guint32 i = 0; i < n; i++) {
@@ -222,6 +225,20 @@ read_walk(struct rd *r)
   }
   const char *env = r_str(r, &len);
   w->env = g_string_new_len(env, (gssize)len);
+  /* Watchman's clock, taken before the walk read anything (an empty
+   * watch: none). A field holding a NUL is no clock (the walk never writes
+   * one). */
+  size_t wlen, rlen, clen;
+  const char *watch = r_str(r, &wlen);
+  const char *rel = r_str(r, &rlen);
+  const char *clock = r_str(r, &clen);
+  w->clock.recrawls = r_var(r);
+  if (!r->bad && wlen && clen && !memchr(watch, '\0', wlen) && !memchr(rel, '\0', rlen) &&
+      !memchr(clock, '\0', clen)) {
+    w->clock.watch = g_strndup(watch, wlen);
+    w->clock.rel = g_strndup(rel, rlen);
+    w->clock.clock = g_strndup(clock, clen);
+  }
   w->paths = g_ptr_array_new_with_free_func(g_free);
   w->kinds = g_byte_array_new();
   w->stamps = g_array_new(FALSE, FALSE, sizeof(struct stamp));
@@ -550,7 +567,7 @@ racy_kind(guint8 kind)
 static void
 w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool problems,
             const GArray *members, const struct source_list *src,
-            const struct timespec *racy_from)
+            const struct wm_at *clock, const struct timespec *racy_from)
 {
   w_str(b, root, strlen(root));
   w_le(b, dev, 8);
@@ -560,6 +577,11 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
   for (guint i = 0; i < members->len; i++)
     w_le(b, g_array_index(members, size_t, i), 8);
   w_str(b, src->env->str, src->env->len);
+  const bool clocked = clock && clock->watch && clock->clock;
+  w_str(b, clocked ? clock->watch : "", clocked ? strlen(clock->watch) : 0);
+  w_str(b, clocked ? clock->rel : "", clocked ? strlen(clock->rel) : 0);
+  w_str(b, clocked ? clock->clock : "", clocked ? strlen(clock->clock) : 0);
+  w_var(b, clocked ? clock->recrawls : 0);
   w_le(b, src->paths->len, 4);
   for (guint i = 0; i < src->paths->len; i++) {
     const struct stamp *st = &g_array_index(src->stamps, struct stamp, i);
@@ -574,7 +596,10 @@ void
 cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
                  const struct source_list *src, const struct timespec *racy_from)
 {
-  w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, racy_from);
+  /* Where the walk's flags are (after its root, device and inode). */
+  const guint flags_at = b->len + 4 + (guint)strlen(g->root) + 8 + 8;
+  w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, g->clock, racy_from);
+  bool plain = true;
   /* In path order, so that the same walk writes the same file. */
   GPtrArray *all = g_ptr_array_new();
   GHashTableIter it;
@@ -608,6 +633,8 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
       asked = d->recs[k].kind == MEMO_ASKED;
     w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
                 (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0));
+    plain = plain && !d->was.racy && !d->was.rules_racy && !d->way && !d->start &&
+            d->was.st.present && (i > 0 || d->len == 0);
     w_var(b, d->n);
     w_var(b, recs->len);
     for (guint k = 0; k < d->n; k++) {
@@ -620,6 +647,8 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
     }
   }
   put_le(b->data + at, b->len - at - 8, 8);
+  if (plain && all->len > 0)
+    b->data[flags_at] |= WALK_PLAIN;
   g_ptr_array_unref(all);
 }
 

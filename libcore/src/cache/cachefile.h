@@ -19,6 +19,7 @@
 #include <glib.h>
 
 #include "../memo.h"
+#include "watchman.h"
 #include "trawl/pattern.h"
 #include "trawl/walk.h"
 
@@ -26,7 +27,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 5u
+#define CACHE_FORMAT 6u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the
@@ -43,6 +44,7 @@ struct cached_walk {
   guint64 dev, ino;
   GArray *members;      /* guint64 */
   GString *env;
+  struct wm_at clock;   /* watchman's clock before the walk (clock.watch NULL: none) */
   GPtrArray *paths;     /* the sources */
   GByteArray *kinds;
   GArray *stamps;
@@ -51,6 +53,7 @@ struct cached_walk {
   guint32 n_dirs;
   struct cache_file *file;
   bool problems;        /* the walk had problems (WALK_PROBLEMS) */
+  bool plain;           /* WALK_PLAIN (format.h) */
 };
 
 struct cache_file {
@@ -102,6 +105,14 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
 
+/* walk_unchanged() of only the directories watchman cannot vouch for:
+ * those in TOUCHED (char * paths relative to the root; a directory named
+ * as changed, or holding an entry named so), and those it never vouches
+ * for (the root, a racy one, a start directory and the way to one). Into
+ * *CHECKED how many were stat'ed. */
+bool walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
+                        guint64 *checked);
+
 /* Hand FN every question cached walk W (its file's records read and
  * checked) asked of the index: the directory's path (DLEN bytes, relative to
  * the root; a directory on the way to a start directory included), the name
@@ -122,6 +133,7 @@ struct walk_record {
   bool problems;
   const GArray *members;
   const struct walk_memo *memo;
+  const struct wm_at *clock;   /* watchman's clock taken before the walk, or NULL */
 };
 
 /* The ignore sources of a walk: paths, kinds (IGNORE_SOURCE_*), stamps

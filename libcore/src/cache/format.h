@@ -30,8 +30,9 @@ G_BEGIN_DECLS
  *              (excluded), u8 hidden, u8 follow, u32 types, i32 max_depth,
  *              u8 one_file_system, u32 ignore
  *   pattern := str text, u32 dialect, u32 flags
- *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS), u32 n,
- *              u64 members[n], str env,
+ *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS | WALK_PLAIN), u32 n,
+ *              u64 members[n], str env, str watch, str rel, str clock,
+ *              var recrawls (watchman's, before the walk; watch "": none),
  *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
  *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_INDEX_RACY
  *              or SOURCE_RACY), stamp
@@ -73,6 +74,9 @@ G_BEGIN_DECLS
 #define DIR_RULES_RACY 8
 #define DIR_ASKED 16    /* its records hold questions asked of the index */
 #define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
+#define WALK_PLAIN 2    /* its first directory is the root, and none is racy, a start directory,
+                           on the way to one or absent: with nothing named by watchman, the
+                           root's stat is the whole re-check (walk_unchanged_but) */
 #define STAMP_PRESENT 1
 #define STAMP_DEV 2     /* on the walk's device: not written */
 #define STAMP_CTIME 4   /* ctime = mtime: not written */

@@ -127,3 +127,39 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
     g_string_free(shares[t].path, TRUE);
   return !differs;
 }
+
+/* Watchman names every path created, deleted, renamed or changed since its
+ * clock; a directory it does not name, and none of whose entries it names,
+ * has the stamp it had (cachefile.h). The rule that trusts a directory is
+ * still dir_check(): this only leaves out the stats that could not find a
+ * difference. Those it cannot vouch for are stat'ed every time: the root
+ * (a change of the query's own root is not reported), a racy record, and a
+ * start directory and the way to one (a link put on the way changes no
+ * name below it). */
+bool
+walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
+                   guint64 *checked)
+{
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
+  bool same = true;
+  *checked = 0;
+  /* Nothing named and nothing watchman cannot vouch for but the root (the
+   * first entry): the rest of the index need not even be read. */
+  const guint32 n = g_hash_table_size(touched) == 0 && w->plain ? MIN(w->n_dirs, 1u) : w->n_dirs;
+  for (guint32 i = 0; i < n && same; i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    if (r.bad)
+      break;
+    const bool vouched = e.len > 0 && !e.was.racy && !e.was.rules_racy &&
+                         !(e.flags & (DIR_START | DIR_WAY)) && e.was.st.present &&
+                         !g_hash_table_contains(touched, e.path);
+    if (vouched)
+      continue;
+    (*checked)++;
+    same = entry_unchanged(&e, root_fd);
+  }
+  g_string_free(path, TRUE);
+  return same && !r.bad;
+}

@@ -1,4 +1,5 @@
-/* trawl — a strict JSON reader (RFC 8259) for `trawl batch`'s input lines.
+/* trawl — a strict JSON reader (RFC 8259): `trawl batch`'s input lines and
+ * watchman's answers to the cache's re-check (cache/watchman.c).
  *
  * json_parse() reads one whole document held in memory into a tree of
  * values, or reports the first error with its byte offset. It accepts
@@ -21,8 +22,8 @@
  * json_value_free(); every pointer in it belongs to the tree. The tree does
  * not point into the input. No global state: any thread may parse.
  */
-#ifndef TRAWL_CLI_JSON_H
-#define TRAWL_CLI_JSON_H
+#ifndef TRAWL_JSON_H
+#define TRAWL_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -81,4 +82,4 @@ const char *json_kind_name(const json_value *v);
 /* Is C a whitespace byte between JSON tokens (space, tab, LF, CR)? */
 bool json_is_space(char c);
 
-#endif /* TRAWL_CLI_JSON_H */
+#endif /* TRAWL_JSON_H */

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""`trawl check` with and without watchman, and git status with its fsmonitor hook.
+
+usage: bench/watchman_check.py [--fixtures DIR] [--rounds N] [SHAPE...]
+
+SHAPE: flat20k (default), big (bench/fixtures.py; big is 1,000,000 files in
+38,383 directories). The tree is copied into a temporary directory and made a
+git repository (every file committed, core.untrackedCache on). A private
+watchman daemon (tests/cache/watchman_cache.py starts and stops it; never the
+user's) watches it. Arms, one process per run, interleaved, order rotated:
+
+  trawl check, stat path     TRAWL_WATCHMAN=off: one stat per recorded directory
+  trawl check, watchman      TRAWL_WATCHMAN=auto with the private socket
+  watchman client, since     `watchman -j` asked the same `since` query: what
+                             spawning the client would cost before any work
+  git status, fsmonitor      git status --porcelain -uall with core.fsmonitor =
+                             git's fsmonitor-watchman hook (WATCHMAN_SOCK set)
+
+Two questions: the tree unchanged; and one file added before each round
+(every arm then sees one new file since its own last run). Before timing,
+every arm is run once and must agree: the check arms exit 0 (unchanged) or 1
+with the same added path, git prints no line or that path as untracked, and
+the watchman arm's --stats must say watchman was used. Only ratios taken
+within one round mean anything on a shared machine.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "cache"))
+import walk_peers  # noqa: E402
+import watchman_cache  # noqa: E402
+
+TRAWL = os.path.join(ROOT, "build", "plugins", "cli", "trawl")
+HOOK = "/usr/share/git-core/templates/hooks/fsmonitor-watchman.sample"
+
+
+def run(argv, env, keep=True):
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        return walk_peers.run_once(argv, keep)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("shapes", nargs="*", default=["flat20k"])
+    ap.add_argument("--fixtures", default=os.path.join(HERE, "fixtures"))
+    ap.add_argument("--rounds", type=int, default=15)
+    a = ap.parse_args()
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    print("- Date: %s; trawl commit %s; watchman %s; %d timed rounds after 2 warm-up" % (
+        subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip(), commit,
+        subprocess.run(["watchman", "--version"], capture_output=True, text=True).stdout.strip(),
+        a.rounds))
+    for shape in a.shapes:
+        src = os.path.join(a.fixtures, shape)
+        if not os.path.isdir(src):
+            sys.exit("watchman_check: no %s (bench/fixtures.py)" % src)
+        tmp = tempfile.mkdtemp(prefix="trawl-wm-bench-")
+        d = os.path.join(tmp, "daemon")
+        os.mkdir(d)
+        try:
+            tree = os.path.join(tmp, "tree")
+            subprocess.run(["cp", "-a", src, tree], check=True)
+            git = ["git", "-C", tree]
+            quiet = dict(stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(git + ["init", "-q"], **quiet)
+            subprocess.run(git + ["add", "-A"], **quiet)
+            subprocess.run(git + ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "t"],
+                           **quiet)
+            os.makedirs(os.path.join(tree, ".git", "hooks"), exist_ok=True)
+            hook = os.path.join(tree, ".git", "hooks", "query-watchman")
+            shutil.copy(HOOK, hook)
+            os.chmod(hook, 0o755)
+            subprocess.run(git + ["config", "core.untrackedCache", "true"], **quiet)
+            subprocess.run(git + ["config", "core.fsmonitor", hook], **quiet)
+            watchman_cache.start(d, as_nobody=False)
+            sock = os.path.join(d, "sock")
+            base = {k: v for k, v in os.environ.items() if k != "WATCHMAN_SOCK"}
+            subprocess.run(["watchman", "--sockname=" + sock, "watch-project", tree], **quiet)
+            # A cache per trawl arm: one that found a change rewrites its own.
+            cache_off, cache = os.path.join(tmp, "off.cache"), os.path.join(tmp, "c.cache")
+            env_wm = dict(base, TRAWL_WATCHMAN="auto", TRAWL_WATCHMAN_SOCK=sock)
+            env_off = dict(base, TRAWL_WATCHMAN="off")
+            env_git = dict(base, WATCHMAN_SOCK=sock)
+            os.chdir(tree)
+            for c, env in ((cache_off, env_off), (cache, env_wm)):
+                _, _, code, _, err = run([TRAWL, "--cache", c, "-I", "**"], env, False)
+                if code != 0:
+                    sys.exit(err.decode())
+            for _ in range(3):  # git: the fsmonitor token and untracked cache settle
+                run(["git", "-c", "safe.directory=*", "status", "--porcelain", "-uall"], env_git)
+            clock = json.loads(subprocess.run(["watchman", "--sockname=" + sock, "clock", tree],
+                                              capture_output=True, text=True).stdout)["clock"]
+            query = json.dumps(["query", tree, {"since": clock, "fields": ["name"]}])
+            qfile = os.path.join(tmp, "q.json")
+            with open(qfile, "w") as f:
+                f.write(query)
+            arms = [
+                ("trawl check, stat path", [TRAWL, "check", "--cache", cache_off], env_off),
+                ("trawl check, watchman", [TRAWL, "check", "--cache", cache], env_wm),
+                ("watchman client, since", ["sh", "-c", "exec watchman --sockname=%s -j < %s" % (sock, qfile)],
+                 env_git),
+                ("git status, fsmonitor", ["git", "-c", "safe.directory=*", "status", "--porcelain", "-uall"],
+                 env_git),
+            ]
+            print("\n#### %s\n" % shape)
+            print("| question | arm | wall ms, median (min–max) | × stat path |")
+            print("|---|---|--:|--:|")
+            added = 0
+            misses = {}
+            for question in ("unchanged", "one file added"):
+                arms_wall = {label: [] for label, _, _ in arms}
+                for r in range(2 + a.rounds):
+                    name = None
+                    if question != "unchanged":
+                        added += 1
+                        name = "d000/added%03d.txt" % added if shape == "flat20k" else "added%03d.txt" % added
+                        if not os.path.isdir(os.path.dirname(name) or "."):
+                            name = "added%03d.txt" % added
+                        open(name, "w").close()
+                    shift = r % len(arms)
+                    for label, argv, env in arms[shift:] + arms[:shift]:
+                        wall, _, code, out, err = run(argv, env)
+                        # Same answers before any timing counts.
+                        if label.startswith("trawl"):
+                            want = 0 if name is None else 1
+                            if code != want or (name and ("+ " + name).encode() not in out):
+                                sys.exit("%s: exit %d, %s %s" % (label, code, out[:200], err[:200]))
+                        elif label.startswith("git") and code != 0:
+                            sys.exit("%s: exit %d: %s" % (label, code, err[:300]))
+                        elif label.startswith("git"):
+                            # Untracked: every file added so far.
+                            lines = [l for l in out.split(b"\n") if l]
+                            if len(lines) != added or (name and ("?? " + name).encode() not in lines):
+                                # Told in the table, not hidden: its time is then not comparable.
+                                misses[label] = misses.get(label, 0) + 1
+                        if r >= 2:
+                            arms_wall[label].append(wall)
+                    if r == 0:
+                        _, _, _, _, err = run([TRAWL, "check", "--stats", "--cache", cache], env_wm)
+                        if b"watchman used" not in err:
+                            sys.exit("watchman arm did not use watchman: %s" % err.decode())
+                if misses:
+                    print("| %s | (git status missed the added file in %d of %d runs: not the same "
+                          "answer, its time is not comparable) | | |" % (
+                              question, sum(misses.values()), 2 + a.rounds))
+                    misses.clear()
+                stat_path = arms_wall[arms[0][0]]
+                for label, _, _ in arms:
+                    w = arms_wall[label]
+                    ratio = statistics.median(x / y for x, y in zip(w, stat_path))
+                    print("| %s | %s | %s (%s–%s) | %.2f |" % (
+                        question, label, walk_peers.ms(statistics.median(w)),
+                        walk_peers.ms(min(w)), walk_peers.ms(max(w)), ratio))
+            os.chdir(ROOT)
+        finally:
+            os.chdir(ROOT)
+            watchman_cache.stop(d, signal.SIGTERM)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+/* trawl — watchman, asked which recorded directories are worth a stat
+ * (private; cache.c, docs/cache.md "Watchman").
+ *
+ * JSON over watchman's unix socket, one request and one answer a line, as
+ * the `watchman` client itself talks: never the client process, which costs
+ * more than the stat path it would save. Nothing here trusts anything: it
+ * tells the cache which paths changed since a clock, or why it cannot (then
+ * the cache stats everything, as without watchman).
+ */
+#ifndef TRAWL_CACHE_WATCHMAN_H
+#define TRAWL_CACHE_WATCHMAN_H
+
+#include <stdbool.h>
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* TRAWL_WATCHMAN: off (never connect), auto (the default: use a watch that
+ * is there, never start the daemon or add a watch), on (also add a watch,
+ * `watch-project`, when a cache is written). */
+enum wm_mode { WM_OFF, WM_AUTO, WM_ON };
+
+/* The mode the environment asks for; false (and WM_OFF) when TRAWL_WATCHMAN
+ * holds anything else. */
+bool wm_mode_from_env(enum wm_mode *mode);
+
+/* A connection to the daemon. */
+struct wm;
+
+/* Connect in MODE (not WM_OFF): TRAWL_WATCHMAN_SOCK, else WATCHMAN_SOCK,
+ * else watchman's default socket. NULL with *WHY set (to free): no socket,
+ * not running. */
+struct wm *wm_connect(enum wm_mode mode, char **why);
+void wm_close(struct wm *w);
+
+/* Where a walk's root stands in a watch: the watch's root, the walk's root
+ * below it ("" the watch's root), the clock and the watch's recrawls as of
+ * the question. */
+struct wm_at {
+  char *watch;
+  char *rel;
+  char *clock;
+  guint64 recrawls;
+};
+void wm_at_clear(struct wm_at *a);
+
+/* The watch holding directory REAL (a real path), and its clock now: *AT.
+ * Mode auto: only a watch that is there; on: made if there is none. False
+ * with *WHY set (to free). */
+bool wm_clock_of(struct wm *w, const char *real, struct wm_at *at, char **why);
+
+/* The paths below WAS->rel of WAS->watch that changed since WAS->clock,
+ * relative to WAS->rel, into *NAMES (char *, to free), and the clock of
+ * the answer into *NOW (WAS's watch and root). False with *WHY set (to
+ * free) when the answer cannot be trusted to name every change: a fresh
+ * instance (the daemon restarted, another watch), a recrawl since, the
+ * watch gone, any error. */
+bool wm_since(struct wm *w, const struct wm_at *was, GPtrArray **names, struct wm_at *now,
+              char **why);
+
+G_END_DECLS
+
+#endif /* TRAWL_CACHE_WATCHMAN_H */
