@@ -227,6 +227,15 @@ enum {
 void ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArray *kinds,
                     GString *env);
 
+/* The sources of a repository nested in a walk (docs/cache.md), whose top
+ * is directory DIR_ABS (absolute): its `.git`, what makes it a repository
+ * (HEAD, commondir, objects/, refs/), and, when it is one, its
+ * info/exclude, index, config and the excludes file — as ignore_sources()
+ * lists the top's, the index as IGNORE_SOURCE_STAMP (a nested repository's
+ * questions are not recorded: a change of its index reads it again). The
+ * config files above the repository are the top's sources. */
+void ignore_repo_sources(const char *dir_abs, GPtrArray *paths, GByteArray *kinds);
+
 /* Append to ENV the environment variables that choose the sources (what
  * ignore_sources() appends to its ENV). */
 void ignore_sources_env(GString *env);
