@@ -192,6 +192,11 @@ source_stamp_at(int at, const char *path, unsigned kind, struct stamp *out)
   }
   if (fstatat(at, path, &st, 0) != 0)
     return;
+  if (kind == IGNORE_SOURCE_GITDIR) {
+    /* Its listing's every change moves its mtime and ctime. */
+    stamp_of(out, &st, false);
+    return;
+  }
   if (kind == IGNORE_SOURCE_EXISTS || S_ISDIR(st.st_mode)) {
     out->present = true;
     out->size = S_ISDIR(st.st_mode) ? 1 : 0;
@@ -283,11 +288,11 @@ repo_source_read(const uint8_t **p, const uint8_t *end, unsigned *kind, const ch
 }
 
 bool
-repo_sources_next(const uint8_t **p, const uint8_t *end, const char **path, size_t *plen)
+repo_sources_next(const uint8_t **p, const uint8_t *end, const char **path, size_t *plen,
+                  unsigned *kind)
 {
-  unsigned kind;
   struct stamp st;
-  if (*p < end && repo_source_read(p, end, &kind, path, plen, &st))
+  if (*p < end && repo_source_read(p, end, kind, path, plen, &st))
     return true;
   *p = end;
   return false;

@@ -108,9 +108,10 @@ bool repo_sources_add(GByteArray *b, int at, const char *path, unsigned kind,
  * parse. */
 bool repo_sources_hold(const uint8_t *blk, size_t len, int at, const char *dir);
 /* The next source of a block at *P (before END): its path into *PATH and
- * *PLEN (not NUL-terminated); false at the end or when it does not parse
- * (*P at END then). */
-bool repo_sources_next(const uint8_t **p, const uint8_t *end, const char **path, size_t *plen);
+ * *PLEN (not NUL-terminated), its kind into *KIND; false at the end or when
+ * it does not parse (*P at END then). */
+bool repo_sources_next(const uint8_t **p, const uint8_t *end, const char **path, size_t *plen,
+                       unsigned *kind);
 
 /* The stamps of the ignore files HAS names in directory AT / DIR, into OUT
  * (present false: not there, or not named). */

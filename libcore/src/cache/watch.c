@@ -21,15 +21,16 @@
 
 /* Hand FN what shows a change of the outside source at absolute PATH. A
  * file that is there as itself: an edit, a rename over it or its deletion
- * shows on it (a missing input is a change to a build tool). A directory (a
- * `.git`: only its being one counts, and git writes in it all the time) or
- * a name not there by the directory that holds it, where its making or
- * removal shows. */
+ * shows on it (a missing input is a change to a build tool); so does a
+ * directory stamped whole (WHOLE: a nested repository's git directory). A
+ * directory otherwise (a `.git`: only its being one counts, and git writes
+ * in it all the time) or a name not there by the directory that holds it,
+ * where its making or removal shows. */
 static void
-watch_source(const char *p, trawl_watch_fn fn, void *data)
+watch_source(const char *p, bool whole, trawl_watch_fn fn, void *data)
 {
   struct stat st;
-  if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
+  if (stat(p, &st) == 0 && (whole || !S_ISDIR(st.st_mode))) {
     fn(p, data);
     return;
   }
@@ -75,7 +76,8 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
     const uint8_t *p = e.was.repo, *end = p + e.was.repo_len;
     const char *src;
     size_t slen;
-    while (p && repo_sources_next(&p, end, &src, &slen)) {
+    unsigned kind;
+    while (p && repo_sources_next(&p, end, &src, &slen, &kind)) {
       g_string_truncate(file, 0);
       if (src[0] != '/') {
         g_string_append(file, w->root);
@@ -87,7 +89,7 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
       }
       g_string_append_len(file, src, (gssize)slen);
       char *clean = g_canonicalize_filename(file->str, NULL);
-      watch_source(clean, source_fn, source_data);
+      watch_source(clean, kind == IGNORE_SOURCE_GITDIR, source_fn, source_data);
       g_free(clean);
     }
     for (unsigned k = 0; k < IGNORE_FILES; k++) {
@@ -152,7 +154,7 @@ trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
        * again whatever its stamp, so a check proves it as of the mark, and
        * a later write moves its time past the mark.) */
       *always = *always || kind == SOURCE_RACY;
-      watch_source(p, fn, data);
+      watch_source(p, false, fn, data);
     }
   }
   if (!ok) {
