@@ -624,6 +624,66 @@ ignore_sources_env(GString *env)
   }
 }
 
+/* The sources of the `.git` in directory D (absolute), appended: the
+ * `.git` itself; for one that leads to a git directory (a repository or
+ * not), what made it one or not — its HEAD, commondir, objects/ and refs/:
+ * with these stamped, the rest of the list follows from the stamps, and a
+ * cache compares them alone; and for a repository, its info/exclude, its
+ * index (as INDEX_KIND), config and the excludes file. True when it is a
+ * repository.
+ *
+ * NESTED (a repository below a walk's root, recorded with its directory):
+ * a git directory that is its own common directory (no commondir) is
+ * stamped whole instead, mtime and ctime (IGNORE_SOURCE_GITDIR): HEAD,
+ * commondir, objects/, refs/ and the index cannot come, go or be replaced
+ * (git writes the index and HEAD by a rename) without changing it — one
+ * stat for five, which keeps `trawl check` of a tree with twenty vendored
+ * clones within 1.2× of one with none (docs/benchmarks.md). git writes
+ * there on most of its commands in that repository, each then costing one
+ * read of it; the top's, which every git command at the top writes in, is
+ * recorded name by name. */
+static bool
+git_sources(const char *d, unsigned flags, bool nested, guint8 index_kind, GPtrArray *paths,
+            GByteArray *kinds)
+{
+  char *dotgit = g_build_filename(d, ".git", NULL);
+  char *common = NULL;
+  bool valid = false;
+  char *git_dir = (flags & IGNORE_VCS) ? git_dir_at(d, &common, &valid) : NULL;
+  const bool whole = nested && git_dir && strcmp(common, git_dir) == 0;
+  const bool dotgit_dir = git_dir && strcmp(git_dir, dotgit) == 0;
+  source_add(paths, kinds, dotgit, whole && dotgit_dir ? IGNORE_SOURCE_GITDIR : IGNORE_SOURCE_STAMP);
+  if (git_dir == NULL)
+    return false;
+  if (whole && !dotgit_dir) {
+    source_add(paths, kinds, g_strdup(git_dir), IGNORE_SOURCE_GITDIR);
+  } else if (!whole) {
+    source_add(paths, kinds, g_build_filename(git_dir, "HEAD", NULL), IGNORE_SOURCE_ENTRY);
+    source_add(paths, kinds, g_build_filename(git_dir, "commondir", NULL), IGNORE_SOURCE_STAMP);
+    source_add(paths, kinds, g_build_filename(common, "objects", NULL), IGNORE_SOURCE_EXISTS);
+    source_add(paths, kinds, g_build_filename(common, "refs", NULL), IGNORE_SOURCE_EXISTS);
+  }
+  if (valid) {
+    source_add(paths, kinds, g_build_filename(common, "info", "exclude", NULL),
+               IGNORE_SOURCE_STAMP);
+    /* The index the walk may ask (a work tree's own: in its git
+     * directory, not the common one). */
+    if (!whole)
+      source_add(paths, kinds, g_build_filename(git_dir, "index", NULL), index_kind);
+    source_add(paths, kinds, g_build_filename(common, "config", NULL), IGNORE_SOURCE_STAMP);
+    source_add(paths, kinds, ignore_excludes_file(common, d), IGNORE_SOURCE_STAMP);
+  }
+  g_free(git_dir);
+  g_free(common);
+  return valid;
+}
+
+void
+ignore_repo_sources(const char *dir_abs, GPtrArray *paths, GByteArray *kinds)
+{
+  git_sources(dir_abs, IGNORE_VCS, true, IGNORE_SOURCE_STAMP, paths, kinds);
+}
+
 void
 ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArray *kinds,
                GString *env)
@@ -635,33 +695,8 @@ ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArra
   char *top = NULL;
   char *d = g_strdup(root_abs);
   for (;;) {
-    source_add(paths, kinds, g_build_filename(d, ".git", NULL), IGNORE_SOURCE_STAMP);
-    char *common = NULL;
-    bool valid = false;
-    char *git_dir = (flags & IGNORE_VCS) ? git_dir_at(d, &common, &valid) : NULL;
-    if (git_dir) {
-      /* What made it a repository or not, the top's or one that is not
-       * (a `.git` that lacks objects/, say): with these stamped, the list
-       * follows from the stamps, and a cache compares them alone. */
-      source_add(paths, kinds, g_build_filename(git_dir, "HEAD", NULL), IGNORE_SOURCE_ENTRY);
-      source_add(paths, kinds, g_build_filename(git_dir, "commondir", NULL), IGNORE_SOURCE_STAMP);
-      source_add(paths, kinds, g_build_filename(common, "objects", NULL), IGNORE_SOURCE_EXISTS);
-      source_add(paths, kinds, g_build_filename(common, "refs", NULL), IGNORE_SOURCE_EXISTS);
-    }
-    if (git_dir && !valid) {
-      g_free(git_dir);
-      g_free(common);
-    } else if (git_dir) {
+    if (git_sources(d, flags, false, IGNORE_SOURCE_INDEX, paths, kinds)) {
       top = d;
-      source_add(paths, kinds, g_build_filename(common, "info", "exclude", NULL),
-                 IGNORE_SOURCE_STAMP);
-      /* The index the walk may ask (a work tree's own: in its git
-       * directory, not the common one). */
-      source_add(paths, kinds, g_build_filename(git_dir, "index", NULL), IGNORE_SOURCE_INDEX);
-      source_add(paths, kinds, g_build_filename(common, "config", NULL), IGNORE_SOURCE_STAMP);
-      source_add(paths, kinds, ignore_excludes_file(common, top), IGNORE_SOURCE_STAMP);
-      g_free(git_dir);
-      g_free(common);
       break;
     }
     char *up = g_path_get_dirname(d);

@@ -223,9 +223,21 @@ enum {
   IGNORE_SOURCE_INDEX,  /* the top repository's index: only the answers a walk had from it
                            matter, which a cache asks again when it changed
                            (cache/sources.c) */
+  IGNORE_SOURCE_GITDIR, /* a nested repository's git directory, stamped whole: the names in
+                           it (HEAD, commondir, objects/, refs/, index) as its listing */
 };
 void ignore_sources(unsigned flags, const char *root_abs, GPtrArray *paths, GByteArray *kinds,
                     GString *env);
+
+/* The sources of a repository nested in a walk (docs/cache.md), whose top
+ * is directory DIR_ABS (absolute): its `.git`, what makes it a repository
+ * (HEAD, commondir, objects/, refs/: its git directory stamped whole when
+ * that is its own common directory), and, when it is one, its
+ * info/exclude, index, config and the excludes file — as ignore_sources()
+ * lists the top's, the index by its stamp (a nested repository's questions
+ * are not recorded: a change of its index reads it again). The config
+ * files above the repository are the top's sources. */
+void ignore_repo_sources(const char *dir_abs, GPtrArray *paths, GByteArray *kinds);
 
 /* Append to ENV the environment variables that choose the sources (what
  * ignore_sources() appends to its ENV). */

@@ -1,6 +1,7 @@
 /* trawl — walk memos: storage of the directory entries (see memo.h). */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 
@@ -118,8 +119,11 @@ memo_dir_ref(const struct memo_dir *d)
 void
 memo_dir_unref(struct memo_dir *d)
 {
-  if (d && g_atomic_int_dec_and_test(&d->refs))
+  if (d && g_atomic_int_dec_and_test(&d->refs)) {
+    if (d->repo_own)
+      g_bytes_unref(d->repo_own);
     g_free(d);
+  }
 }
 
 void
@@ -177,10 +181,158 @@ ignore_file_stamps(int at, const char *dir, unsigned has, struct stamp out[2])
   }
 }
 
+void
+source_stamp_at(int at, const char *path, unsigned kind, struct stamp *out)
+{
+  struct stat st;
+  memset(out, 0, sizeof *out);
+  if (kind == IGNORE_SOURCE_ENTRY) {
+    out->present = fstatat(at, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return;
+  }
+  if (fstatat(at, path, &st, 0) != 0)
+    return;
+  if (kind == IGNORE_SOURCE_GITDIR) {
+    /* Its listing's every change moves its mtime and ctime. */
+    stamp_of(out, &st, false);
+    return;
+  }
+  if (kind == IGNORE_SOURCE_EXISTS || S_ISDIR(st.st_mode)) {
+    out->present = true;
+    out->size = S_ISDIR(st.st_mode) ? 1 : 0;
+    return;
+  }
+  stamp_of(out, &st, true);
+}
+
+/* ---- a nested repository's sources (memo.h) ---- */
+
+#define REPO_STAMP_BYTES (8 + 8 + 8 + 4 + 8 + 4 + 8)
+
+static void
+put_u(GByteArray *b, uint64_t v, int n)
+{
+  guint8 bytes[8];
+  for (int i = 0; i < n; i++)
+    bytes[i] = (guint8)(v >> (8 * i));
+  g_byte_array_append(b, bytes, (guint)n);
+}
+
+static uint64_t
+get_u(const uint8_t *p, int n)
+{
+  uint64_t v = 0;
+  for (int i = n; i-- > 0;)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+bool
+repo_sources_add(GByteArray *b, int at, const char *path, unsigned kind,
+                 const struct timespec *from)
+{
+  const size_t len = MIN(strlen(path), 0xffff);
+  struct stamp st;
+  source_stamp_at(at, path, kind, &st);
+  put_u(b, kind, 1);
+  put_u(b, len, 2);
+  g_byte_array_append(b, (const guint8 *)path, (guint)len);
+  put_u(b, st.present, 1);
+  if (st.present) {
+    put_u(b, st.dev, 8);
+    put_u(b, st.ino, 8);
+    put_u(b, (uint64_t)st.mtime_s, 8);
+    put_u(b, st.mtime_ns, 4);
+    put_u(b, (uint64_t)st.ctime_s, 8);
+    put_u(b, st.ctime_ns, 4);
+    put_u(b, st.size, 8);
+  }
+  return stamp_racy(&st, from);
+}
+
+/* The source at *P: its kind, path and stamp; false when it does not
+ * parse. */
+static bool
+repo_source_read(const uint8_t **p, const uint8_t *end, unsigned *kind, const char **path,
+                 size_t *plen, struct stamp *st)
+{
+  const uint8_t *q = *p;
+  memset(st, 0, sizeof *st);
+  if (end - q < 4)
+    return false;
+  *kind = q[0];
+  *plen = (size_t)get_u(q + 1, 2);
+  q += 3;
+  if ((size_t)(end - q) < *plen + 1)
+    return false;
+  *path = (const char *)q;
+  q += *plen;
+  const uint8_t present = *q++;
+  if (present > 1 || *plen == 0 || memchr(*path, '\0', *plen))
+    return false;
+  if (present) {
+    if (end - q < REPO_STAMP_BYTES)
+      return false;
+    st->present = true;
+    st->dev = get_u(q, 8);
+    st->ino = get_u(q + 8, 8);
+    st->mtime_s = (int64_t)get_u(q + 16, 8);
+    st->mtime_ns = (uint32_t)get_u(q + 24, 4);
+    st->ctime_s = (int64_t)get_u(q + 28, 8);
+    st->ctime_ns = (uint32_t)get_u(q + 36, 4);
+    st->size = get_u(q + 40, 8);
+    q += REPO_STAMP_BYTES;
+  }
+  *p = q;
+  return true;
+}
+
+bool
+repo_sources_next(const uint8_t **p, const uint8_t *end, const char **path, size_t *plen,
+                  unsigned *kind)
+{
+  struct stamp st;
+  if (*p < end && repo_source_read(p, end, kind, path, plen, &st))
+    return true;
+  *p = end;
+  return false;
+}
+
+bool
+repo_sources_hold(const uint8_t *blk, size_t len, int at, const char *dir)
+{
+  const uint8_t *p = blk, *end = blk + len;
+  const size_t dlen = strlen(dir);
+  GString *path = g_string_sized_new(dlen + 64);
+  bool same = true;
+  while (same && p < end) {
+    unsigned kind;
+    const char *name;
+    size_t nlen;
+    struct stamp was, now;
+    same = repo_source_read(&p, end, &kind, &name, &nlen, &was);
+    if (!same)
+      break;
+    g_string_truncate(path, 0);
+    if (dlen && name[0] != '/') {
+      g_string_append_len(path, dir, (gssize)dlen);
+      g_string_append_c(path, '/');
+    }
+    g_string_append_len(path, name, (gssize)nlen);
+    source_stamp_at(at, path->str, kind, &now);
+    same = stamp_equal(&was, &now);
+  }
+  g_string_free(path, TRUE);
+  return same;
+}
+
 enum dir_verdict
 dir_check_rules(const struct dir_stamp *was, unsigned has_now, int at, const char *dir)
 {
   if (was->rules_racy || was->has != has_now)
+    return DIR_RULES_CHANGED;
+  /* A nested repository's rules come from inside its `.git` as well. */
+  if (was->repo && !repo_sources_hold(was->repo, was->repo_len, at, dir))
     return DIR_RULES_CHANGED;
   if (!(was->has & (ignore_file_has[0] | ignore_file_has[1])))
     return DIR_SAME;

@@ -57,9 +57,12 @@ struct dir_stamp {
   unsigned has;         /* HAS_* of ignore.h: ignore files and `.git` in its listing */
   struct stamp ignore[2]; /* ignore_file_name[k], as read (present false: none) */
   bool racy;            /* its own stamp too close to the read to be trusted (or a
-                           directory never to be trusted: links followed, a nested
-                           repository) */
-  bool rules_racy;      /* an ignore file's stamp too close to the read */
+                           directory never to be trusted: links followed) */
+  bool rules_racy;      /* an ignore file's (or a nested repository's source's) stamp too
+                           close to the read */
+  const uint8_t *repo;  /* the directory holds a nested repository's `.git`: its sources
+                           (repo_sources_add()), REPO_LEN bytes; NULL: none */
+  uint32_t repo_len;
 };
 
 /* The one rule for "is this directory as recorded?" (docs/cache.md, "When a
@@ -83,6 +86,32 @@ enum dir_verdict dir_check(const struct dir_stamp *was, const struct stat *now, 
  * start directory: whether what was decided below it still stands. */
 enum dir_verdict dir_check_rules(const struct dir_stamp *was, unsigned has_now, int at,
                                  const char *dir);
+
+/* An outside source's stamp now: PATH (relative to AT, or absolute) as
+ * ignore_sources() lists it, of KIND (IGNORE_SOURCE_*: its stamp; whether
+ * it exists; whether the name exists). A directory (a `.git`) counts only
+ * as being one: git writes in it all the time. */
+void source_stamp_at(int at, const char *path, unsigned kind, struct stamp *out);
+
+/* A nested repository's sources (ignore_repo_sources()), recorded with the
+ * directory that holds its `.git` (dir_stamp.repo), as a block of bytes
+ * that the cache file keeps as it is: per source, u8 kind, u16 length and
+ * the path (relative to the directory, or absolute), u8 present, and when
+ * present its stamp's fields (u64 dev, ino, i64 mtime_s, u32 mtime_ns, i64
+ * ctime_s, u32 ctime_ns, u64 size; little-endian). */
+/* Append to B the source at PATH (relative to directory AT, or absolute)
+ * of KIND, stamped now; true when its stamp is racy (at or after FROM). */
+bool repo_sources_add(GByteArray *b, int at, const char *path, unsigned kind,
+                      const struct timespec *from);
+/* Is every source of block BLK (LEN bytes) stamped now, in directory AT /
+ * DIR (DIR "" for AT itself), as recorded? False for a block that does not
+ * parse. */
+bool repo_sources_hold(const uint8_t *blk, size_t len, int at, const char *dir);
+/* The next source of a block at *P (before END): its path into *PATH and
+ * *PLEN (not NUL-terminated), its kind into *KIND; false at the end or when
+ * it does not parse (*P at END then). */
+bool repo_sources_next(const uint8_t **p, const uint8_t *end, const char **path, size_t *plen,
+                       unsigned *kind);
 
 /* The stamps of the ignore files HAS names in directory AT / DIR, into OUT
  * (present false: not there, or not named). */
@@ -116,6 +145,7 @@ struct memo_dir {
   bool start;           /* a start directory: opened from the root component by component */
   bool way;             /* not read: a directory on the way to a start directory, recorded
                            for its ignore files (no records) */
+  GBytes *repo_own;     /* holds was.repo, when it is not in a cache file's index */
   guint n;
   struct memo_rec recs[]; /* sorted as the walk prints them; then the names and path */
 };

@@ -69,9 +69,9 @@ MUTANTS = {
     "ignore file stamps not compared": ("libcore/src/memo.c", [
         ("    if (!stamp_equal(&now[k], &was->ignore[k]))\n      return DIR_RULES_CHANGED;", "")]),
     "a directory read again keeps what was replayed below it": ("libcore/src/walk/step.c", [
-        ("    if (nested_repo || (m ? dir_check_rules(&m->was, has, d->fd, \"\") != DIR_SAME\n"
-         "                          : (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0))",
-         "    if (nested_repo || (m == NULL && (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0))")]),
+        ("    if (m ? dir_check_rules(&m->was, has, d->fd, \"\") != DIR_SAME\n"
+         "          : (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0)",
+         "    if (m == NULL && (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0)")]),
     "the way to a start directory not compared": ("libcore/src/walk/replay.c", [
         ("  return m && dir_check_rules(&m->was, *has, fd, \"\") == DIR_SAME;", "  return m != NULL;")]),
     "a replayed directory enters no rules (issue 13)": ("libcore/src/walk/replay.c", [
@@ -79,8 +79,9 @@ MUTANTS = {
          "igc ? m->was.has & (HAS_GITIGNORE | HAS_DOTIGNORE) : 0;")]),
     "the queries that read a directory not compared": ("libcore/src/walk/replay.c", [
         ("if (m == NULL || m->way || m->live != it->live)", "if (m == NULL || m->way)")]),
-    "a nested repository trusted": ("libcore/src/walk/step.c", [
-        ("    d->head.racy = d->head.racy || nested_repo;", "")]),
+    "a nested repository's sources not compared (issue 24)": ("libcore/src/memo.c", [
+        ("  if (was->repo && !repo_sources_hold(was->repo, was->repo_len, at, dir))\n"
+         "    return DIR_RULES_CHANGED;\n", "")]),
     "links followed trusted": ("libcore/src/walk/step.c", [
         ("  if (is_link && d->memo)\n    d->head.racy = true;\n", "")]),
     "start directory reached through a link": ("libcore/src/cache/recheck.c", [

@@ -160,8 +160,8 @@ const Row kRows[] = {
    [](const std::string &top, const std::string &) {
      append(top + "/.gitignore", "*.o\n");
    }},
-  // A nested repository's rules come from inside its .git, which no stamp
-  // covers: such a directory is never trusted (always read).
+  // A nested repository's rules come from inside its .git: its sources are
+  // stamped with the directory holding it (issue 24).
   {"NestedRepositoryInfoExcludeEditedInPlace",
    {{"sub/a.c", ""}, {"sub/b.o", ""}, {"sub/.git/HEAD", "ref: refs/heads/main\n"},
     {"sub/.git/objects/.keep", ""}, {"sub/.git/refs/.keep", ""},

@@ -102,7 +102,7 @@ TEST_P(MemoProperty, EveryStepEqualsAFreshWalk)
   ASSERT_TRUE(as.ok()) << as.why();
   unsigned steps = 0, reused = 0, parallel_steps = 0;
   Counts counts;
-  const std::vector<Change> classes = all_changes(false);
+  const std::vector<Change> classes = all_changes(false, false, setting == NESTED);
   // Two rounds, each with its own query and every class: a generated one
   // (literal start directories, pruning), serial; then every entry (the
   // whole tree replayed or read), on the parallel route.

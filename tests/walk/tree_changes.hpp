@@ -3,7 +3,8 @@
 //
 // A setting is where the tree sits: a git work tree whose top is the root,
 // one whose top is two levels above it, no work tree at all (walked with
-// "no require git"), and a work tree with nested repositories inside. Each
+// "no require git"), a work tree with nested repositories inside, and a
+// linked work tree (git worktree add) whose top is the root. Each
 // has its own git configuration (GIT_CONFIG_GLOBAL, XDG_CONFIG_HOME, HOME),
 // so the excludes file and core.excludesFile are the test's.
 //
@@ -38,8 +39,8 @@ namespace treechanges {
 using namespace walktest;
 using walkgen::Rng;
 
-enum Setting { TOP_AT_ROOT, TOP_ABOVE, NO_REPO, NESTED };
-inline const Setting kSettings[] = {TOP_AT_ROOT, TOP_ABOVE, NO_REPO, NESTED};
+enum Setting { TOP_AT_ROOT, TOP_ABOVE, NO_REPO, NESTED, WORKTREE };
+inline const Setting kSettings[] = {TOP_AT_ROOT, TOP_ABOVE, NO_REPO, NESTED, WORKTREE};
 
 inline const char *setting_name(Setting s)
 {
@@ -47,6 +48,7 @@ inline const char *setting_name(Setting s)
   case TOP_AT_ROOT: return "work tree, top at the root";
   case TOP_ABOVE: return "work tree, top above the root";
   case NO_REPO: return "no work tree, no-require-git";
+  case WORKTREE: return "a linked work tree (git worktree add) as the root";
   default: return "work tree with nested repositories";
   }
 }
@@ -68,8 +70,17 @@ enum Kind {
   INDEX_CHECKOUT,   // git checkout of a branch whose index differs by an ignored path
   INDEX_SKIP,       // git update-index --[no-]skip-worktree of a tracked path
   INDEX_UNRELATED,  // git add of an untracked path no rule ignores
+  // A repository nested in the walk (setting NESTED), at the band's depth
+  // (made there first when there is none).
+  NESTED_SOURCE,    // its info/exclude, or the excludes file its config names, by an op
+  NESTED_CONFIG,    // its config's core.excludesFile set, or unset
+  NESTED_RETARGET,  // its `.git` a gitdir: file, pointed at another git directory
+  NESTED_DIR_FILE,  // its `.git` turned from a directory into a gitdir: file (or back),
+                    // checked, and turned back
+  SUBMODULE_ADD,    // git submodule add of a local bare repository
+  SUBMODULE_DEINIT, // git submodule deinit -f of one
 };
-enum Source { GITIGNORE, DOTIGNORE, INFO_EXCLUDE, EXCLUDES_FILE };
+enum Source { GITIGNORE, DOTIGNORE, INFO_EXCLUDE, EXCLUDES_FILE, NESTED_INFO, NESTED_EXCLUDES };
 enum Op { EDIT, REPLACE, CREATE, DELETE };
 // Where a .gitignore or .ignore is: above the root, at the root, or 1, 2,
 // or 3 and more levels below it.
@@ -91,13 +102,20 @@ struct Change {
       ".git above the root", ".git in a subdirectory", "git add -f of an ignored path",
       "git rm --cached of an ignored path", "git commit of an ignored path",
       "git checkout changing the index", "git update-index --skip-worktree",
-      "git add of an unrelated path"};
-    if (kind != IGNORE_FILE)
-      return kinds[kind];
-    static const char *const sources[] = {".gitignore", ".ignore", "info/exclude", "excludes file"};
+      "git add of an unrelated path", "", "nested core.excludesFile set or unset",
+      "nested gitdir: retargeted", "nested .git directory to file and back",
+      "git submodule add", "git submodule deinit"};
+    static const char *const sources[] = {".gitignore", ".ignore", "info/exclude", "excludes file",
+                                          "nested info/exclude", "nested excludes file"};
     static const char *const ops[] = {"edited in place", "replaced by a rename", "created", "deleted"};
     static const char *const bands[] = {" above the root", " at the root", " at depth 1",
                                         " at depth 2", " at depth 3+"};
+    if (kind > NESTED_SOURCE)
+      return std::string(kinds[kind]) + bands[band];
+    if (kind == NESTED_SOURCE)
+      return std::string(sources[source]) + bands[band] + " " + ops[op];
+    if (kind != IGNORE_FILE)
+      return kinds[kind];
     return std::string(sources[source]) + (source <= DOTIGNORE ? bands[band] : "") + " " + ops[op];
   }
   bool operator<(const Change &o) const { return name() < o.name(); }
@@ -106,10 +124,25 @@ struct Change {
 // Every class: the tree's own, and with OUTSIDE those of the sources outside
 // the walk (info/exclude, the excludes file, the config, a .gitignore or
 // .ignore above the root, a .git above it, with INDEX the index), which only
-// a cache re-checks.
-inline std::vector<Change> all_changes(bool outside, bool index = false)
+// a cache re-checks; with NESTED those of nested repositories at depths 1,
+// 2 and 3+ (their sources are the walk's own: recorded with the directory
+// holding the `.git`), and with OUTSIDE and NESTED real submodules (which
+// change the top's index too).
+inline std::vector<Change> all_changes(bool outside, bool index = false, bool nested = false)
 {
   std::vector<Change> v;
+  for (Band b : {DEPTH1, DEPTH2, DEPTH3}) {
+    if (!nested)
+      break;
+    for (Source s : {NESTED_INFO, NESTED_EXCLUDES})
+      for (Op op : {EDIT, REPLACE, CREATE, DELETE})
+        v.push_back({NESTED_SOURCE, s, op, b});
+    for (Kind k : {NESTED_CONFIG, NESTED_RETARGET, NESTED_DIR_FILE})
+      v.push_back({k, GITIGNORE, EDIT, b});
+    // (SUBMODULE_ADD and SUBMODULE_DEINIT are written below but not yet
+    // scheduled: with them the cache's nested sequence of seed 1 ran past
+    // four minutes, not yet understood; issue 24's report.)
+  }
   if (outside && index)
     for (Kind k : {INDEX_ADD, INDEX_REMOVE, INDEX_COMMIT, INDEX_CHECKOUT, INDEX_SKIP,
                    INDEX_UNRELATED})
@@ -151,6 +184,11 @@ using Counts = std::map<std::string, unsigned>;
 inline const char *const kRules[] = {"*.c\n", "*.h\n!main.h\n", "src/\n", "/lib\n",
                                      "*.md\n**/x/**\n", "!*.c\n", "test\n", ".hidden/\n",
                                      "b*\n", "*.txt\n!a*\n", "mv-*\n", "*\n!*/\n!*.c\n"};
+
+// The global configuration's constant part. Run as nobody (Enforced) with
+// the real user root, git's local transport (a submodule's clone) takes the
+// remote for another user's: trust every directory.
+inline const char kSafe[] = "[safe]\n\tdirectory = *\n";
 
 inline void put(const std::string &path, const std::string &content)
 {
@@ -263,7 +301,7 @@ public:
     make_dir(tmp + "/xdg/git");
     put(tmp + "/xdg/git/ignore", "*.txt\n");
     put(tmp + "/other-excludes", "*.md\n");
-    put(tmp + "/gitconfig", "");
+    put(tmp + "/gitconfig", kSafe);
     setenv("GIT_CONFIG_GLOBAL", (tmp + "/gitconfig").c_str(), 1);
     setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
     setenv("XDG_CONFIG_HOME", (tmp + "/xdg").c_str(), 1);
@@ -279,10 +317,21 @@ public:
     // A repository's `.git` as git makes it, copied wherever one is made.
     if (system(("git init -q '" + tmp + "/template'").c_str()) != 0)
       ADD_FAILURE() << "git init";
+    put(tmp + "/nested-excludes", "*.h\n");
     std::string top;
     switch (setting) {
     case TOP_AT_ROOT:
     case NESTED:
+      top = root = tmp + "/top";
+      break;
+    case WORKTREE:
+      // The main work tree elsewhere, with a commit to branch from; the
+      // root is the linked one, whose `.git` is a gitdir: file and whose
+      // info/exclude and config are the main one's (its commondir).
+      make_dir(tmp + "/main");
+      copy_tree(tmp + "/template/.git", tmp + "/main/.git");
+      git(tmp + "/main", {"commit", "-q", "--allow-empty", "-m", "main"});
+      git(tmp + "/main", {"worktree", "add", "-q", "-b", "linked", tmp + "/top"});
       top = root = tmp + "/top";
       break;
     case TOP_ABOVE:
@@ -297,7 +346,7 @@ public:
     if (setting == TOP_ABOVE)
       make_dir(top + "/w");
     make_dir(root);
-    if (!top.empty())
+    if (!top.empty() && setting != WORKTREE)
       copy_tree(tmp + "/template/.git", top + "/.git");
     walkgen::generate_dir(rng, root, "", 0);
     if (setting == NESTED) {
@@ -312,7 +361,10 @@ public:
     }
     ignore = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT |
              (setting == NO_REPO ? (unsigned)TRAWL_IGNORE_NO_REQUIRE_GIT : 0u);
-    info_exclude_ = (setting == TOP_ABOVE ? top : setting == NO_REPO ? tmp + "/plain" : root) +
+    info_exclude_ = (setting == TOP_ABOVE  ? top
+                     : setting == NO_REPO  ? tmp + "/plain"
+                     : setting == WORKTREE ? tmp + "/main"
+                                           : root) +
                     "/.git/info/exclude";
     top_ = top;
     below_top_ = setting == TOP_ABOVE ? "w/r/" : "";
@@ -333,6 +385,23 @@ public:
           pick.push_back(f); /* at least one ignored file */
       add(pick);
       git(top_, {"commit", "-q", "--allow-empty", "-m", "a third of the tree"});
+    }
+    if (setting == NESTED) {
+      // The remote of the submodules: a bare repository with a few files
+      // and rules of its own.
+      const std::string src = tmp + "/remote-src";
+      make_dir(src);
+      copy_tree(tmp + "/template/.git", src + "/.git");
+      make_dir(src + "/lib");
+      put(src + "/a.c", "x");
+      put(src + "/b.h", "x");
+      put(src + "/lib/x.c", "x");
+      put(src + "/lib/y.md", "x");
+      put(src + "/.gitignore", "*.o\n");
+      git(src, {"add", "-A"});
+      git(src, {"commit", "-q", "-m", "remote"});
+      git(tmp, {"clone", "-q", "--bare", src, tmp + "/remote.git"});
+      make_dir(tmp + "/gitdirs");
     }
   }
 
@@ -513,13 +582,34 @@ public:
     }
     case CONFIG_EXCLUDES:
       excludes_elsewhere_ = !excludes_elsewhere_;
-      put(tmp_ + "/gitconfig", excludes_elsewhere_ ? "[core]\n\texcludesFile = " + tmp_ +
-                                                         "/other-excludes\n"
-                                                   : "");
+      put(tmp_ + "/gitconfig", std::string(kSafe) +
+                                   (excludes_elsewhere_ ? "[core]\n\texcludesFile = " + tmp_ +
+                                                              "/other-excludes\n"
+                                                        : ""));
       return excludes_elsewhere_ ? "core.excludesFile set to other-excludes"
                                  : "core.excludesFile unset";
     case IGNORE_FILE:
       return ignore_file(rng, c, check);
+    case NESTED_SOURCE:
+    case NESTED_CONFIG:
+    case NESTED_RETARGET:
+    case NESTED_DIR_FILE:
+      return nested_change(rng, c, check);
+    case SUBMODULE_ADD:
+      return submodule_add(rng, c.band, check);
+    case SUBMODULE_DEINIT: {
+      std::vector<std::string> subs = submodules(c.band);
+      if (subs.empty()) {
+        const std::string what = submodule_add(rng, c.band, check);
+        check(what + " to deinit it");
+        subs = submodules(c.band);
+      }
+      if (subs.empty())
+        return "nothing (no submodule)";
+      const std::string d = rng.pick(subs);
+      git(top_, {"submodule", "deinit", "-q", "-f", "--", d});
+      return "git submodule deinit -f " + show(d);
+    }
     case INDEX_ADD:
     case INDEX_COMMIT: {
       const std::string f = an_ignored(rng, check);
@@ -695,9 +785,22 @@ private:
   std::string toggle_git(const std::string &dir)
   {
     const std::string g = dir + "/.git";
+    struct stat st;
+    if (lstat(g.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      // A gitdir: file (a linked work tree's, a submodule's): kept, to be
+      // put back as it was.
+      saved_gitfiles_[dir] = read_text(g);
+      unlink(g.c_str());
+      return "rm " + show(g.substr(tmp_.size() + 1));
+    }
     if (exists(g)) {
       remove_tree(g);
       return "rm -r " + show(g.substr(tmp_.size() + 1));
+    }
+    if (auto it = saved_gitfiles_.find(dir); it != saved_gitfiles_.end()) {
+      put(g, it->second);
+      saved_gitfiles_.erase(it);
+      return "put back " + show(g.substr(tmp_.size() + 1));
     }
     copy_tree(tmp_ + "/template/.git", g);
     return "git init " + show(dir.substr(tmp_.size()));
@@ -757,18 +860,29 @@ private:
     case EXCLUDES_FILE:
       path = excludes_elsewhere_ ? tmp_ + "/other-excludes" : tmp_ + "/xdg/git/ignore";
       break;
+    case NESTED_INFO:
+    case NESTED_EXCLUDES:
+      return "nothing (a nested repository's: nested_change)";
     }
+    return change_file(rng, path, c.op, check);
+  }
+
+  // Change the file at PATH by OP (made or removed first, and checked, when
+  // OP needs it there or not).
+  std::string change_file(Rng &rng, const std::string &path, Op op,
+                          const std::function<void(const std::string &)> &check)
+  {
     const std::string shown = show(path.substr(tmp_.size() + 1));
     const bool there = exists(path);
-    if (c.op == CREATE && there) {
+    if (op == CREATE && there) {
       unlink(path.c_str());
       check("delete " + shown + " to create it");
-    } else if (c.op != CREATE && !there) {
+    } else if (op != CREATE && !there) {
       put(path, rng.pick(kRules));
       check("create " + shown + " to change it");
     }
     const std::string rules = rng.pick(kRules);
-    switch (c.op) {
+    switch (op) {
     case EDIT: {
       // In place: the same inode, other rules.
       int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -793,8 +907,252 @@ private:
     return "nothing";
   }
 
+  static std::string read_text(const std::string &path)
+  {
+    std::string data;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    char buf[4096];
+    ssize_t n;
+    while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0)
+      data.append(buf, (size_t)n);
+    if (fd >= 0)
+      close(fd);
+    return data;
+  }
+
+  // The directories (relative to the root) at band B's depth (3+: 3 and
+  // more); OUTSIDE_NESTED: none inside a nested repository.
+  std::vector<std::string> at_depth(Band b, bool repos_only, bool outside_nested = false) const
+  {
+    const size_t want = (size_t)(b - DEPTH0);
+    std::vector<std::string> v;
+    for (const auto &d : dirs_below()) {
+      if (d.empty())
+        continue;
+      const size_t n = 1 + (size_t)std::count(d.begin(), d.end(), '/');
+      if (!(n == want || (b == DEPTH3 && n >= want)))
+        continue;
+      if (repos_only && !exists(at(d) + "/.git"))
+        continue;
+      bool inside = false;
+      for (size_t i = 0; outside_nested && i <= d.size() && !inside; i++)
+        if (i == d.size() || d[i] == '/')
+          inside = exists(at(d.substr(0, i)) + "/.git");
+      if (!inside)
+        v.push_back(d);
+    }
+    return v;
+  }
+
+  bool is_submodule(const std::string &d) const
+  {
+    struct stat st;
+    return lstat((at(d) + "/.git").c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           read_text(at(d) + "/.git").find("/modules/") != std::string::npos;
+  }
+
+  // A nested repository (relative to the root) at band B's depth, made
+  // there (and checked) when there is none.
+  // DIR_ONLY: one whose `.git` is a directory (a submodule's git directory
+  // in the top's .git/modules is not moved: as nobody, git's submodule
+  // helpers leave it where a rename is refused).
+  std::string nested_repo(Rng &rng, Band b, const std::function<void(const std::string &)> &check,
+                          bool dir_only = false)
+  {
+    std::vector<std::string> repos;
+    struct stat st;
+    for (const std::string &d : at_depth(b, true))
+      if (exists(git_dir_of(d) + "/HEAD") && exists(git_dir_of(d) + "/config") &&
+          (!dir_only || (lstat((at(d) + "/.git").c_str(), &st) == 0 && S_ISDIR(st.st_mode))))
+        repos.push_back(d);
+    if (!repos.empty())
+      return rng.pick(repos);
+    std::string d = dir_in_band(rng, b);
+    d = d == root ? "" : d.substr(root.size() + 1);
+    remove_tree(at(d) + "/.git");
+    copy_tree(tmp_ + "/template/.git", at(d) + "/.git");
+    check("git init " + show(d) + " (a nested repository)");
+    return d;
+  }
+
+  // The git directory repository D's `.git` leads to (absolute).
+  std::string git_dir_of(const std::string &d) const
+  {
+    const std::string g = at(d) + "/.git";
+    struct stat st;
+    if (lstat(g.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return g;
+    std::string text = read_text(g);
+    if (text.rfind("gitdir: ", 0) != 0)
+      return g;
+    text = text.substr(8, text.find('\n') == std::string::npos ? std::string::npos
+                                                               : text.find('\n') - 8);
+    return text[0] == '/' ? text : at(d) + "/" + text;
+  }
+
+  // Turn repository D's `.git` directory into a gitdir: file naming it,
+  // moved elsewhere; or (a file) the git directory it names moved into its
+  // place.
+  std::string flip_dotgit(const std::string &d)
+  {
+    const std::string g = at(d) + "/.git";
+    struct stat st;
+    if (lstat(g.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      const std::string target = git_dir_of(d);
+      flipped_from_[at(d)] = {read_text(g), target};
+      unlink(g.c_str());
+      if (rename(target.c_str(), g.c_str()) != 0)
+        ADD_FAILURE() << "mv " << show(target) << " " << show(g) << ": " << strerror(errno);
+      return "gitdir: file " + show(d + "/.git") + " to the directory it names";
+    }
+    const std::string moved = tmp_ + "/gitdirs/g" + std::to_string(gitdirs_++);
+    rename(g.c_str(), moved.c_str());
+    put(g, "gitdir: " + moved + "\n");
+    return ".git directory " + show(d + "/.git") + " to a gitdir: file";
+  }
+
+  // Put back what flip_dotgit() turned.
+  std::string unflip_dotgit(const std::string &d)
+  {
+    const std::string g = at(d) + "/.git";
+    auto it = flipped_from_.find(at(d));
+    if (it == flipped_from_.end()) {
+      const std::string target = git_dir_of(d);
+      unlink(g.c_str());
+      rename(target.c_str(), g.c_str());
+      return "and back to a directory";
+    }
+    rename(g.c_str(), it->second.second.c_str());
+    put(g, it->second.first);
+    flipped_from_.erase(it);
+    return "and back to a gitdir: file";
+  }
+
+  std::string nested_change(Rng &rng, const Change &c,
+                            const std::function<void(const std::string &)> &check)
+  {
+    const std::string d = nested_repo(rng, c.band, check, c.kind == NESTED_DIR_FILE);
+    const std::string gd = git_dir_of(d);
+    const std::string config = gd + "/config";
+    switch (c.kind) {
+    case NESTED_SOURCE: {
+      if (c.source == NESTED_INFO) {
+        make_dir(gd + "/info");
+        return show(d) + ": " + change_file(rng, gd + "/info/exclude", c.op, check);
+      }
+      const std::string named = tmp_ + "/nested-excludes";
+      if (!excludes_set(config)) {
+        set_excludes(config, true);
+        check(show(d) + ": core.excludesFile set");
+      }
+      return show(d) + ": " + change_file(rng, named, c.op, check);
+    }
+    case NESTED_CONFIG: {
+      const bool set = excludes_set(config);
+      set_excludes(config, !set);
+      return show(d) + ": core.excludesFile " + (set ? "unset" : "set");
+    }
+    case NESTED_RETARGET: {
+      const std::string g = at(d) + "/.git";
+      struct stat st;
+      if (lstat(g.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        flip_dotgit(d);
+        check(show(d) + ": .git to a gitdir: file to retarget");
+      }
+      // Another git directory, with rules of its own.
+      const std::string other = tmp_ + "/gitdirs/g" + std::to_string(gitdirs_++);
+      copy_tree(tmp_ + "/template/.git", other);
+      make_dir(other + "/info");
+      const std::string rules = rng.pick(kRules);
+      put(other + "/info/exclude", rules);
+      put(g, "gitdir: " + other + "\n");
+      return show(d) + ": gitdir: retargeted to a repository excluding " + show(rules);
+    }
+    default: {
+      check(show(d) + ": " + flip_dotgit(d));
+      return show(d) + ": " + unflip_dotgit(d);
+    }
+    }
+  }
+
+  // The line a nested repository's config gets for core.excludesFile
+  // (written as git config would; git's own `git config -f` would need the
+  // git directory where the tree's changes may have moved it).
+  std::string excludes_line() const { return "[core]\n\texcludesFile = " + tmp_ + "/nested-excludes\n"; }
+  bool excludes_set(const std::string &config) const
+  {
+    return read_text(config).find(excludes_line()) != std::string::npos;
+  }
+  void set_excludes(const std::string &config, bool on) const
+  {
+    std::string text = read_text(config);
+    const size_t at_line = text.find(excludes_line());
+    if (on && at_line == std::string::npos)
+      text += excludes_line();
+    else if (!on && at_line != std::string::npos)
+      text.erase(at_line, excludes_line().size());
+    put(config + ".new", text);
+    rename((config + ".new").c_str(), config.c_str());
+  }
+
+  // The submodules the top's index holds (paths from the root) whose work
+  // trees are there, at band B's depth.
+  std::vector<std::string> submodules(Band b) const
+  {
+    std::vector<std::string> v;
+    const auto depth = at_depth(b, true);
+    for (const std::string &e : split0(git(top_, {"ls-files", "-s", "-z"}))) {
+      if (e.rfind("160000 ", 0) != 0 || e.find('\t') == std::string::npos)
+        continue;
+      const std::string path = e.substr(e.find('\t') + 1);
+      if (std::find(depth.begin(), depth.end(), path) != depth.end() && is_submodule(path))
+        v.push_back(path);
+    }
+    return v;
+  }
+
+  // git submodule add of the bare remote at a new path at band B's depth,
+  // below directories of its own (names git takes as they are in a
+  // submodule's config key), outside any nested repository.
+  std::string submodule_add(Rng &, Band b, const std::function<void(const std::string &)> &check)
+  {
+    std::string parent;
+    const Band up = (Band)(b - 1);
+    // A chain of plain directories, none a repository (the tree's changes
+    // may have linked, replaced or initialized one of an earlier chain).
+    for (unsigned k = 0; up != DEPTH0; k++) {
+      const std::string name = "smd" + std::to_string(k);
+      parent = up == DEPTH1 ? name : up == DEPTH2 ? name + "/smd" : name + "/smd/smd";
+      bool plain = true;
+      for (size_t i = 1; i <= parent.size() && plain; i++) { // (below the root, the top)
+        if (i < parent.size() && parent[i] != '/')
+          continue;
+        struct stat st;
+        const std::string p = at(parent.substr(0, i));
+        plain = (lstat(p.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) && !exists(p + "/.git");
+      }
+      if (!plain)
+        continue;
+      if (!exists(at(parent))) {
+        make_dirs(root, parent);
+        check("mkdir -p " + show(parent) + " for a submodule");
+      }
+      break;
+    }
+    const std::string path = in(parent, "sm" + std::to_string(submodules_++));
+    // (Local submodules need protocol.file.allow.)
+    git(top_, {"-c", "protocol.file.allow=always", "submodule", "add", "-q", "--force",
+               tmp_ + "/remote.git", below_top_ + path});
+    return "git submodule add " + show(path);
+  }
+
   std::string tmp_;
   Setting setting_;
+  std::map<std::string, std::string> saved_gitfiles_; // dir -> its `.git` file's text
+  std::map<std::string, std::pair<std::string, std::string>> flipped_from_; // dir -> its `.git`
+                                                                           // file's text, target
+  unsigned gitdirs_ = 0;    // git directories made in gitdirs/
+  unsigned submodules_ = 0; // submodules added
   std::string old_home_;
   std::string info_exclude_;
   bool excludes_elsewhere_ = false;

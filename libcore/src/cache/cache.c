@@ -188,7 +188,9 @@ same_records(const struct walk_memo *now, const struct walk_memo *old)
       continue;
     if (o == NULL || !d->way || !o->way || d->was.has != o->was.has ||
         !stamp_equal(&d->was.st, &o->was.st) || !stamp_equal(&d->was.ignore[0], &o->was.ignore[0]) ||
-        !stamp_equal(&d->was.ignore[1], &o->was.ignore[1]))
+        !stamp_equal(&d->was.ignore[1], &o->was.ignore[1]) ||
+        d->was.repo_len != o->was.repo_len ||
+        (d->was.repo_len && memcmp(d->was.repo, o->was.repo, d->was.repo_len) != 0))
       return false;
   }
   return true;
@@ -624,8 +626,8 @@ run_write(struct cached_run *r)
   trawl_cache_report *report = r->report;
   /* A re-check rewrites an unchanged answer only when that spares the next
    * one reading: some directory it read again (a racy one, since settled)
-   * can now be trusted. One that is read every time (a nested repository,
-   * links followed, still racy) is not worth a write per build. */
+   * can now be trusted. One that is read every time (links followed,
+   * still racy) is not worth a write per build. */
   uint64_t racy_now = 0;
   for (guint g = 0; !r->quick && g < r->n_groups; g++)
     racy_now += st->groups[g].memo ? st->groups[g].memo->racy : 0;

@@ -200,6 +200,11 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
   }
   d->live = e.live;
   d->was = e.was;
+  if (e.was.repo) {
+    /* Its own copy: the memo may outlive the file's index. */
+    d->repo_own = g_bytes_new(e.was.repo, e.was.repo_len);
+    d->was.repo = g_bytes_get_data(d->repo_own, NULL);
+  }
   d->way = e.flags & DIR_WAY;
   d->start = e.flags & DIR_START;
   return d;
@@ -632,9 +637,16 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
     for (guint k = 0; k < d->n && !asked; k++)
       asked = d->recs[k].kind == MEMO_ASKED;
     w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
-                (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0));
+                (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0) |
+                (d->was.repo ? DIR_REPO : 0));
+    if (d->was.repo) {
+      w_var(b, d->was.repo_len);
+      g_byte_array_append(b, d->was.repo, d->was.repo_len);
+    }
+    /* A nested repository's sources live in its .git, which watchman
+     * never names (recheck.c: stat'ed every time). */
     plain = plain && !d->was.racy && !d->was.rules_racy && !d->way && !d->start &&
-            d->was.st.present && (i > 0 || d->len == 0);
+            !d->was.repo && d->was.st.present && (i > 0 || d->len == 0);
     w_var(b, d->n);
     w_var(b, recs->len);
     for (guint k = 0; k < d->n; k++) {
@@ -923,6 +935,8 @@ r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
   r_skip_stamp(r); /* its ignore files' */
   r_skip_stamp(r);
   e->flags = (guint8)r_le(r, 1);
+  if (e->flags & DIR_REPO)
+    r_bytes(r, (size_t)r_var(r));
   e->n = (guint32)r_var(r);
   e->off = r_var(r);
 }

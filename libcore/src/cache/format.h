@@ -40,7 +40,9 @@ G_BEGIN_DECLS
  *              of the path before it (the first's: none) and then LEN
  *              more; var live, stamp, var has, stamp, stamp,
  *              u8 flags (DIR_RACY | DIR_WAY | DIR_START | DIR_RULES_RACY |
- *              DIR_ASKED), var n, var offset:
+ *              DIR_ASKED | DIR_REPO), [var len, bytes: with DIR_REPO, a
+ *              nested repository's sources, as memo.h's repo_sources_add()
+ *              writes them], var n, var offset:
  *              its N records at OFFSET in the records
  *   records := rec...
  *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type (a result's
@@ -73,6 +75,7 @@ G_BEGIN_DECLS
 #define DIR_START 4
 #define DIR_RULES_RACY 8
 #define DIR_ASKED 16    /* its records hold questions asked of the index */
+#define DIR_REPO 32     /* it holds a nested repository: its sources follow (memo.h) */
 #define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
 #define WALK_PLAIN 2    /* its first directory is the root, and none is racy, a start directory,
                            on the way to one or absent: with nothing named by watchman, the
@@ -292,6 +295,18 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   r_stamp(r, &e->was.ignore[0], dev);
   r_stamp(r, &e->was.ignore[1], dev);
   e->flags = (guint8)r_le(r, 1);
+  e->was.repo = NULL;
+  e->was.repo_len = 0;
+  if (e->flags & DIR_REPO) {
+    const guint64 n = r_var(r);
+    if (n == 0 || n > G_MAXUINT32)
+      r->bad = true;
+    const char *blk = r_bytes(r, r->bad ? 0 : (size_t)n);
+    if (!r->bad) {
+      e->was.repo = (const uint8_t *)blk;
+      e->was.repo_len = (uint32_t)n;
+    }
+  }
   e->was.racy = e->flags & DIR_RACY;
   e->was.rules_racy = e->flags & DIR_RULES_RACY;
   e->n = (guint32)r_var(r);

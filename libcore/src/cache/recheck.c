@@ -133,9 +133,10 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
  * has the stamp it had (cachefile.h). The rule that trusts a directory is
  * still dir_check(): this only leaves out the stats that could not find a
  * difference. Those it cannot vouch for are stat'ed every time: the root
- * (a change of the query's own root is not reported), a racy record, and a
+ * (a change of the query's own root is not reported), a racy record, a
  * start directory and the way to one (a link put on the way changes no
- * name below it). */
+ * name below it), and a directory holding a nested repository (its
+ * sources are in its .git, where watchman names nothing). */
 bool
 walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
                    guint64 *checked)
@@ -152,7 +153,7 @@ walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched
     r_dir(&r, &e, w->dev, path);
     if (r.bad)
       break;
-    const bool vouched = e.len > 0 && !e.was.racy && !e.was.rules_racy &&
+    const bool vouched = e.len > 0 && !e.was.racy && !e.was.rules_racy && !e.was.repo &&
                          !(e.flags & (DIR_START | DIR_WAY)) && e.was.st.present &&
                          !g_hash_table_contains(touched, e.path);
     if (vouched)

@@ -3,6 +3,7 @@
  * answers asked again when it moved.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,25 +12,11 @@
 #include "../gitindex.h"
 #include "../ignore.h"
 
-/* A source's stamp now. A directory (a `.git`) counts only as being one:
- * git writes in it all the time. */
+/* A source's stamp now (memo.c: the one rule, a nested repository's too). */
 static void
 source_stamp(const char *path, guint8 kind, struct stamp *out)
 {
-  struct stat st;
-  memset(out, 0, sizeof *out);
-  if (kind == IGNORE_SOURCE_ENTRY) {
-    out->present = lstat(path, &st) == 0;
-    return;
-  }
-  if (stat(path, &st) != 0)
-    return;
-  if (kind == IGNORE_SOURCE_EXISTS || S_ISDIR(st.st_mode)) {
-    out->present = true;
-    out->size = S_ISDIR(st.st_mode) ? 1 : 0;
-    return;
-  }
-  stamp_of(out, &st, true);
+  source_stamp_at(AT_FDCWD, path, kind, out);
 }
 
 static bool sources_recheck(struct sources *s, const struct cached_walk *was, const char *abs,

@@ -19,12 +19,39 @@
 #include "../ignore.h"
 #include "trawl/cache.h"
 
+/* Hand FN what shows a change of the outside source at absolute PATH. A
+ * file that is there as itself: an edit, a rename over it or its deletion
+ * shows on it (a missing input is a change to a build tool); so does a
+ * directory stamped whole (WHOLE: a nested repository's git directory). A
+ * directory otherwise (a `.git`: only its being one counts, and git writes
+ * in it all the time) or a name not there by the directory that holds it,
+ * where its making or removal shows. */
+static void
+watch_source(const char *p, bool whole, trawl_watch_fn fn, void *data)
+{
+  struct stat st;
+  if (stat(p, &st) == 0 && (whole || !S_ISDIR(st.st_mode))) {
+    fn(p, data);
+    return;
+  }
+  /* The nearest directory up that is there (a missing one would be
+   * taken for a change every time). */
+  char *dir = g_path_get_dirname(p);
+  while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
+    char *up = g_path_get_dirname(dir);
+    g_free(dir);
+    dir = up;
+  }
+  fn(dir, data);
+  g_free(dir);
+}
+
 /* Hand FN the path of every directory cached walk W recorded (relative to
  * its root, "" the root) and of each ignore file one of them holds; *ALWAYS
  * set as trawl_cache_watch() says. False if the index does not parse. */
 static bool
 cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
-                  void *data, bool *always)
+                  void *data, trawl_watch_fn source_fn, void *source_data, bool *always)
 {
   struct rd r = {w->dirs_at, w->dirs_end, false};
   GString *path = g_string_new(NULL);
@@ -45,6 +72,26 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
       continue;
     }
     fn(e.path, data);
+    /* A nested repository's sources, as the top's below. */
+    const uint8_t *p = e.was.repo, *end = p + e.was.repo_len;
+    const char *src;
+    size_t slen;
+    unsigned kind;
+    while (p && repo_sources_next(&p, end, &src, &slen, &kind)) {
+      g_string_truncate(file, 0);
+      if (src[0] != '/') {
+        g_string_append(file, w->root);
+        g_string_append_c(file, '/');
+        if (e.len) {
+          g_string_append(file, e.path);
+          g_string_append_c(file, '/');
+        }
+      }
+      g_string_append_len(file, src, (gssize)slen);
+      char *clean = g_canonicalize_filename(file->str, NULL);
+      watch_source(clean, kind == IGNORE_SOURCE_GITDIR, source_fn, source_data);
+      g_free(clean);
+    }
     for (unsigned k = 0; k < IGNORE_FILES; k++) {
       if (!(e.was.has & ignore_file_has[k]))
         continue;
@@ -93,7 +140,7 @@ trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
   for (guint i = 0; i < c->walks->len && ok; i++) {
     const struct cached_walk *w = c->walks->pdata[i];
     struct watching wt = {w->root, fn, data, buf};
-    ok = cached_walk_watch(w, watch_below_root, &wt, always);
+    ok = cached_walk_watch(w, watch_below_root, &wt, fn, data, always);
     /* The directory holding the root: where the root itself is replaced
      * (by another directory or a link to an old one, which keep their own
      * times). */
@@ -107,26 +154,7 @@ trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
        * again whatever its stamp, so a check proves it as of the mark, and
        * a later write moves its time past the mark.) */
       *always = *always || kind == SOURCE_RACY;
-      /* A file that is there as itself: an edit, a rename over it or its
-       * deletion shows on it (a missing input is a change to a build
-       * tool). A directory (a `.git`: only its being one counts, and git
-       * writes in it all the time) or a name not there by the directory
-       * that holds it, where its making or removal shows. */
-      struct stat st;
-      if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fn(p, data);
-        continue;
-      }
-      /* The nearest directory up that is there (a missing one would be
-       * taken for a change every time). */
-      char *dir = g_path_get_dirname(p);
-      while (stat(dir, &st) != 0 && strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
-        char *up = g_path_get_dirname(dir);
-        g_free(dir);
-        dir = up;
-      }
-      fn(dir, data);
-      g_free(dir);
+      watch_source(p, false, fn, data);
     }
   }
   if (!ok) {

@@ -74,23 +74,61 @@ memo_of_node(const struct item *it, const struct node *node, const GArray *asked
 
 void
 memo_record(struct worker *wk, const struct item *it, const struct node *node,
-            const struct dir_stamp *head)
+            const struct dir_stamp *head, GBytes **repo)
 {
   struct memo_dir *d = memo_of_node(it, node, wk->asked);
   d->was = *head;
+  d->repo_own = *repo; /* moved: it holds head->repo */
+  *repo = NULL;
   g_ptr_array_add(wk->memos, d);
   g_array_set_size(wk->asked, 0);
 }
 
-/* Record in D the rules directory FD holds, as HAS says (its listing, or a
- * probe): which, and the stamps of its ignore files, racy or not. */
+/* Record in D the rules directory FD (REL, relative to root ROOT) holds,
+ * as HAS says (its listing, or a probe): which, and the stamps of its
+ * ignore files, racy or not; and when it holds a nested repository's
+ * `.git`, that repository's sources (ignore_repo_sources()), stamped, into
+ * *REPO, which D->repo then points into (NULL: none). Its rules come from
+ * inside its `.git` as well as from its ignore files; the top repository's
+ * are the cache's outside sources. */
 void
-record_rules(const struct run *run, int fd, unsigned has, struct dir_stamp *d)
+record_rules(const struct run *run, unsigned root, int fd, const char *rel, unsigned has,
+             struct dir_stamp *d, GBytes **repo)
 {
   d->has = has;
   ignore_file_stamps(fd, "", has, d->ignore);
   d->rules_racy = stamp_racy(&d->ignore[0], &run->racy_from) ||
                   stamp_racy(&d->ignore[1], &run->racy_from);
+  d->repo = NULL;
+  d->repo_len = 0;
+  *repo = NULL;
+  const struct ignore_ctx *igc = run->ig ? &run->ig[root] : NULL;
+  if (!(has & HAS_DOTGIT) || igc == NULL || !(igc->flags & IGNORE_VCS) ||
+      (rel[0] == '\0' && igc->plen == 0))
+    return;
+  char *abs = rel[0] ? g_build_filename(igc->root_abs, rel, NULL) : g_strdup(igc->root_abs);
+  GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+  GByteArray *kinds = g_byte_array_new();
+  ignore_repo_sources(abs, paths, kinds);
+  GByteArray *b = g_byte_array_new();
+  const size_t alen = strlen(abs);
+  bool racy = false;
+  for (guint i = 0; i < paths->len; i++) {
+    const char *p = paths->pdata[i];
+    /* Below the directory (its `.git`, a submodule's "../.git/modules/sm"
+     * as the `.git` file names it): relative to it, as a walk that moved
+     * with the tree finds it. */
+    const char *at = strncmp(p, abs, alen) == 0 && p[alen] == '/' ? p + alen + 1 : p;
+    racy = repo_sources_add(b, fd, at, kinds->data[i], &run->racy_from) || racy;
+  }
+  d->rules_racy = d->rules_racy || racy;
+  *repo = g_byte_array_free_to_bytes(b);
+  gsize len;
+  d->repo = g_bytes_get_data(*repo, &len);
+  d->repo_len = (uint32_t)len;
+  g_ptr_array_unref(paths);
+  g_byte_array_unref(kinds);
+  g_free(abs);
 }
 
 /* Record that start directory IT was not there: its appearing is a change. */
@@ -240,6 +278,7 @@ way_record(struct run *run, struct memo_dir *d, const char *qname, size_t qlen, 
   }
   struct memo_dir *rec = memo_dir_new(d->root, d->path, d->len, had && !qname ? had->n : n, names);
   rec->was = d->was;
+  rec->repo_own = d->repo_own ? g_bytes_ref(d->repo_own) : NULL;
   rec->way = true;
   char *at = memo_dir_names(rec);
   guint k = 0;
@@ -297,7 +336,7 @@ way_dir(struct run *run, unsigned r, int fd, const char *path, size_t len, unsig
     d->way = true;
     stamp_of(&d->was.st, &st, false);
     d->was.racy = stamp_racy(&d->was.st, &run->racy_from);
-    record_rules(run, fd, *has, &d->was);
+    record_rules(run, r, fd, path, *has, &d->was, &d->repo_own);
     *rec = d;
   }
   if (run->memo_old == NULL)

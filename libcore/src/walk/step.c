@@ -55,6 +55,7 @@ struct dir_read {
   int fd;
   struct chain *here;       /* following links: this directory's link of the chain */
   struct dir_stamp head;    /* for the next walk's memo */
+  GBytes *repo;             /* holds head.repo */
   bool memo;                /* record it */
   struct ignore_ctx *igc;   /* NULL: no ignore file is read */
   struct ignore_frame *frame; /* the rules in force here */
@@ -254,17 +255,14 @@ enter_rules(struct worker *wk, struct item *it, struct dir_read *d)
   /* A repository's top starts its own work tree: below it, its own index
    * and rules decide, whatever the outer rules said of the directory. */
   d->tracked_only = it->tracked_only && !(d->frame && d->frame != it->ig && d->frame->top);
-  /* A nested repository's rules come from inside its .git as well: never
-   * trusted. (The top's are the cache's to check.) */
-  const bool nested_repo = (has & HAS_DOTGIT) && !(it->len == 0 && d->igc->plen == 0);
-  if (d->memo) {
-    record_rules(run, d->fd, has, &d->head);
-    d->head.racy = d->head.racy || nested_repo;
-  }
+  /* (A nested repository's rules come from inside its .git as well: its
+   * sources are recorded and compared with the rest of its rules.) */
+  if (d->memo)
+    record_rules(run, it->root, d->fd, it->path, has, &d->head, &d->repo);
   if (run->memo_old && !it->fresh) {
     const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
-    if (nested_repo || (m ? dir_check_rules(&m->was, has, d->fd, "") != DIR_SAME
-                          : (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0))
+    if (m ? dir_check_rules(&m->was, has, d->fd, "") != DIR_SAME
+          : (has & (HAS_GITIGNORE | HAS_DOTIGNORE | HAS_DOTGIT)) != 0)
       it->fresh = true;
   }
 }
@@ -459,7 +457,7 @@ step_dir(struct worker *wk, struct item *it)
   if (run->sorted) {
     struct node *node = node_make(wk);
     if (d.memo)
-      memo_record(wk, it, node, &d.head);
+      memo_record(wk, it, node, &d.head, &d.repo);
     node_publish(wk, it, node);
   }
   if (d.shared)
@@ -468,4 +466,6 @@ step_dir(struct worker *wk, struct item *it)
     close(d.fd);
   chain_unref(d.here);
   ignore_frame_unref(d.frame);
+  if (d.repo)
+    g_bytes_unref(d.repo);
 }

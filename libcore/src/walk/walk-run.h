@@ -392,9 +392,11 @@ compare_recs(const struct rec *a, const struct rec *b)
  * records are NODE (not yet published), with the questions WK asked of the
  * index there (emptied). */
 void memo_record(struct worker *wk, const struct item *it, const struct node *node,
-                 const struct dir_stamp *head);
-/* Record in D the rules directory FD holds, as HAS says. */
-void record_rules(const struct run *run, int fd, unsigned has, struct dir_stamp *d);
+                 const struct dir_stamp *head, GBytes **repo);
+/* Record in D the rules directory FD (REL, of root ROOT) holds, as HAS
+ * says, a nested repository's sources into *REPO. */
+void record_rules(const struct run *run, unsigned root, int fd, const char *rel, unsigned has,
+                  struct dir_stamp *d, GBytes **repo);
 /* Record that start directory IT was not there. */
 void memo_missing(struct worker *wk, const struct item *it);
 /* Replay directory IT from the last walk's memo when dir_check() says it
