@@ -7,7 +7,7 @@ Ninja decides whether to run the re-check by comparing times itself: the
 check's mark (`trawl check --checked`, whose time is the file system's time
 when the check began, less 1 ns) against every directory the caches depend
 on (the depfile). On a kernel that stamps with its coarse clock (run.sh:
-/tmp on ramfs) a change in the tick the check began has that very time.
+TMPDIR on ramfs) a change in the tick the check began has that very time.
 
 For a Meson project (`trawl meson`, its postconf) and a CMake one
 (trawl_glob with CONFIGURE_DEPENDS, the Ninja generator), in git work trees:
