@@ -17,12 +17,35 @@ import os
 import pwd
 import shutil
 import signal
+import re
 import subprocess
 import sys
 import tempfile
 import time
 
 FILTER = os.environ.get("TRAWL_WATCHMAN_TEST_FILTER", "*CacheProperty*:CacheWatchman.*")
+# Settings of tree_changes.hpp this suite leaves out: WORKTREE (4), a linked
+# work tree as the root. Its `.git` is a file, so watchman 4.9.0 makes its
+# sync cookies in the root itself and every check re-reads the root: the
+# answers stay right, but the quick path is never taken (docs/cache.md,
+# "Watchman", limits; issue 25). The stat path's suites cover the setting.
+LEFT_OUT_SETTINGS = {4}
+
+
+def gtest_filter(exe):
+    """FILTER less the CacheProperty instances of LEFT_OUT_SETTINGS, named
+    from the binary's own list (GetParam() = (seed, setting))."""
+    out = subprocess.run([exe, "--gtest_list_tests", "--gtest_filter=" + FILTER],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    left_out, suite = [], ""
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            suite = line.strip()
+            continue
+        m = re.match(r"\s+(\S+)\s+# GetParam\(\) = \((\d+), (\d+)\)", line)
+        if m and suite.startswith("Seeds/CacheProperty") and int(m.group(3)) in LEFT_OUT_SETTINGS:
+            left_out.append(suite + m.group(1))
+    return FILTER + ("-" + ":".join(left_out) if left_out else "")
 
 
 def daemon_args(d):
@@ -111,7 +134,7 @@ def main():
             "TRAWL_TEST_WATCHMAN_RESTART": "%s %s --restart %s" % (
                 sys.executable, os.path.abspath(__file__), d),
         })
-        p = subprocess.run([exe, "--gtest_filter=" + FILTER], env=env,
+        p = subprocess.run([exe, "--gtest_filter=" + gtest_filter(exe)], env=env,
                            stdout=subprocess.PIPE, text=True)
         sys.stdout.write(p.stdout)
         lines = [l for l in p.stdout.splitlines() if l.startswith("[watchman] CacheProperty ")]
