@@ -73,7 +73,7 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
     }
     fn(e.path, data);
     /* A nested repository's sources, as the top's below. */
-    const uint8_t *p = e.was.repo, *end = p + e.was.repo_len;
+    const uint8_t *p = e.was.repo, *end = p ? p + e.was.repo_len : NULL;
     const char *src;
     size_t slen;
     unsigned kind;
