@@ -207,6 +207,20 @@ inline bool exists(const std::string &path)
 }
 
 // Copy the tree FROM (files and directories) to TO.
+// A file's bytes ("" when it cannot be read).
+inline std::string read_text(const std::string &path)
+{
+  std::string data;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  char buf[4096];
+  ssize_t n;
+  while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0)
+    data.append(buf, (size_t)n);
+  if (fd >= 0)
+    close(fd);
+  return data;
+}
+
 inline void copy_tree(const std::string &from, const std::string &to)
 {
   make_dir(to);
@@ -215,15 +229,7 @@ inline void copy_tree(const std::string &from, const std::string &to)
     if (e.kind == 'd') {
       make_dir(dst);
     } else if (e.kind == 'f') {
-      std::string data;
-      int fd = open(src.c_str(), O_RDONLY | O_CLOEXEC);
-      char buf[4096];
-      ssize_t n;
-      while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0)
-        data.append(buf, (size_t)n);
-      if (fd >= 0)
-        close(fd);
-      put(dst, data);
+      put(dst, read_text(src));
     }
   }
 }
@@ -907,18 +913,6 @@ private:
     return "nothing";
   }
 
-  static std::string read_text(const std::string &path)
-  {
-    std::string data;
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    char buf[4096];
-    ssize_t n;
-    while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0)
-      data.append(buf, (size_t)n);
-    if (fd >= 0)
-      close(fd);
-    return data;
-  }
 
   // The directories (relative to the root) at band B's depth (3+: 3 and
   // more); OUTSIDE_NESTED: none inside a nested repository.
