@@ -175,6 +175,27 @@ def main(argv):
         target, paths = parse(dep)
         check("settled, and read once more: no longer", dep + ".always" in paths, False)
 
+        # The same for a directory on the way to where a walk starts
+        # ('lib/**' starts in lib/: the root is stamped, never read), as a
+        # wrap that Meson cloned just before its configure's walk is: once
+        # settled, the first check writes it trusted, and the second no
+        # longer lists the path never there.
+        way = os.path.join(tmp, "way")
+        write(os.path.join(way, "lib/w.c"), "x")
+        wcache = os.path.join(b, "way.cache")
+        os.utime(way, (time.time() + 3600, time.time() + 3600))
+        run(trawl, ["-C", way, "--cache", wcache, "lib/**/*.c"], env)
+        way_args = ["check", "--checked", mark, "--depfile", dep, "--cache", wcache]
+        run(trawl, way_args, env)
+        check("a racy directory on the way: a path never there is listed",
+              dep + ".always" in parse(dep)[1], True)
+        os.utime(way, (time.time() - 10, time.time() - 10))
+        settle()
+        code, out, _ = run(trawl, way_args, env)
+        check("settled, a check: no change", (code, out), (0, ""))
+        code, out, _ = run(trawl, way_args, env)
+        check("and the check after it: no longer listed", dep + ".always" in parse(dep)[1], False)
+
         # A walk with a problem (an ignore file that is a link) is read
         # every time: always.
         p = os.path.join(tmp, "ptree")

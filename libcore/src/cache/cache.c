@@ -626,17 +626,19 @@ run_write(struct cached_run *r)
   trawl_cache_report *report = r->report;
   /* A re-check rewrites an unchanged answer only when that spares the next
    * one reading: some directory it read again (a racy one, since settled)
-   * can now be trusted. One that is read every time (links followed,
-   * still racy) is not worth a write per build. */
-  uint64_t racy_now = 0;
-  for (guint g = 0; !r->quick && g < r->n_groups; g++)
+   * can now be trusted, or a directory on the way to a start (stamped,
+   * never read) that was racy and is no longer. One that is read every
+   * time (links followed, still racy) is not worth a write per build. */
+  uint64_t racy_now = 0, racy_was = 0;
+  for (guint g = 0; !r->quick && g < r->n_groups; g++) {
     racy_now += st->groups[g].memo ? st->groups[g].memo->racy : 0;
+    racy_was += st->groups[g].memo_prev ? st->groups[g].memo_prev->racy : 0;
+  }
   /* Not an index that changed and gave the same answers: writing the cache
    * again would cost more than asking it again next time (one read of the
    * index; docs/cache.md). */
-  const bool write = (r->flags & TRAWL_CACHE_WRITE_ON_CHANGE)
-                         ? report->changed || report->dirs_read > racy_now
-                         : report->changed || report->dirs_read > 0;
+  const bool write = report->changed || racy_was > racy_now ||
+                     report->dirs_read > ((r->flags & TRAWL_CACHE_WRITE_ON_CHANGE) ? racy_now : 0);
   /* A run that could not answer every query records nothing. */
   if (!write || !r->grouped || !r->walked || r->quick)
     return;
