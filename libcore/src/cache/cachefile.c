@@ -238,11 +238,18 @@ read_walk(struct rd *r)
   const char *rel = r_str(r, &rlen);
   const char *clock = r_str(r, &clen);
   w->clock.recrawls = r_var(r);
+  /* The watch's cookie directory, its inode 0 when unknown. */
+  size_t klen;
+  const char *cookies = r_str(r, &klen);
+  w->clock.cookies_dev = r_var(r);
+  w->clock.cookies_ino = r_var(r);
   if (!r->bad && wlen && clen && !memchr(watch, '\0', wlen) && !memchr(rel, '\0', rlen) &&
       !memchr(clock, '\0', clen)) {
     w->clock.watch = g_strndup(watch, wlen);
     w->clock.rel = g_strndup(rel, rlen);
     w->clock.clock = g_strndup(clock, clen);
+    if (w->clock.cookies_ino && !memchr(cookies, '\0', klen))
+      w->clock.cookies = g_strndup(cookies, klen);
   }
   w->paths = g_ptr_array_new_with_free_func(g_free);
   w->kinds = g_byte_array_new();
@@ -587,6 +594,10 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
   w_str(b, clocked ? clock->rel : "", clocked ? strlen(clock->rel) : 0);
   w_str(b, clocked ? clock->clock : "", clocked ? strlen(clock->clock) : 0);
   w_var(b, clocked ? clock->recrawls : 0);
+  const bool cookies = clocked && clock->cookies;
+  w_str(b, cookies ? clock->cookies : "", cookies ? strlen(clock->cookies) : 0);
+  w_var(b, cookies ? clock->cookies_dev : 0);
+  w_var(b, cookies ? clock->cookies_ino : 0);
   w_le(b, src->paths->len, 4);
   for (guint i = 0; i < src->paths->len; i++) {
     const struct stamp *st = &g_array_index(src->stamps, struct stamp, i);
