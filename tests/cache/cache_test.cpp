@@ -998,6 +998,59 @@ TEST(CacheWatchman, AChangeWhileTheWalkRunsIsNamedNextTime)
                                                     "src/d/first.c", "src/d/late.c"}));
 }
 
+// A check that finds every directory as recorded, watchman's answer naming
+// many paths (files edited in place: their directory is stat'ed and is as
+// recorded), records the answer's clock, so that the next answer starts
+// there (cache.c, CLOCK_REFRESH_NAMES: 256).
+TEST(CacheWatchman, ALongAnswerWithNothingChangedRecordsItsClock)
+{
+  if (!getenv("TRAWL_TEST_WATCHMAN"))
+    GTEST_SKIP() << "run with a private watchman daemon by tests/cache/watchman_cache.py";
+  TempDir tmp;
+  if (geteuid() == 0) {
+    const struct passwd *pw = getpwnam("nobody");
+    ASSERT_NE(pw, nullptr);
+    ASSERT_EQ(lchown(tmp.path().c_str(), pw->pw_uid, pw->pw_gid), 0);
+  }
+  AsNobody as;
+  ASSERT_TRUE(as.ok()) << as.why();
+  make_dir(tmp / "tree");
+  make_dir(tmp / "tree/.git");
+  make_dir(tmp / "tree/many");
+  for (int i = 0; i < 300; i++)
+    spit(tmp / ("tree/many/f" + std::to_string(i) + ".c"), "x");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    EXPECT_TRUE(run(f, cache).written);
+  }
+  settle();
+  {
+    // What was racy read once more: then nothing is.
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  }
+  settle();
+  for (int i = 0; i < 300; i++)
+    spit(tmp / ("tree/many/f" + std::to_string(i) + ".c"), "y");
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_EQ(r.watchman, "used: 300 paths changed");
+    EXPECT_EQ(r.read, 0u);
+    EXPECT_FALSE(r.changed);
+    EXPECT_TRUE(r.written) << "the new clock was not recorded";
+  }
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_EQ(r.watchman, "used: 0 paths changed");
+  EXPECT_EQ(r.read, 0u);
+  EXPECT_FALSE(r.written);
+  EXPECT_EQ(f.results(0).size(), 300u);
+}
+
 // The property through the cache file, in the settings users have (a git
 // work tree with its top at the root or above it, none with no-require-git,
 // nested repositories) and through every class of change tree_changes.hpp
