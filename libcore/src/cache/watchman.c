@@ -366,6 +366,18 @@ string_of(const json_value *v)
   return v && v->kind == JSON_STRING && strlen(v->str) == v->len ? v->str : NULL;
 }
 
+json_value *
+wm_bser_value(const guint8 *p, size_t len)
+{
+  struct brd r = {p, p + len};
+  json_value *v = b_read(&r, 1);
+  if (v && r.p != r.end) {
+    json_value_free(v);
+    v = NULL;
+  }
+  return v;
+}
+
 /* The bytes of the integer whose tag is TAG (0: not an integer tag). */
 static size_t
 b_int_size(guint8 tag)
@@ -440,12 +452,8 @@ ask(struct wm *w, const GByteArray *request, char **why)
   json_value *v = NULL;
   if (err == NULL && pdu->len != whole)
     err = g_strdup("answered more than one answer");
-  if (err == NULL) {
-    struct brd r = {pdu->data + head, pdu->data + whole};
-    v = b_read(&r, 1);
-    if (v == NULL || r.p != r.end)
-      err = g_strdup("answered what is not BSER");
-  }
+  if (err == NULL && (v = wm_bser_value(pdu->data + head, whole - head)) == NULL)
+    err = g_strdup("answered what is not BSER");
   g_byte_array_free(pdu, TRUE);
   const char *e = err ? NULL : string_of(member(v, "error"));
   if (err == NULL && (v->kind != JSON_OBJECT || e))

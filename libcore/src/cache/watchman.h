@@ -64,6 +64,11 @@ bool wm_clock_of(struct wm *w, const char *real, struct wm_at *at, char **why);
 bool wm_since(struct wm *w, const struct wm_at *was, GPtrArray **names, struct wm_at *now,
               char **why);
 
+/* The one BSER value of the LEN bytes at P, read into the JSON reader's
+ * tree (json.h; numbers read, not kept), or NULL when they are not exactly
+ * one (tests/fuzz/fuzz_bser.c). */
+struct json_value *wm_bser_value(const guint8 *p, size_t len);
+
 G_END_DECLS
 
 #endif /* TRAWL_CACHE_WATCHMAN_H */
