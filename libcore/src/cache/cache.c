@@ -618,12 +618,39 @@ run_compare(struct cached_run *r)
   }
 }
 
+/* A check that found every directory as recorded rewrites the cache only
+ * for a newer watchman clock, once the answer since the recorded one names
+ * at least this many paths and as many as the directories recorded (a
+ * build directory in the root, say, changes at every build and is
+ * recorded by no walk): the answer grows with every change since the
+ * clock, and hashing its names then costs about what the rewrite does, once
+ * (docs/cache.md, "Watchman"). */
+#define CLOCK_REFRESH_NAMES 256
+
+/* Rewrite the cache as it is with the clocks of watchman's answers, when
+ * R found every directory as recorded and the answers grew long. */
+static void
+run_refresh_clocks(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  guint64 dirs = 0;
+  bool clocked = r->quick && st->file != NULL;
+  for (guint g = 0; clocked && g < r->n_groups; g++) {
+    clocked = r->touched[g] && r->clocks[g].clock;
+    dirs += st->groups[g].cached->n_dirs;
+  }
+  if (!clocked || r->wm_names < MAX((guint64)CLOCK_REFRESH_NAMES, dirs))
+    return;
+  r->report->written = cache_store_clocks(r->path, st->file, r->clocks, &r->report->write_error);
+}
+
 /* Write the new record to R->path when it is worth a write. */
 static void
 run_write(struct cached_run *r)
 {
   struct cache_state *st = r->st;
   trawl_cache_report *report = r->report;
+  run_refresh_clocks(r);
   /* A re-check rewrites an unchanged answer only when that spares the next
    * one reading: some directory it read again (a racy one, since settled)
    * can now be trusted, or a directory on the way to a start (stamped,

@@ -234,15 +234,24 @@ read_walk(struct rd *r)
    * watch: none). A field holding a NUL is no clock (the walk never writes
    * one). */
   size_t wlen, rlen, clen;
+  w->clock_at = r->p;
   const char *watch = r_str(r, &wlen);
   const char *rel = r_str(r, &rlen);
   const char *clock = r_str(r, &clen);
   w->clock.recrawls = r_var(r);
+  /* The watch's cookie directory, its inode 0 when unknown. */
+  size_t klen;
+  const char *cookies = r_str(r, &klen);
+  w->clock.cookies_dev = r_var(r);
+  w->clock.cookies_ino = r_var(r);
+  w->clock_end = r->p;
   if (!r->bad && wlen && clen && !memchr(watch, '\0', wlen) && !memchr(rel, '\0', rlen) &&
       !memchr(clock, '\0', clen)) {
     w->clock.watch = g_strndup(watch, wlen);
     w->clock.rel = g_strndup(rel, rlen);
     w->clock.clock = g_strndup(clock, clen);
+    if (w->clock.cookies_ino && !memchr(cookies, '\0', klen))
+      w->clock.cookies = g_strndup(cookies, klen);
   }
   w->paths = g_ptr_array_new_with_free_func(g_free);
   w->kinds = g_byte_array_new();
@@ -567,6 +576,21 @@ racy_kind(guint8 kind)
   return kind == IGNORE_SOURCE_INDEX ? SOURCE_INDEX_RACY : SOURCE_RACY;
 }
 
+/* Watchman's clock of a walk, as the index holds it (NULL: none). */
+static void
+w_clock(GByteArray *b, const struct wm_at *clock)
+{
+  const bool clocked = clock && clock->watch && clock->clock;
+  w_str(b, clocked ? clock->watch : "", clocked ? strlen(clock->watch) : 0);
+  w_str(b, clocked ? clock->rel : "", clocked ? strlen(clock->rel) : 0);
+  w_str(b, clocked ? clock->clock : "", clocked ? strlen(clock->clock) : 0);
+  w_var(b, clocked ? clock->recrawls : 0);
+  const bool cookies = clocked && clock->cookies;
+  w_str(b, cookies ? clock->cookies : "", cookies ? strlen(clock->cookies) : 0);
+  w_var(b, cookies ? clock->cookies_dev : 0);
+  w_var(b, cookies ? clock->cookies_ino : 0);
+}
+
 /* The head of a walk's entry in the index: its root, problems, members,
  * and its sources SRC, stamps at or after RACY_FROM written as racy. */
 static void
@@ -582,11 +606,7 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
   for (guint i = 0; i < members->len; i++)
     w_le(b, g_array_index(members, size_t, i), 8);
   w_str(b, src->env->str, src->env->len);
-  const bool clocked = clock && clock->watch && clock->clock;
-  w_str(b, clocked ? clock->watch : "", clocked ? strlen(clock->watch) : 0);
-  w_str(b, clocked ? clock->rel : "", clocked ? strlen(clock->rel) : 0);
-  w_str(b, clocked ? clock->clock : "", clocked ? strlen(clock->clock) : 0);
-  w_var(b, clocked ? clock->recrawls : 0);
+  w_clock(b, clock);
   w_le(b, src->paths->len, 4);
   for (guint i = 0; i < src->paths->len; i++) {
     const struct stamp *st = &g_array_index(src->stamps, struct stamp, i);
@@ -686,6 +706,32 @@ cache_query_write(GByteArray *b, const char *root, const GPtrArray *includes,
   w_le(b, (guint32)(gint32)o->max_depth, 4);
   w_u8(b, o->one_file_system != 0);
   w_le(b, o->ignore, 4);
+}
+
+bool
+cache_store_clocks(const char *path, struct cache_file *c, const struct wm_at *clocks, char **why)
+{
+  if (!c->records_checked)
+    records_read(c);
+  if (!c->records_ok) {
+    *why = g_strdup("its records do not check out");
+    return false;
+  }
+  GByteArray *index = g_byte_array_sized_new((guint)c->index_len + 64);
+  const guint8 *at = (const guint8 *)c->index;
+  for (guint i = 0; i < c->walks->len; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    g_byte_array_append(index, at, (guint)(w->clock_at - at));
+    w_clock(index, &clocks[i]);
+    at = w->clock_end;
+  }
+  g_byte_array_append(index, at, (guint)((const guint8 *)c->index + c->index_len - at));
+  GByteArray *recs = g_byte_array_new();
+  g_byte_array_append(recs, c->recs, (guint)(c->recs_end - c->recs));
+  const bool ok = cache_store(path, index, recs, why);
+  g_byte_array_unref(index);
+  g_byte_array_unref(recs);
+  return ok;
 }
 
 void

@@ -27,7 +27,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 7u
+#define CACHE_FORMAT 8u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the
@@ -45,6 +45,7 @@ struct cached_walk {
   GArray *members;      /* guint64 */
   GString *env;
   struct wm_at clock;   /* watchman's clock before the walk (clock.watch NULL: none) */
+  const guint8 *clock_at, *clock_end; /* where the index holds it */
   GPtrArray *paths;     /* the sources */
   GByteArray *kinds;
   GArray *stamps;
@@ -72,6 +73,13 @@ struct cache_file {
   size_t queries_len;
   GPtrArray *walks;     /* struct cached_walk * */
 };
+
+/* Write C (loaded from PATH, its records checked or not) to PATH again as
+ * it is but for each walk's clock: CLOCKS[i] for walk i. False with *WHY
+ * set (to free) if its records do not check out or it cannot be written.
+ * For a re-check that found every directory as recorded (run_write()). */
+bool cache_store_clocks(const char *path, struct cache_file *c, const struct wm_at *clocks,
+                        char **why);
 
 /* Cache file PATH, checked: NULL with *WHY set (to free; NULL too: no such
  * file). The header and the index are read, not the records. */

@@ -33,6 +33,9 @@ G_BEGIN_DECLS
  *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS | WALK_PLAIN), u32 n,
  *              u64 members[n], str env, str watch, str rel, str clock,
  *              var recrawls (watchman's, before the walk; watch "": none),
+ *              str cookies, var dev, var ino (the watch's cookie directory
+ *              below the watch's root, "" the root, as the clock was taken;
+ *              ino 0: unknown),
  *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
  *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_INDEX_RACY
  *              or SOURCE_RACY), stamp

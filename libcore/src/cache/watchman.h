@@ -1,8 +1,8 @@
 /* trawl — watchman, asked which recorded directories are worth a stat
  * (private; cache.c, docs/cache.md "Watchman").
  *
- * JSON over watchman's unix socket, one request and one answer a line, as
- * the `watchman` client itself talks: never the client process, which costs
+ * BSER over watchman's unix socket, one request and one answer, as the
+ * `watchman` client itself talks: never the client process, which costs
  * more than the stat path it would save. Nothing here trusts anything: it
  * tells the cache which paths changed since a clock, or why it cannot (then
  * the cache stats everything, as without watchman).
@@ -35,12 +35,16 @@ void wm_close(struct wm *w);
 
 /* Where a walk's root stands in a watch: the watch's root, the walk's root
  * below it ("" the watch's root), the clock and the watch's recrawls as of
- * the question. */
+ * the question; and the directory where watchman makes the watch's sync
+ * cookies (below the watch's root, "" the root itself; NULL: unknown), with
+ * its device and inode as the clock was taken. */
 struct wm_at {
   char *watch;
   char *rel;
   char *clock;
   guint64 recrawls;
+  char *cookies;
+  guint64 cookies_dev, cookies_ino;
 };
 void wm_at_clear(struct wm_at *a);
 
@@ -51,12 +55,19 @@ bool wm_clock_of(struct wm *w, const char *real, struct wm_at *at, char **why);
 
 /* The paths below WAS->rel of WAS->watch that changed since WAS->clock,
  * relative to WAS->rel, into *NAMES (char *, to free), and the clock of
- * the answer into *NOW (WAS's watch and root). False with *WHY set (to
- * free) when the answer cannot be trusted to name every change: a fresh
- * instance (the daemon restarted, another watch), a recrawl since, the
- * watch gone, any error. */
+ * the answer into *NOW (WAS's watch, root and cookie directory). False with
+ * *WHY set (to free) when the answer cannot be trusted to name every
+ * change: a fresh instance (the daemon restarted, another watch), a
+ * recrawl since, the watch gone, any error; and, without asking, when the
+ * answer could not come at once: the cookie directory is not WAS's (gone
+ * or replaced since the clock), or it is the walk's root itself. */
 bool wm_since(struct wm *w, const struct wm_at *was, GPtrArray **names, struct wm_at *now,
               char **why);
+
+/* The one BSER value of the LEN bytes at P, read into the JSON reader's
+ * tree (json.h; numbers read, not kept), or NULL when they are not exactly
+ * one (tests/fuzz/fuzz_bser.c). */
+struct json_value *wm_bser_value(const guint8 *p, size_t len);
 
 G_END_DECLS
 

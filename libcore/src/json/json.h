@@ -1,5 +1,6 @@
-/* trawl — a strict JSON reader (RFC 8259): `trawl batch`'s input lines and
- * watchman's answers to the cache's re-check (cache/watchman.c).
+/* trawl — a strict JSON reader (RFC 8259): `trawl batch`'s input lines;
+ * and, as a tree of values only, watchman's BSER answers to the cache's
+ * re-check (cache/watchman.c reads them into it).
  *
  * json_parse() reads one whole document held in memory into a tree of
  * values, or reports the first error with its byte offset. It accepts
