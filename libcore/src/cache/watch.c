@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cachefile.h"
 #include "format.h"
@@ -108,6 +109,34 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
   return ok;
 }
 
+/* Is the source at absolute PATH, of KIND, one that only its git directory
+ * could stand for in the list, and that git itself never makes or removes
+ * there? Then it is left out: that directory is where git makes its
+ * index.lock on most commands and watchman its sync cookie at every
+ * question, so Ninja would run the check after any git command and, with
+ * watchman, at every build. They are a git directory's `objects/` and
+ * `refs/` (only their being there counts: git never removes them) and a
+ * `commondir` that is not there (git makes one only in a linked work tree's
+ * own git directory, as it makes that directory; there it is a file, and
+ * listed). The check itself still stats them: one removed or made by hand
+ * is seen by the next check that runs (docs/cache.md, "Skipping the
+ * check"). */
+static bool
+left_to_the_check(const char *path, guint8 kind)
+{
+  if (kind == IGNORE_SOURCE_EXISTS)
+    return true;
+  const char *base = strrchr(path, '/');
+  if (base == NULL || strcmp(base + 1, "commondir") != 0 || access(path, F_OK) == 0)
+    return false;
+  char *dir = g_strndup(path, (gsize)(base - path));
+  char *head = g_build_filename(dir, "HEAD", NULL);
+  const bool git_dir = access(head, F_OK) == 0;
+  g_free(head);
+  g_free(dir);
+  return git_dir;
+}
+
 struct watching {
   const char *root;
   trawl_watch_fn fn;
@@ -154,7 +183,8 @@ trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
        * again whatever its stamp, so a check proves it as of the mark, and
        * a later write moves its time past the mark.) */
       *always = *always || kind == SOURCE_RACY;
-      watch_source(p, false, fn, data);
+      if (!left_to_the_check(p, kind))
+        watch_source(p, false, fn, data);
     }
   }
   if (!ok) {
