@@ -71,6 +71,81 @@ fixed_match(const trawl_pattern *p, const struct op *ops, uint32_t n,
   return true;
 }
 
+/* The bytes Java's '.' does not take without DOTALL, of those a Latin-1
+ * name (Bazel 4.2.3 decodes names so) can hold. */
+static inline bool
+eol_byte(uint8_t c)
+{
+  return c == '\n' || c == '\r' || c == 0x85;
+}
+
+static bool
+has_eol(const char *s, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    if (eol_byte((uint8_t)s[i]))
+      return true;
+  return false;
+}
+
+static bool
+no_eol(const char *s, size_t from, size_t to)
+{
+  return !has_eol(s + from, to - from);
+}
+
+/* A segment Bazel matches by a regular expression (GUARD_EOL) against a
+ * component S holding a line terminator, which no '*' may take. Its ops are
+ * literal runs and single stars (bazel has no classes and refuses '?').
+ * Each run after a star is placed at its leftmost fit, the last one (with
+ * no star after it) at the end. Leftmost is exact. Say run R fits at A and
+ * at a later B, with no terminator in the star before B. If R holds one, at
+ * smallest offset j, the byte at A + j is one, so A + j >= B, and R at B
+ * holds it at offset j - (B - A) < j: impossible. So R holds none, and
+ * neither do the bytes from A + |R| to B + |R| (the star's before B, R's at
+ * B): the next star may take them, and every fit of the next run after B
+ * is one after A. */
+static bool
+comp_match_eol(const trawl_pattern *p, const struct comp *c, const char *s, size_t len,
+               uint64_t *steps)
+{
+  const struct op *ops = p->ops + c->op_first;
+  const uint32_t n = c->op_count;
+  size_t ti = 0;
+  bool star = false;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct op *o = &ops[i];
+    (*steps)++;
+    if (o->kind == OP_STAR) {
+      star = true;
+      continue;
+    }
+    const char *lit = p->lits + o->arg;
+    size_t at = ti;
+    if (star && i + 1 == n) {
+      if (len - ti < o->len)
+        return false;
+      at = len - o->len;
+    } else if (star) {
+      for (;; at++) {
+        (*steps)++;
+        if (len - at < o->len)
+          return false;
+        if (trawl_bytes_equal(s + at, lit, o->len, p->icase))
+          break;
+        if (eol_byte((uint8_t)s[at]))
+          return false;
+      }
+    }
+    if (len - at < o->len || !trawl_bytes_equal(s + at, lit, o->len, p->icase) ||
+        (star && !no_eol(s, ti, at)))
+      return false;
+    ti = at + o->len;
+    star = false;
+  }
+  return star ? no_eol(s, ti, len) : ti == len;
+}
+
 static inline bool
 comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
            size_t len, uint64_t *steps)
@@ -80,8 +155,12 @@ comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
     return len == c->lit_len && trawl_bytes_equal(s, p->lits + c->lit_off, len, icase);
   if (c->kind == COMP_GLOBSTAR)
     return true;
-  if (c->dot_guard && len > 0 && s[0] == '.')
-    return false;
+  if (c->guard) { /* bazel only: one test for the other dialects */
+    if ((c->guard & GUARD_DOT) && len > 0 && s[0] == '.')
+      return false;
+    if ((c->guard & GUARD_EOL) && has_eol(s, len))
+      return comp_match_eol(p, c, s, len, steps);
+  }
 
   const struct op *ops = p->ops + c->op_first;
   if (c->op_count == 1 && c->last_star == 0)
@@ -215,10 +294,12 @@ skip_component(const char *path, size_t len, size_t pos)
 }
 
 /* Match alternative A from its component SKIP (at offset AT): the caller has
- * already compared everything before. */
+ * already compared everything before. ZERO_TAIL: may a trailing globstar
+ * match zero components (bazel, unless the path is known not to be a
+ * directory)? */
 static bool
-alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
-           size_t len, uint32_t skip, size_t at, uint64_t *steps)
+alt_engine_z(const trawl_pattern *p, const struct alt *a, const char *path,
+             size_t len, uint32_t skip, size_t at, uint64_t *steps, bool zero_tail)
 {
   const struct comp *c = p->comps + a->comp_first;
   const uint32_t n = a->comp_count;
@@ -255,8 +336,11 @@ alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
     if (c[g].needs_one && (earliest = skip_component(path, len, cur)) == SIZE_MAX)
       return false;
     if (g == last_gs) {
-      if (tail_count == 0) /* trailing: git needs the '/', Bazel not even that */
-        return p->dialect == TRAWL_DIALECT_BAZEL || cur <= len;
+      /* Trailing: git needs the '/' and a component after it, Bazel not even
+       * that for a directory. The last chunk sits at its leftmost fit: a
+       * later one would end later, so cur > len is the only way left. */
+      if (tail_count == 0)
+        return zero_tail || cur <= len;
       return tail_at >= earliest &&
              chunk_match(p, c + g + 1, tail_count, path, len, tail_at, &end, steps) &&
              end == len;
@@ -281,6 +365,14 @@ alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
     g = next;
   }
   return false; /* not reached: the loop ends at the last globstar */
+}
+
+/* The untyped engine: Bazel's trailing globstar takes zero components. */
+static bool
+alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
+           size_t len, uint32_t skip, size_t at, uint64_t *steps)
+{
+  return alt_engine_z(p, a, path, len, skip, at, steps, p->dialect == TRAWL_DIALECT_BAZEL);
 }
 
 static bool
@@ -368,6 +460,35 @@ trawl_pattern_match(const trawl_pattern *p, const char *path, size_t len)
   for (size_t i = 0; i < p->n_alts; i++)
     if (alt_match(p, &p->alts[i], path, len))
       return true;
+  return false;
+}
+
+bool
+trawl_pattern_typed(const trawl_pattern *p)
+{
+  return p->typed;
+}
+
+/* Apart from trawl_pattern_match() so that the untyped path, every
+ * dialect's, costs nothing more: only a typed pattern asked about a path
+ * that is not a directory comes here. */
+bool
+trawl_pattern_match_entry(const trawl_pattern *p, const char *path, size_t len,
+                          TrawlEntryType type)
+{
+  if (!p->typed || type == TRAWL_ENTRY_DIR || type == TRAWL_ENTRY_UNKNOWN)
+    return trawl_pattern_match(p, path, len);
+  if (len < p->min_len || !strip_cut(p, &path, &len))
+    return false;
+  for (size_t i = 0; i < p->n_alts; i++) {
+    const struct alt *a = &p->alts[i];
+    uint64_t steps = 0;
+    if (a->strategy != STRAT_ENGINE ? alt_match(p, a, path, len)
+                                    : prefix_suffix_ok(p, a, path, len) &&
+                                          alt_engine_z(p, a, path, len, a->skip_comps,
+                                                       a->skip_bytes, &steps, false))
+      return true;
+  }
   return false;
 }
 

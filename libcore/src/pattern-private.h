@@ -37,7 +37,7 @@ enum comp_kind {
 
 struct comp {
   uint8_t kind;
-  bool dot_guard;    /* bazel: a name starting with '.' does not match */
+  uint8_t guard;     /* bazel: GUARD_* bits (0 in every other dialect) */
   bool needs_one;    /* globstar followed by an escaped '/': no zero match */
   uint32_t op_first;
   uint32_t op_count;
@@ -48,6 +48,12 @@ struct comp {
 };
 
 #define NO_STAR UINT32_MAX
+
+enum {
+  GUARD_DOT = 1 << 0, /* a name starting with '.' does not match */
+  GUARD_EOL = 1 << 1, /* Bazel matches the segment by a regular expression: '*'
+                         takes no line terminator, \n \r or 0x85 (match.c) */
+};
 
 /* How an alternative is decided once its prefix and suffix have matched. */
 enum strategy {
@@ -80,6 +86,9 @@ struct trawl_pattern {
   unsigned flags;
   bool icase;
   bool nothing;         /* matches no path (git dialect: malformed) */
+  bool typed;           /* bazel: an alternative ends in a globstar after another
+                           component, which matches zero of them only for a
+                           directory (trawl_pattern_match_entry) */
   size_t min_len;
 
   struct alt *alts;

@@ -36,11 +36,7 @@
 
 G_BEGIN_DECLS
 
-typedef enum {
-  TRAWL_ENTRY_FILE = 1 << 0,    /* regular files, and anything not below */
-  TRAWL_ENTRY_DIR = 1 << 1,     /* directories */
-  TRAWL_ENTRY_SYMLINK = 1 << 2, /* symbolic links (not followed) */
-} TrawlEntryType;
+/* TrawlEntryType is declared in trawl/pattern.h (the typed match takes one). */
 
 typedef enum {
   TRAWL_READER_DEFAULT = 0, /* the Linux reader where built, else POSIX */

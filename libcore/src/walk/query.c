@@ -157,6 +157,7 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
       guint8 o = (guint8)i;
       g_ptr_array_add(l->pats, pats->pdata[k]);
       g_byte_array_append(owner, &o, 1);
+      l->typed |= includes && trawl_pattern_typed(pats->pdata[k]);
     }
     if (pats->len)
       l->all |= QBIT(i);
@@ -192,6 +193,32 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
   }
   if (l->pats->len >= MAX(set_min, 1u))
     l->set = trawl_patset_new((const trawl_pattern *const *)l->pats->pdata, l->pats->len);
+}
+
+uint64_t
+patlist_match_file(const struct patlist *l, const char *path, size_t len, uint64_t want,
+                   GArray *hits)
+{
+  uint64_t got = 0;
+  if (l->set) {
+    g_array_set_size(hits, 0);
+    trawl_patset_matches(l->set, path, len, hits);
+    for (guint i = 0; i < hits->len && got != want; i++) {
+      const guint k = g_array_index(hits, guint, i);
+      const uint64_t b = QBIT(l->owner[k]);
+      if ((want & ~got & b) &&
+          trawl_pattern_match_entry(l->pats->pdata[k], path, len, TRAWL_ENTRY_FILE))
+        got |= b;
+    }
+    return got;
+  }
+  for (guint i = 0; i < l->pats->len && got != want; i++) {
+    const uint64_t b = QBIT(l->owner[i]);
+    if ((want & ~got & b) &&
+        trawl_pattern_match_entry(l->pats->pdata[i], path, len, TRAWL_ENTRY_FILE))
+      got |= b;
+  }
+  return got;
 }
 
 static void

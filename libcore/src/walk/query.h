@@ -79,6 +79,8 @@ struct patlist {
   trawl_patset *set;    /* NULL when there are few */
   const trawl_pattern *one; /* the only pattern, if there is one */
   uint64_t all;         /* the queries with a pattern here */
+  bool typed;           /* an include whose answer depends on the entry's type
+                           (trawl_pattern_typed: bazel's "a/ **") */
 };
 
 enum { KIND_FILE, KIND_DIR, KIND_SYMLINK };
@@ -219,12 +221,33 @@ patlist_match(const struct patlist *l, const char *path, size_t len, uint64_t wa
   return 0;
 }
 
+/* patlist_match() of an entry that is not a directory, each pattern asked
+ * with the type (trawl_pattern_match_entry). */
+uint64_t patlist_match_file(const struct patlist *l, const char *path, size_t len, uint64_t want,
+                            GArray *hits);
+
 /* Of the queries in WANT, those PATH is a result of (before its type and
- * the ignore rules): an include matches (or it has none), no exclude does. */
+ * the ignore rules): an include matches (or it has none: include_mask), no
+ * exclude does. DIR: the entry is a directory. Only the includes are typed: glob()
+ * matches its excludes against the result paths, so an exclude "a/ **"
+ * removes a file "a" too (Bazel 4.2.3). A typed answer is never a match
+ * the untyped one is not, so only a list with a typed include asks again,
+ * and only for a hit. */
 static inline uint64_t
-select_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits)
+include_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits,
+             bool dir)
 {
-  uint64_t sel = (want & ~t->inc.all) | patlist_match(&t->inc, path, len, want, hits);
+  uint64_t inc = patlist_match(&t->inc, path, len, want, hits);
+  if (G_UNLIKELY(t->inc.typed) && inc && !dir)
+    inc = patlist_match_file(&t->inc, path, len, inc, hits);
+  return (want & ~t->inc.all) | inc;
+}
+
+static inline uint64_t
+select_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits,
+            bool dir)
+{
+  uint64_t sel = include_mask(t, path, len, want, hits, dir);
   if (sel & t->exc.all)
     sel &= ~patlist_match(&t->exc, path, len, sel, hits);
   return sel;
