@@ -587,8 +587,8 @@ lex_bazel(struct builder *b, GError **error)
     const char *q = memchr(seg, '?', n);
     if (q) {
       fail(error, b, (size_t)(q - s), TRAWL_PATTERN_ERROR_SYNTAX,
-           "contains forbidden '?' wildcard (Bazel 4.2.3 refuses it in an include, and "
-           "reads it literally in some excludes)");
+           "wildcard ? forbidden (Bazel 4.2.3 refuses it in an include, and reads it "
+           "literally in some excludes)");
       return false;
     }
     if (bazel_regex_segment(seg, n)) {

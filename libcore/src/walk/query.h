@@ -93,6 +93,7 @@ struct qtab {
   uint64_t hidden;        /* options.hidden */
   uint64_t depth_limited; /* max_depth >= 0 */
   uint64_t types[3];      /* by KIND_*: the queries that report such an entry */
+  uint64_t exc_bazel;     /* the queries with a bazel exclude (closing_mask) */
   struct patlist inc, exc;
   /* Start directories below another query's: path -> uint64_t * (the
    * queries starting there), and the directories on the way to them. NULL
