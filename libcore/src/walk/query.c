@@ -273,6 +273,7 @@ qtab_init(struct qtab *t, const GPtrArray *queries, unsigned set_min)
   }
   patlist_init(&t->inc, queries, true, set_min);
   patlist_init(&t->exc, queries, false, set_min);
+  t->rare = t->exc.all | (t->inc.typed ? t->every : 0);
 }
 
 void
