@@ -478,23 +478,32 @@ trawl_pattern_typed(const trawl_pattern *p)
   return p->typed;
 }
 
-/* A typed pattern is a bazel one (one alternative: no braces) ending in a
- * globstar after another component. For a path that is not a directory
- * the globstar must take at least one component: the pattern without it
- * must match a proper leading part of the path, which is what
- * trawl_pattern_covers_below() asks of a directory. Kept apart from the
- * matcher's own functions so that the untyped path, every dialect's, keeps
- * its code as compiled before (bench/callgrind.py counts it). */
 bool
-trawl_pattern_match_entry(const trawl_pattern *p, const char *path, size_t len,
-                          TrawlEntryType type)
+trawl_pattern_file_ok(const trawl_pattern *p, const char *path, size_t len)
 {
-  if (!p->typed || type == TRAWL_ENTRY_DIR || type == TRAWL_ENTRY_UNKNOWN)
-    return trawl_pattern_match(p, path, len);
+  if (!p->typed)
+    return true;
+  if (p->typed_comps) {
+    uint32_t slashes = 0;
+    for (const char *at = path, *end = path + len; slashes < p->typed_comps; at++, slashes++)
+      if ((at = find_byte(at, (size_t)(end - at), '/')) == NULL)
+        return false;
+    return true;
+  }
   for (size_t i = 0; i < len; i++)
     if (path[i] == '/' && trawl_pattern_covers_below(p, path, i))
       return true;
   return false;
+}
+
+bool
+trawl_pattern_match_entry(const trawl_pattern *p, const char *path, size_t len,
+                          TrawlEntryType type)
+{
+  if (!trawl_pattern_match(p, path, len))
+    return false;
+  return type == TRAWL_ENTRY_DIR || type == TRAWL_ENTRY_UNKNOWN ||
+         trawl_pattern_file_ok(p, path, len);
 }
 
 bool

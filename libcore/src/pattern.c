@@ -1337,10 +1337,15 @@ compile_plain(const char *text, size_t len, TrawlDialect dialect,
   p->ops = steal_array(b.ops);
   p->classes = steal_array(b.classes);
   p->lits = g_string_free(b.lits, FALSE);
-  for (size_t i = 0; i < p->n_alts && dialect == TRAWL_DIALECT_BAZEL; i++) {
-    const struct alt *a = &p->alts[i];
-    p->typed |= a->comp_count > 1 &&
-                p->comps[a->comp_first + a->comp_count - 1].kind == COMP_GLOBSTAR;
+  /* Bazel has no braces: one alternative. */
+  if (dialect == TRAWL_DIALECT_BAZEL && p->n_alts == 1) {
+    const struct alt *a = &p->alts[0];
+    const uint32_t n = a->comp_count;
+    p->typed = n > 1 && p->comps[a->comp_first + n - 1].kind == COMP_GLOBSTAR;
+    p->typed_comps = p->typed ? n - 1 : 0;
+    for (uint32_t k = 0; k + 1 < n && p->typed_comps; k++)
+      if (p->comps[a->comp_first + k].kind == COMP_GLOBSTAR)
+        p->typed_comps = 0;
   }
   if (p->nothing || p->n_alts == 0) {
     p->nothing = true;

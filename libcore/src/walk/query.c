@@ -211,14 +211,15 @@ patlist_match_file(const struct patlist *l, const char *path, size_t len, uint64
                    GArray *hits)
 {
   uint64_t got = 0;
+  if (l->one) /* it is the one that matched */
+    return trawl_pattern_file_ok(l->one, path, len) ? want : 0;
   if (l->set) {
     g_array_set_size(hits, 0);
     trawl_patset_matches(l->set, path, len, hits);
     for (guint i = 0; i < hits->len && got != want; i++) {
       const guint k = g_array_index(hits, guint, i);
       const uint64_t b = QBIT(l->owner[k]);
-      if ((want & ~got & b) &&
-          trawl_pattern_match_entry(l->pats->pdata[k], path, len, TRAWL_ENTRY_FILE))
+      if ((want & ~got & b) && trawl_pattern_file_ok(l->pats->pdata[k], path, len))
         got |= b;
     }
     return got;
