@@ -7,6 +7,10 @@
  * include can match, every directory an exclude covers, and hidden
  * directories the patterns do not name; it reports each entry that an
  * include matches and no exclude does, with its path relative to its root.
+ * Includes are asked with the entry's type (trawl_pattern_match_entry: the
+ * bazel dialect's "a/ **" selects a directory "a", never a file), excludes
+ * untyped; a bazel exclude closes a directory only when it matches
+ * everything below it, as glob() leaves out only the paths it matches.
  *
  * Ownership: the walker borrows the patterns given to it (they must outlive
  * it) and copies the root strings. trawl_walker_collect() returns an array
