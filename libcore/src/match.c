@@ -71,18 +71,89 @@ fixed_match(const trawl_pattern *p, const struct op *ops, uint32_t n,
   return true;
 }
 
+/* The bytes Java's '.' does not take without DOTALL, of those a Latin-1
+ * name (Bazel 4.2.3 decodes names so) can hold. */
 static inline bool
-comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
+eol_byte(uint8_t c)
+{
+  return c == '\n' || c == '\r' || c == 0x85;
+}
+
+G_GNUC_NO_INLINE static bool
+has_eol(const char *s, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    if (eol_byte((uint8_t)s[i]))
+      return true;
+  return false;
+}
+
+static bool
+no_eol(const char *s, size_t from, size_t to)
+{
+  return !has_eol(s + from, to - from);
+}
+
+/* A segment Bazel matches by a regular expression (GUARD_EOL) against a
+ * component S holding a line terminator, which no '*' may take. Its ops are
+ * literal runs and single stars (bazel has no classes and refuses '?').
+ * Each run after a star is placed at its leftmost fit, the last one (with
+ * no star after it) at the end. Leftmost is exact. Say run R fits at A and
+ * at a later B, with no terminator in the star before B. If R holds one, at
+ * smallest offset j, the byte at A + j is one, so A + j >= B, and R at B
+ * holds it at offset j - (B - A) < j: impossible. So R holds none, and
+ * neither do the bytes from A + |R| to B + |R| (the star's before B, R's at
+ * B): the next star may take them, and every fit of the next run after B
+ * is one after A. */
+G_GNUC_NO_INLINE static bool
+comp_match_eol(const trawl_pattern *p, const struct comp *c, const char *s, size_t len,
+               uint64_t *steps)
+{
+  const struct op *ops = p->ops + c->op_first;
+  const uint32_t n = c->op_count;
+  size_t ti = 0;
+  bool star = false;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct op *o = &ops[i];
+    (*steps)++;
+    if (o->kind == OP_STAR) {
+      star = true;
+      continue;
+    }
+    const char *lit = p->lits + o->arg;
+    size_t at = ti;
+    if (star && i + 1 == n) {
+      if (len - ti < o->len)
+        return false;
+      at = len - o->len;
+    } else if (star) {
+      for (;; at++) {
+        (*steps)++;
+        if (len - at < o->len)
+          return false;
+        if (trawl_bytes_equal(s + at, lit, o->len, p->icase))
+          break;
+        if (eol_byte((uint8_t)s[at]))
+          return false;
+      }
+    }
+    if (len - at < o->len || !trawl_bytes_equal(s + at, lit, o->len, p->icase) ||
+        (star && !no_eol(s, ti, at)))
+      return false;
+    ti = at + o->len;
+    star = false;
+  }
+  return star ? no_eol(s, ti, len) : ti == len;
+}
+
+/* A COMP_WILD component without its guards: comp_match()'s body, written
+ * once for it and for eol_match(); forced inline so that comp_match() is
+ * compiled as one function, as before the guards came. */
+static inline __attribute__((always_inline)) bool
+wild_match(const trawl_pattern *p, const struct comp *c, const char *s,
            size_t len, uint64_t *steps)
 {
   const bool icase = p->icase;
-  if (c->kind == COMP_LITERAL)
-    return len == c->lit_len && trawl_bytes_equal(s, p->lits + c->lit_off, len, icase);
-  if (c->kind == COMP_GLOBSTAR)
-    return true;
-  if (c->dot_guard && len > 0 && s[0] == '.')
-    return false;
-
   const struct op *ops = p->ops + c->op_first;
   if (c->op_count == 1 && c->last_star == 0)
     return true; /* a lone '*' takes any component */
@@ -156,6 +227,34 @@ comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
       ti = star_ti = (size_t)(hit - s);
     }
   }
+}
+
+/* A segment Bazel matches by a regular expression (GUARD_EOL), apart: only
+ * the bazel dialect comes here. */
+G_GNUC_NO_INLINE static bool
+eol_match(const trawl_pattern *p, const struct comp *c, const char *s, size_t len,
+          uint64_t *steps)
+{
+  if (has_eol(s, len))
+    return comp_match_eol(p, c, s, len, steps);
+  return wild_match(p, c, s, len, steps);
+}
+
+static inline bool
+comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
+           size_t len, uint64_t *steps)
+{
+  if (c->kind == COMP_LITERAL)
+    return len == c->lit_len && trawl_bytes_equal(s, p->lits + c->lit_off, len, p->icase);
+  if (c->kind == COMP_GLOBSTAR)
+    return true;
+  if (c->guard) { /* bazel only */
+    if ((c->guard & GUARD_DOT) && len > 0 && s[0] == '.')
+      return false;
+    if (c->guard & GUARD_EOL)
+      return eol_match(p, c, s, len, steps);
+  }
+  return wild_match(p, c, s, len, steps);
 }
 
 bool
@@ -255,7 +354,9 @@ alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
     if (c[g].needs_one && (earliest = skip_component(path, len, cur)) == SIZE_MAX)
       return false;
     if (g == last_gs) {
-      if (tail_count == 0) /* trailing: git needs the '/', Bazel not even that */
+      /* Trailing: git needs the '/' and a component after it, Bazel not even
+       * that (untyped; trawl_pattern_match_entry for a file). */
+      if (tail_count == 0)
         return p->dialect == TRAWL_DIALECT_BAZEL || cur <= len;
       return tail_at >= earliest &&
              chunk_match(p, c + g + 1, tail_count, path, len, tail_at, &end, steps) &&
@@ -369,6 +470,40 @@ trawl_pattern_match(const trawl_pattern *p, const char *path, size_t len)
     if (alt_match(p, &p->alts[i], path, len))
       return true;
   return false;
+}
+
+bool
+trawl_pattern_typed(const trawl_pattern *p)
+{
+  return p->typed;
+}
+
+bool
+trawl_pattern_file_ok(const trawl_pattern *p, const char *path, size_t len)
+{
+  if (!p->typed)
+    return true;
+  if (p->typed_comps) {
+    uint32_t slashes = 0;
+    for (const char *at = path, *end = path + len; slashes < p->typed_comps; at++, slashes++)
+      if ((at = find_byte(at, (size_t)(end - at), '/')) == NULL)
+        return false;
+    return true;
+  }
+  for (size_t i = 0; i < len; i++)
+    if (path[i] == '/' && trawl_pattern_covers_below(p, path, i))
+      return true;
+  return false;
+}
+
+bool
+trawl_pattern_match_entry(const trawl_pattern *p, const char *path, size_t len,
+                          TrawlEntryType type)
+{
+  if (!trawl_pattern_match(p, path, len))
+    return false;
+  return type == TRAWL_ENTRY_DIR || type == TRAWL_ENTRY_UNKNOWN ||
+         trawl_pattern_file_ok(p, path, len);
 }
 
 bool

@@ -37,7 +37,7 @@ enum comp_kind {
 
 struct comp {
   uint8_t kind;
-  bool dot_guard;    /* bazel: a name starting with '.' does not match */
+  uint8_t guard;     /* bazel: GUARD_* bits (0 in every other dialect) */
   bool needs_one;    /* globstar followed by an escaped '/': no zero match */
   uint32_t op_first;
   uint32_t op_count;
@@ -48,6 +48,12 @@ struct comp {
 };
 
 #define NO_STAR UINT32_MAX
+
+enum {
+  GUARD_DOT = 1 << 0, /* a name starting with '.' does not match */
+  GUARD_EOL = 1 << 1, /* Bazel matches the segment by a regular expression: '*'
+                         takes no line terminator, \n \r or 0x85 (match.c) */
+};
 
 /* How an alternative is decided once its prefix and suffix have matched. */
 enum strategy {
@@ -80,6 +86,11 @@ struct trawl_pattern {
   unsigned flags;
   bool icase;
   bool nothing;         /* matches no path (git dialect: malformed) */
+  bool typed;           /* bazel: an alternative ends in a globstar after another
+                           component, which matches zero of them only for a
+                           directory (trawl_pattern_match_entry) */
+  uint32_t typed_comps; /* typed, and the components before that globstar hold
+                           no globstar: how many there are (else 0) */
   size_t min_len;
 
   struct alt *alts;
@@ -151,6 +162,18 @@ bool trawl_pattern_suffix_decides(const trawl_pattern *p);
  * DIR: the walker then leaves DIR closed for an exclude. */
 bool trawl_pattern_covers_below(const trawl_pattern *p, const char *dir,
                                 size_t len);
+
+/* Given that P matches PATH (LEN bytes), does it match PATH as an entry
+ * that is not a directory (trawl_pattern_match_entry)? Only a typed pattern
+ * may say no: a bazel one ending in a globstar after another component,
+ * which must then take at least one component, so the pattern without it
+ * must match a proper leading part of the path: what
+ * trawl_pattern_covers_below() asks of a directory. When that part has no
+ * globstar it has a fixed number of components (typed_comps), and the path
+ * needs one more: "src/ **" matches a file when it has a '/'. Apart from
+ * the matcher's own functions so that the untyped path, every dialect's,
+ * keeps its code as compiled before (bench/match_ab.py). */
+bool trawl_pattern_file_ok(const trawl_pattern *p, const char *path, size_t len);
 
 /* Does P name a hidden entry NAME explicitly: does one of its components
  * start with a literal '.' and match NAME? (".github/ **", "**" "/.env") */

@@ -527,6 +527,22 @@ lex_cmake(struct builder *b)
   return true;
 }
 
+/* Does Bazel 4.2.3 match segment SEG (N bytes, no '?') by a regular
+ * expression (UnixGlob.matches)? Not "*" or "**", not one without '*' (it
+ * is looked up by name), not one whose only '*' is its first or last byte
+ * (a suffix or prefix compare); every other: there '*' is ".*", which takes
+ * no line terminator, and '(' ')' are the expression's own. */
+static bool
+bazel_regex_segment(const char *seg, size_t n)
+{
+  size_t stars = 0;
+  for (size_t i = 0; i < n; i++)
+    stars += seg[i] == '*';
+  if (stars == 0 || (n == 2 && stars == 2))
+    return false;
+  return !(stars == 1 && (seg[0] == '*' || seg[n - 1] == '*'));
+}
+
 /* Bazel's glob(): the segment rules are checked on the text, the way Bazel
  * checks them before globbing. */
 static bool
@@ -562,6 +578,27 @@ lex_bazel(struct builder *b, GError **error)
       fail(error, b, (size_t)(dstar - s), TRAWL_PATTERN_ERROR_SYNTAX,
            "recursive wildcard '**' must be its own segment");
       return false;
+    }
+    /* Where Bazel 4.2.3 answers otherwise than its documentation, refuse
+     * rather than answer differently. '?': an include with one is an error,
+     * an exclude's is a literal byte in some segments and any byte in
+     * others. '(' and ')': regular-expression syntax in the segments Bazel
+     * matches by a regular expression (bazel_regex_segment). */
+    const char *q = memchr(seg, '?', n);
+    if (q) {
+      fail(error, b, (size_t)(q - s), TRAWL_PATTERN_ERROR_SYNTAX,
+           "wildcard ? forbidden (Bazel 4.2.3 refuses it in an include, and reads it "
+           "literally in some excludes)");
+      return false;
+    }
+    if (bazel_regex_segment(seg, n)) {
+      for (size_t i = 0; i < n; i++)
+        if (seg[i] == '(' || seg[i] == ')') {
+          fail(error, b, start + i, TRAWL_PATTERN_ERROR_SYNTAX,
+               "'%c' in a segment with '*' in the middle (Bazel 4.2.3 reads it as "
+               "regular-expression syntax)", seg[i]);
+          return false;
+        }
     }
     for (size_t i = start; i < end;) {
       if (s[i] == '*') {
@@ -754,7 +791,13 @@ build_comp(struct builder *b, const struct tok *t, size_t n)
       const struct op *first = &g_array_index(b->ops, struct op, c.op_first);
       bool lone_star = c.op_count == 1 && first->kind == OP_STAR;
       bool dot_first = first->kind == OP_LIT && b->lits->str[first->arg] == '.';
-      c.dot_guard = !lone_star && !dot_first;
+      uint32_t n_stars = 0;
+      for (uint32_t i = 0; i < c.op_count; i++)
+        n_stars += first[i].kind == OP_STAR;
+      const struct op *last = first + c.op_count - 1;
+      /* bazel_regex_segment() on the ops (a '*' is one op, '?' refused). */
+      bool regex = !(n_stars == 1 && (first->kind == OP_STAR || last->kind == OP_STAR));
+      c.guard = (uint8_t)((!lone_star && !dot_first ? GUARD_DOT : 0) | (regex ? GUARD_EOL : 0));
     }
   }
   g_array_append_val(b->comps, c);
@@ -979,22 +1022,25 @@ derive_alt_facts(struct builder *b, struct alt *a)
     a->strategy = STRAT_GLOBSTAR_TAIL;
   } else if (n - k == 2 && r0->kind == COMP_GLOBSTAR && r1->kind == COMP_WILD) {
     const struct op *o = op_at(b, r1->op_first);
-    if (o->kind == OP_STAR && (r1->op_count == 1 ||
-                               (r1->op_count == 2 && o[1].kind == OP_LIT))) {
+    if (o->kind == OP_STAR && !(r1->guard & GUARD_EOL) &&
+        (r1->op_count == 1 || (r1->op_count == 2 && o[1].kind == OP_LIT))) {
       a->strategy = STRAT_GLOBSTAR_STAR;
-      a->guard_last = r1->dot_guard;
+      a->guard_last = (r1->guard & GUARD_DOT) != 0;
     }
   } else if (n - k == 1 && r0->kind == COMP_WILD) {
     const struct op *o = op_at(b, r0->op_first);
     uint32_t m = r0->op_count, s = 0;
     if (m > 0 && o[0].kind == OP_LIT)
       s = 1;
+    /* Not a segment Bazel matches by a regular expression: there '*' does
+     * not take every byte, which only the engine checks. */
     bool shape = s < m && o[s].kind == OP_STAR &&
-                 (m == s + 1 || (m == s + 2 && o[s + 1].kind == OP_LIT));
+                 (m == s + 1 || (m == s + 2 && o[s + 1].kind == OP_LIT)) &&
+                 !(r0->guard & GUARD_EOL);
     if (shape) {
       a->strategy = STRAT_STAR;
       /* A leading literal that is not '.' already keeps Bazel's dot rule. */
-      a->guard_last = r0->dot_guard && s == 0;
+      a->guard_last = (r0->guard & GUARD_DOT) && s == 0;
     }
   }
   g_string_free(buf, TRUE);
@@ -1291,6 +1337,16 @@ compile_plain(const char *text, size_t len, TrawlDialect dialect,
   p->ops = steal_array(b.ops);
   p->classes = steal_array(b.classes);
   p->lits = g_string_free(b.lits, FALSE);
+  /* Bazel has no braces: one alternative. */
+  if (dialect == TRAWL_DIALECT_BAZEL && p->n_alts == 1) {
+    const struct alt *a = &p->alts[0];
+    const uint32_t n = a->comp_count;
+    p->typed = n > 1 && p->comps[a->comp_first + n - 1].kind == COMP_GLOBSTAR;
+    p->typed_comps = p->typed ? n - 1 : 0;
+    for (uint32_t k = 0; k + 1 < n && p->typed_comps; k++)
+      if (p->comps[a->comp_first + k].kind == COMP_GLOBSTAR)
+        p->typed_comps = 0;
+  }
   if (p->nothing || p->n_alts == 0) {
     p->nothing = true;
     p->prefix = g_strdup("");

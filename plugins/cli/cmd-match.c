@@ -1,6 +1,6 @@
 /* trawl match — test paths against one pattern without touching the disk.
  *
- *   trawl match [--dialect D] [--icase] [-0] PATTERN [PATH...]
+ *   trawl match [--dialect D] [--icase] [-t f|d] [-0] PATTERN [PATH...]
  *
  * Paths come from the arguments, or from stdin (one per line, or
  * NUL-terminated with -0) when the only PATH is '-' or none is given. The
@@ -15,6 +15,7 @@
 
 struct match_run {
   const trawl_pattern *pattern;
+  TrawlEntryType type; /* every path's, or unknown */
   char terminator;
   size_t matched;
 };
@@ -22,7 +23,7 @@ struct match_run {
 static void
 check_path(struct match_run *run, const char *path, size_t len)
 {
-  if (trawl_pattern_match(run->pattern, path, len)) {
+  if (trawl_pattern_match_entry(run->pattern, path, len, run->type)) {
     fwrite(path, 1, len, stdout);
     putchar(run->terminator);
     run->matched++;
@@ -50,12 +51,14 @@ check_stdin(struct match_run *run)
 int
 cli_match(int argc, char **argv)
 {
-  char *dialect_name = NULL;
+  char *dialect_name = NULL, *type_name = NULL;
   gboolean icase = FALSE, nul = FALSE;
   GOptionEntry entries[] = {
     {"dialect", 0, 0, G_OPTION_ARG_STRING, &dialect_name,
      "Pattern dialect: trawl, git, cmake or bazel", "D"},
     {"icase", 'i', 0, G_OPTION_ARG_NONE, &icase, "ASCII case-insensitive", NULL},
+    {"type", 't', 0, G_OPTION_ARG_STRING, &type_name,
+     "Match every PATH as a file (f) or a directory (d); default: untyped", "f|d"},
     {"print0", '0', 0, G_OPTION_ARG_NONE, &nul,
      "Paths on stdin and output are NUL-terminated", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -85,6 +88,18 @@ cli_match(int argc, char **argv)
   }
   if (dialect_name && !cli_parse_dialect(dialect_name, &dialect))
     goto out;
+  TrawlEntryType type = TRAWL_ENTRY_UNKNOWN;
+  if (type_name) {
+    if (strcmp(type_name, "f") == 0 || strcmp(type_name, "file") == 0) {
+      type = TRAWL_ENTRY_FILE;
+    } else if (strcmp(type_name, "d") == 0 || strcmp(type_name, "dir") == 0 ||
+               strcmp(type_name, "directory") == 0) {
+      type = TRAWL_ENTRY_DIR;
+    } else {
+      fprintf(stderr, "trawl match: --type: unknown type \"%s\" (f or d)\n", type_name);
+      goto out;
+    }
+  }
   const char *text = argv[1];
   p = trawl_pattern_compile(text, strlen(text), dialect,
                             icase ? TRAWL_PATTERN_ICASE : 0, &error);
@@ -95,7 +110,7 @@ cli_match(int argc, char **argv)
 
   static char buf[1 << 16];
   setvbuf(stdout, buf, _IOFBF, sizeof buf);
-  struct match_run run = {p, nul ? '\0' : '\n', 0};
+  struct match_run run = {p, type, nul ? '\0' : '\n', 0};
   bool from_stdin = argc == 2 || (argc == 3 && strcmp(argv[2], "-") == 0);
   if (from_stdin) {
     if (!check_stdin(&run)) {
@@ -116,6 +131,7 @@ out:
   trawl_pattern_free(p);
   g_clear_error(&error);
   g_free(dialect_name);
+  g_free(type_name);
   g_option_context_free(ctx);
   return status;
 }

@@ -20,6 +20,8 @@
  *    the pattern;
  *  - trawl_pattern_match() (prefilters and strategy shortcuts) agrees with
  *    the bare engine, trawl_pattern_match_engine(), on every path;
+ *  - trawl_pattern_match_entry() for a directory agrees with it, for a file
+ *    never matches where it does not, and differs only for a typed pattern;
  *  - the engine stays within a generous O(path × pattern) step bound;
  *  - under ICASE, except in the git dialect (whose class quirks wildmatch
  *    dictates), a path and its ASCII upper-cased form get the same verdict;
@@ -141,6 +143,13 @@ check_path(const trawl_pattern *p, const trawl_pattern *git, const char *path,
     violation(matched ? "trawl_pattern_match is true but the engine says no"
                       : "trawl_pattern_match is false but the engine matches",
               p, path, len);
+  if (trawl_pattern_match_entry(p, path, len, TRAWL_ENTRY_DIR) != matched)
+    violation("the typed answer for a directory is not the untyped one", p, path, len);
+  const bool as_file = trawl_pattern_match_entry(p, path, len, TRAWL_ENTRY_FILE);
+  if (as_file && !matched)
+    violation("a file matches where the untyped match does not", p, path, len);
+  if (as_file != matched && !trawl_pattern_typed(p))
+    violation("an untyped pattern answers a file otherwise", p, path, len);
 
   size_t tl;
   trawl_pattern_text(p, &tl);

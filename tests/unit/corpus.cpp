@@ -158,6 +158,16 @@ bool parse_line(const std::string &line, Row *row, std::string *why)
   args.erase(args.begin());
   switch (row->kind) {
   case Kind::Match:
+    if (args.size() == 3 && (args[2] == "file" || args[2] == "dir")) {
+      row->type = args[2] == "file" ? TRAWL_ENTRY_FILE : TRAWL_ENTRY_DIR;
+      args.pop_back();
+    }
+    if (args.size() != 2 || !parse_yes_no(args[1], &row->expected)) {
+      *why = "match rows are: PATH yes|no [file|dir]";
+      return false;
+    }
+    row->path = args[0];
+    return true;
   case Kind::Prune:
     if (args.size() != 2 || !parse_yes_no(args[1], &row->expected)) {
       *why = kind + " rows are: PATH yes|no";
@@ -233,6 +243,8 @@ std::string Row::describe() const
   case Kind::Match:
   case Kind::Prune:
     s << ' ' << escape(path) << ' ' << (expected ? "yes" : "no");
+    if (type != TRAWL_ENTRY_UNKNOWN)
+      s << ' ' << (type == TRAWL_ENTRY_DIR ? "dir" : "file");
     break;
   case Kind::Escape:
     s << ' ' << escape(path);

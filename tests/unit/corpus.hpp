@@ -26,6 +26,8 @@ struct Row {
   // the path PATTERN is the escape of (expected: yes, it matches).
   std::string path;
   bool expected = false;
+  // Match: the path's type when the row gives one (file, dir), else unknown.
+  TrawlEntryType type = TRAWL_ENTRY_UNKNOWN;
   // Error: the byte offset and a substring of the message.
   long offset = -1;
   std::string reason;

@@ -36,6 +36,8 @@ def command(exe, row):
     args = [exe, "match", "--dialect", row.dialect]
     if row.icase:
         args.append("--icase")
+    if row.kind == "match" and row.args[2]:
+        args += ["--type", row.args[2]]
     # '--' so that a pattern starting with '-' is not read as an option.
     return args + ["-0", "--", row.pattern]
 
@@ -127,7 +129,7 @@ def main(argv):
         elif b"\0" in r.args[0]:
             skipped["NUL in path"] += 1
         else:
-            groups.setdefault((r.dialect, r.flags, r.pattern), []).append(r)
+            groups.setdefault((r.dialect, r.flags, r.pattern, r.args[2]), []).append(r)
 
     runs = list(groups.values())
     stride = 1

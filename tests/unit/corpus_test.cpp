@@ -36,14 +36,25 @@ void check_match(const Row &row)
     ADD_FAILURE() << compile_failure(row, error);
     return;
   }
-  bool got = match(p.get(), row.path);
+  const bool untyped = match(p.get(), row.path);
+  // The typed answers: a directory's is the untyped one, a file's never a
+  // match the untyped one is not, and only a typed pattern's may differ.
+  const bool as_dir = match_entry(p.get(), row.path, TRAWL_ENTRY_DIR);
+  const bool as_file = match_entry(p.get(), row.path, TRAWL_ENTRY_FILE);
+  EXPECT_EQ(as_dir, untyped) << row.where() << ": as a directory\n  row: " << row.describe();
+  EXPECT_TRUE(!as_file || untyped) << row.where() << ": a file matches, untyped not\n  row: "
+                                   << row.describe();
+  EXPECT_TRUE(as_file == untyped || trawl_pattern_typed(p.get()))
+      << row.where() << ": an untyped pattern answers by type\n  row: " << row.describe();
+  bool got = row.type == TRAWL_ENTRY_UNKNOWN ? untyped : row.type == TRAWL_ENTRY_DIR ? as_dir
+                                                                                     : as_file;
   if (got != row.expected)
-    ADD_FAILURE() << row.where() << ": trawl_pattern_match says " << (got ? "yes" : "no")
-                  << "\n  row: " << row.describe();
-  bool eng = engine(p.get(), row.path);
-  if (eng != got)
+    ADD_FAILURE() << row.where() << ": trawl_pattern_match" << (row.type ? "_entry" : "")
+                  << " says " << (got ? "yes" : "no") << "\n  row: " << row.describe();
+  bool eng = engine(p.get(), row.path); // untyped
+  if (eng != untyped)
     ADD_FAILURE() << row.where() << ": the engine alone says " << (eng ? "yes" : "no")
-                  << ", trawl_pattern_match says " << (got ? "yes" : "no")
+                  << ", trawl_pattern_match says " << (untyped ? "yes" : "no")
                   << "\n  row: " << row.describe();
   if (!got)
     return;

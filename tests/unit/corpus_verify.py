@@ -20,11 +20,10 @@ Every match row whose answer a real tool can give is replayed through it:
       each row's path is created as a file in a package of its own and as a
       directory in another, in one scratch workspace, and `glob([PAT])` (with
       exclude_directories = 0 for the directory) is asked in one `bazel
-      --batch query` (Bazel 4.2.3, Debian's); the row's path is selected when
-      either selects it. A pattern Bazel rejects fails
-      its package only, and its rows are counted as skipped with the reason
-      (Bazel 4.2.3 forbids '?' in glob()'s includes: a known difference,
-      docs/patterns.md).
+      --batch query` (Bazel 4.2.3, Debian's); a row typed `file` or `dir` is
+      checked against that package alone, an untyped row's path is selected
+      when either selects it. A pattern Bazel rejects fails its package
+      only, and its rows are counted as skipped with the reason.
 
 Rows a tool cannot answer are counted as skipped, with the reason: a path
 that cannot be a file (NUL, empty, '.', '..' or '.git' components), and the
@@ -387,10 +386,10 @@ class Checker:
     def bazel_select(self, rows):
         """Two packages per row, one `bazel --batch query` for them all: the
         path as a file, asked with glob([PAT]), and as a directory, asked with
-        exclude_directories = 0. A row's answer is whether either selects it
-        (a match row says nothing of the path's type; glob() selects `a` for
-        `a/**` only when `a` is a directory), or None when Bazel failed the
-        packages."""
+        exclude_directories = 0. A typed row's answer is its own package's
+        (glob() selects `a` for `a/**` only when `a` is a directory); an
+        untyped row's is whether either selects it, as the untyped match
+        answers. None when Bazel failed the packages."""
         ws = self.scratch()
         base = self.scratch()
         with open(os.path.join(ws, b"WORKSPACE"), "wb"):
@@ -403,8 +402,8 @@ class Checker:
                 else:
                     os.makedirs(os.path.join(pkg, r.args[0]))
                 with open(os.path.join(pkg, b"BUILD"), "w", encoding="latin-1") as f:
-                    f.write('print("ROW %d", %s in glob([%s], exclude_directories = %d))\n' % (
-                        i, starlark_bytes(r.args[0]), starlark_bytes(r.pattern),
+                    f.write('print("ROW %d %s", %s in glob([%s], exclude_directories = %d))\n' % (
+                        i, kind, starlark_bytes(r.args[0]), starlark_bytes(r.pattern),
                         1 if kind == "f" else 0))
         p = subprocess.run(["bazel", b"--output_user_root=" + os.path.join(base, b"root"),
                             b"--output_base=" + os.path.join(base, b"ob"), "--batch", "query",
@@ -415,8 +414,11 @@ class Checker:
         for line in p.stderr.split(b"\n"):
             at = line.find(b": ROW ")
             if line.startswith(b"DEBUG: ") and at >= 0:
-                i, answer = line[at + 6:].split(b" ")
-                got[int(i)] = got.get(int(i), False) or answer == b"True"
+                i, kind, answer = line[at + 6:].split(b" ")
+                i = int(i)
+                typed = rows[i].args[2]
+                if typed is None or typed[0] == kind.decode():
+                    got[i] = got.get(i, False) or answer == b"True"
         if not got and p.returncode != 0:
             raise RuntimeError("bazel failed: %r" % p.stderr[-2000:])
         return [got.get(i) for i in range(len(rows))]
@@ -426,11 +428,12 @@ class Checker:
             if got is None:
                 self.skipped["bazel: Bazel 4.2.3 rejects the pattern"] += 1
                 continue
-            self.checked["bazel:bazel"] += 1
+            self.checked["bazel:bazel" + (" as a " + r.args[2] if r.args[2] else "")] += 1
             if got != r.args[1]:
-                self.failures.append("%s: bazel says %s for pattern %s path %s (corpus expects %s)" % (
+                self.failures.append("%s: bazel says %s for pattern %s path %s%s (corpus expects %s)" % (
                     r.where, "yes" if got else "no", trawl_corpus.encode_field(r.pattern),
-                    trawl_corpus.encode_field(r.args[0]), "yes" if r.args[1] else "no"))
+                    trawl_corpus.encode_field(r.args[0]),
+                    " as a " + r.args[2] if r.args[2] else "", "yes" if r.args[1] else "no"))
             elif self.verbose:
                 print("ok bazel %s" % (r,))
 

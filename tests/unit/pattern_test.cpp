@@ -408,3 +408,42 @@ TEST(PatternFacts, AlternativeCount)
 }
 
 } // namespace
+
+// ---- typed matching (issue 28) ---------------------------------------------
+
+// Only a bazel pattern ending in a globstar after another component answers
+// by type; every other answers trawl_pattern_match()'s for every type.
+TEST(TypedMatch, WhichPatternsAreTyped)
+{
+  struct Case {
+    const char *text;
+    TrawlDialect dialect;
+    bool typed;
+  } cases[] = {
+      {"a/**", TRAWL_DIALECT_BAZEL, true},     {"*/**", TRAWL_DIALECT_BAZEL, true},
+      {"**/b/**", TRAWL_DIALECT_BAZEL, true},  {"a/**/**", TRAWL_DIALECT_BAZEL, true},
+      {"**", TRAWL_DIALECT_BAZEL, false},      {"a/**/b", TRAWL_DIALECT_BAZEL, false},
+      {"a/**", TRAWL_DIALECT_TRAWL, false},    {"a/**", TRAWL_DIALECT_GIT, false},
+      {"a/**", TRAWL_DIALECT_CMAKE, false},    {"{a,b}/**", TRAWL_DIALECT_TRAWL, false},
+  };
+  for (const auto &c : cases) {
+    Pattern p = compile(c.text, c.dialect);
+    ASSERT_TRUE(p) << c.text;
+    EXPECT_EQ(trawl_pattern_typed(p.get()), c.typed) << c.text << " dialect " << c.dialect;
+  }
+}
+
+// A link that is not followed is not a directory; unknown is untyped.
+TEST(TypedMatch, EveryTypeValue)
+{
+  Pattern p = compile("a/**", TRAWL_DIALECT_BAZEL);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(match_entry(p.get(), "a", TRAWL_ENTRY_UNKNOWN));
+  EXPECT_TRUE(match_entry(p.get(), "a", TRAWL_ENTRY_DIR));
+  EXPECT_FALSE(match_entry(p.get(), "a", TRAWL_ENTRY_FILE));
+  EXPECT_FALSE(match_entry(p.get(), "a", TRAWL_ENTRY_SYMLINK));
+  EXPECT_TRUE(match_entry(p.get(), "a/b", TRAWL_ENTRY_SYMLINK));
+  EXPECT_FALSE(match_entry(p.get(), "b/a", TRAWL_ENTRY_DIR));
+  EXPECT_FALSE(match_entry(p.get(), "ab", TRAWL_ENTRY_FILE));
+  EXPECT_FALSE(match_entry(p.get(), "", TRAWL_ENTRY_FILE));
+}

@@ -72,6 +72,12 @@ inline bool match(const trawl_pattern *p, const std::string &path)
   return trawl_pattern_match(p, buf.data(), buf.size());
 }
 
+inline bool match_entry(const trawl_pattern *p, const std::string &path, TrawlEntryType type)
+{
+  Exact buf(path);
+  return trawl_pattern_match_entry(p, buf.data(), buf.size(), type);
+}
+
 inline bool engine(const trawl_pattern *p, const std::string &path, uint64_t *steps = nullptr)
 {
   Exact buf(path);

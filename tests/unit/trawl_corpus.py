@@ -9,6 +9,7 @@ import re
 
 DIALECTS = ("trawl", "git", "cmake", "bazel")
 FLAGS = ("-", "icase")
+TYPES = (b"file", b"dir")
 FACT_KEYS = ("prefix", "suffix", "ext", "minlen", "roots", "nothing", "alts")
 _SIMPLE = {ord("\\"): b"\\", ord("t"): b"\t", ord("n"): b"\n",
            ord("r"): b"\r", ord("0"): b"\0"}
@@ -125,7 +126,14 @@ def parse_file(path):
             raise CorpusError("%s: unknown flags %r" % (where, flags))
         pattern = decode_field(raw[3], where)
         args = [decode_field(r, where) for r in raw[4:]]
-        if kind in ("match", "prune"):
+        if kind == "match":
+            # An optional TYPE: the path as a file or a directory
+            # (trawl_pattern_match_entry); without it the match is untyped.
+            if len(args) not in (2, 3) or (len(args) == 3 and args[2] not in TYPES):
+                raise CorpusError("%s: match rows are: PATH yes|no [file|dir]" % where)
+            args = [args[0], _check_yes_no(args[1], where),
+                    args[2].decode() if len(args) == 3 else None]
+        elif kind == "prune":
             if len(args) != 2:
                 raise CorpusError("%s: %s rows have 6 fields" % (where, kind))
             args = [args[0], _check_yes_no(args[1], where)]
@@ -139,7 +147,7 @@ def parse_file(path):
         elif kind == "escape":
             if len(args) != 1 or dialect != "trawl" or flags != "-":
                 raise CorpusError("%s: escape rows are: escape trawl - PATTERN PATH" % where)
-            args = [args[0], True]
+            args = [args[0], True, None]
         else:
             raise CorpusError("%s: unknown row kind %r" % (where, kind))
         rows.append(Row(path, lineno, kind, dialect, flags, pattern, args))

@@ -29,7 +29,7 @@ std::string closed_reason(const Query &q, const std::string &dir)
     prefix += (prefix.empty() ? "" : "/") + c;
     if (!q.opt.hidden && c[0] == '.' && !any_match(q.dot_components, c))
       return "hidden";
-    if (any_match(q.exc, prefix))
+    if (exclude_closes(q, prefix))
       return "excluded";
   }
   // (Depth: see Prune.MaxDepthBelowLiteralRoot; a literal root deeper than

@@ -7,7 +7,10 @@
 // The reference rules, as walk.h and docs state them:
 //   - a path is a result when some include matches it (or there is no
 //     include), no exclude matches it, and no exclude matches one of its
-//     ancestor directories (an excluded directory is not entered);
+//     ancestor directories (an excluded directory is not entered); a bazel
+//     include is asked with the entry's type (trawl_pattern_match_entry: a
+//     file is never matched by "a/ **" as "a"), and a bazel exclude only
+//     leaves out the paths it matches, as glob() does (Bazel 4.2.3);
 //   - a component starting with '.' is visited only with options.hidden or
 //     when some include has a component that starts with a literal '.' and
 //     matches that name;
@@ -495,6 +498,18 @@ inline std::vector<std::string> components(const std::string &path)
   return out;
 }
 
+// Does an exclude of Q leave directory DIR closed, everything below it out?
+// One that matches it, except a bazel one (glob() leaves out the paths its
+// excludes match, nothing below them).
+inline bool exclude_closes(const Query &q, const std::string &dir)
+{
+  for (const auto &x : q.exc)
+    if (x && trawl_pattern_dialect(x.get()) != TRAWL_DIALECT_BAZEL &&
+        trawl_pattern_match(x.get(), dir.data(), dir.size()))
+      return true;
+  return false;
+}
+
 // Does the reference select this entry? KIND: 'f', 'd', 'l' (a link not
 // followed, or a dangling one).
 inline bool ref_selected(const Query &q, const std::string &path, char kind)
@@ -509,12 +524,16 @@ inline bool ref_selected(const Query &q, const std::string &path, char kind)
   std::string prefix;
   for (size_t i = 0; i + 1 < comps.size(); i++) {
     prefix += (i ? "/" : "") + comps[i];
-    if (any_match(q.exc, prefix))
+    if (exclude_closes(q, prefix))
       return false;
   }
   if (any_match(q.exc, path))
     return false;
-  if (!q.inc.empty() && !any_match(q.inc, path))
+  const TrawlEntryType as = kind == 'd' ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE;
+  if (!q.inc.empty() &&
+      std::none_of(q.inc.begin(), q.inc.end(), [&](const Pattern &p) {
+        return p && trawl_pattern_match_entry(p.get(), path.data(), path.size(), as);
+      }))
     return false;
   unsigned types = q.opt.types ? q.opt.types : (unsigned)TRAWL_ENTRY_FILE;
   switch (kind) {

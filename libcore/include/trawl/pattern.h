@@ -42,6 +42,15 @@ typedef enum {
   TRAWL_DIALECT_BAZEL,
 } TrawlDialect;
 
+/* What an entry is: the walk reports it (trawl/walk.h), the typed match
+ * (trawl_pattern_match_entry) takes it. */
+typedef enum {
+  TRAWL_ENTRY_UNKNOWN = 0,      /* not known: the match is untyped */
+  TRAWL_ENTRY_FILE = 1 << 0,    /* regular files, and anything not below */
+  TRAWL_ENTRY_DIR = 1 << 1,     /* directories */
+  TRAWL_ENTRY_SYMLINK = 1 << 2, /* symbolic links (not followed) */
+} TrawlEntryType;
+
 typedef enum {
   TRAWL_PATTERN_DEFAULT = 0,
   TRAWL_PATTERN_ICASE = 1 << 0, /* ASCII case folding of pattern and path */
@@ -84,6 +93,20 @@ TRAWL_API void trawl_pattern_free(trawl_pattern *p);
 /* Does the whole of PATH (LEN bytes) match? Never allocates. */
 TRAWL_API bool trawl_pattern_match(const trawl_pattern *p, const char *path,
                                    size_t len);
+
+/* Does PATH (LEN bytes) match as an entry of TYPE? The answer of
+ * trawl_pattern_match() except where the dialect's tool decides by the type:
+ * in the bazel dialect a trailing "/ **" matches zero segments only for a
+ * directory ("a/ **" matches a directory "a", never a file "a", as glob()
+ * selects). Anything but TRAWL_ENTRY_DIR is not a directory;
+ * TRAWL_ENTRY_UNKNOWN answers as trawl_pattern_match(). A typed answer is
+ * never a match the untyped one is not. Never allocates. */
+TRAWL_API bool trawl_pattern_match_entry(const trawl_pattern *p, const char *path,
+                                         size_t len, TrawlEntryType type);
+
+/* Can the answer of trawl_pattern_match_entry() for some path depend on its
+ * type (false: it is always trawl_pattern_match()'s)? */
+TRAWL_API bool trawl_pattern_typed(const trawl_pattern *p);
 
 /* Can any path strictly below directory DIR (LEN bytes, relative, no trailing
  * '/'; LEN 0 is the root) match? false means the walker may leave DIR closed:

@@ -7,6 +7,10 @@
  * include can match, every directory an exclude covers, and hidden
  * directories the patterns do not name; it reports each entry that an
  * include matches and no exclude does, with its path relative to its root.
+ * Includes are asked with the entry's type (trawl_pattern_match_entry: the
+ * bazel dialect's "a/ **" selects a directory "a", never a file), excludes
+ * untyped; a bazel exclude closes a directory only when it matches
+ * everything below it, as glob() leaves out only the paths it matches.
  *
  * Ownership: the walker borrows the patterns given to it (they must outlive
  * it) and copies the root strings. trawl_walker_collect() returns an array
@@ -36,11 +40,7 @@
 
 G_BEGIN_DECLS
 
-typedef enum {
-  TRAWL_ENTRY_FILE = 1 << 0,    /* regular files, and anything not below */
-  TRAWL_ENTRY_DIR = 1 << 1,     /* directories */
-  TRAWL_ENTRY_SYMLINK = 1 << 2, /* symbolic links (not followed) */
-} TrawlEntryType;
+/* TrawlEntryType is declared in trawl/pattern.h (the typed match takes one). */
 
 typedef enum {
   TRAWL_READER_DEFAULT = 0, /* the Linux reader where built, else POSIX */

@@ -238,18 +238,22 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
       const unsigned k = kind == TRAWL_ENTRY_DIR ? KIND_DIR
                          : kind == TRAWL_ENTRY_SYMLINK ? KIND_SYMLINK : KIND_FILE;
       bool wanted = (qt.types[k] & self) != 0;
+      bool dir = kind == TRAWL_ENTRY_DIR;
       if (o->follow && kind == TRAWL_ENTRY_SYMLINK) {
         struct stat target;
-        if (fstatat(root_fd, rel, &target, 0) == 0)
-          wanted = (qt.types[S_ISDIR(target.st_mode) ? KIND_DIR : KIND_FILE] & self) != 0;
+        if (fstatat(root_fd, rel, &target, 0) == 0) {
+          dir = S_ISDIR(target.st_mode);
+          wanted = (qt.types[dir ? KIND_DIR : KIND_FILE] & self) != 0;
+        }
       }
       if (!wanted)
         explain_fail(out, TRAWL_EXPLAIN_TYPE, NULL);
       /* Selected as the walk selects (select_mask's two halves), then the
        * pattern that decided, named. */
-      const bool included = ((self & ~qt.inc.all) | patlist_match(&qt.inc, rel, i, self, hits)) != 0;
+      const bool included = include_mask(&qt, rel, i, self, hits, dir) != 0;
+      const TrawlEntryType as = dir ? TRAWL_ENTRY_DIR : TRAWL_ENTRY_FILE;
       for (guint p = 0; included && p < q->includes->len && out->include == NULL; p++)
-        if (trawl_pattern_match(q->includes->pdata[p], rel, i))
+        if (trawl_pattern_match_entry(q->includes->pdata[p], rel, i, as))
           out->include = q->includes->pdata[p];
       if (!included)
         explain_fail(out, TRAWL_EXPLAIN_NOT_INCLUDED, NULL);

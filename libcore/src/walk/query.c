@@ -27,14 +27,25 @@ names_hidden(const GPtrArray *pats, const char *name, size_t len)
   return false;
 }
 
-/* The exclude of Q that matches PATH or (for a directory) covers everything
- * below it, or NULL. */
+/* Does exclude X close directory PATH: match it (`-x` leaves a directory it
+ * matches closed) or cover everything below it? A bazel exclude only by
+ * covering: glob() matches its excludes against the result paths, so "*x*"
+ * removes a directory "dx" but not "dx/in.c" (Bazel 4.2.3). */
+static bool
+closes(const trawl_pattern *x, const char *path, size_t len)
+{
+  return (trawl_pattern_dialect(x) != TRAWL_DIALECT_BAZEL && trawl_pattern_match(x, path, len)) ||
+         trawl_pattern_covers_below(x, path, len);
+}
+
+/* The exclude of Q that matches PATH or (for a directory) closes it, or
+ * NULL. */
 const trawl_pattern *
 closing_exclude(const struct query *q, const char *path, size_t len, bool dir)
 {
   for (guint i = 0; i < q->excludes->len; i++) {
     const trawl_pattern *x = q->excludes->pdata[i];
-    if (trawl_pattern_match(x, path, len) || (dir && trawl_pattern_covers_below(x, path, len)))
+    if (dir ? closes(x, path, len) : trawl_pattern_match(x, path, len))
       return x;
   }
   return NULL;
@@ -157,6 +168,7 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
       guint8 o = (guint8)i;
       g_ptr_array_add(l->pats, pats->pdata[k]);
       g_byte_array_append(owner, &o, 1);
+      l->typed |= includes && trawl_pattern_typed(pats->pdata[k]);
     }
     if (pats->len)
       l->all |= QBIT(i);
@@ -194,6 +206,33 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
     l->set = trawl_patset_new((const trawl_pattern *const *)l->pats->pdata, l->pats->len);
 }
 
+uint64_t
+patlist_match_file(const struct patlist *l, const char *path, size_t len, uint64_t want,
+                   GArray *hits)
+{
+  uint64_t got = 0;
+  if (l->one) /* it is the one that matched */
+    return trawl_pattern_file_ok(l->one, path, len) ? want : 0;
+  if (l->set) {
+    g_array_set_size(hits, 0);
+    trawl_patset_matches(l->set, path, len, hits);
+    for (guint i = 0; i < hits->len && got != want; i++) {
+      const guint k = g_array_index(hits, guint, i);
+      const uint64_t b = QBIT(l->owner[k]);
+      if ((want & ~got & b) && trawl_pattern_file_ok(l->pats->pdata[k], path, len))
+        got |= b;
+    }
+    return got;
+  }
+  for (guint i = 0; i < l->pats->len && got != want; i++) {
+    const uint64_t b = QBIT(l->owner[i]);
+    if ((want & ~got & b) &&
+        trawl_pattern_match_entry(l->pats->pdata[i], path, len, TRAWL_ENTRY_FILE))
+      got |= b;
+  }
+  return got;
+}
+
 static void
 patlist_clear(struct patlist *l)
 {
@@ -221,6 +260,9 @@ qtab_init(struct qtab *t, const GPtrArray *queries, unsigned set_min)
       t->hidden |= QBIT(i);
     if (q->max_depth >= 0)
       t->depth_limited |= QBIT(i);
+    for (guint k = 0; k < q->excludes->len; k++)
+      if (trawl_pattern_dialect(q->excludes->pdata[k]) == TRAWL_DIALECT_BAZEL)
+        t->exc_bazel |= QBIT(i);
     if (q->types & TRAWL_ENTRY_FILE)
       t->types[KIND_FILE] |= QBIT(i);
     if (q->types & TRAWL_ENTRY_DIR)
@@ -232,6 +274,7 @@ qtab_init(struct qtab *t, const GPtrArray *queries, unsigned set_min)
   }
   patlist_init(&t->inc, queries, true, set_min);
   patlist_init(&t->exc, queries, false, set_min);
+  t->rare = t->exc.all | (t->inc.typed ? t->every : 0);
 }
 
 void
@@ -259,6 +302,15 @@ closing_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, 
 {
   const struct patlist *l = &t->exc;
   uint64_t got = 0;
+  /* A query with a bazel exclude asks each of its own (closes()). */
+  for (uint64_t m = want & t->exc_bazel; m; m &= m - 1) {
+    const unsigned i = (unsigned)__builtin_ctzll(m);
+    if (closing_exclude(t->q[i], path, len, true))
+      got |= QBIT(i);
+  }
+  want &= ~t->exc_bazel;
+  if (want == 0)
+    return got;
   if (l->set == NULL) {
     for (guint i = 0; i < l->pats->len; i++) {
       uint64_t b = QBIT(l->owner[i]);
@@ -269,7 +321,7 @@ closing_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, 
     }
     return got;
   }
-  got = patlist_match(l, path, len, want, hits);
+  got |= patlist_match(l, path, len, want, hits);
   if ((want & ~got) == 0)
     return got;
   buf_cut(scratch, 0);

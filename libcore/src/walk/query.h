@@ -79,6 +79,8 @@ struct patlist {
   trawl_patset *set;    /* NULL when there are few */
   const trawl_pattern *one; /* the only pattern, if there is one */
   uint64_t all;         /* the queries with a pattern here */
+  bool typed;           /* an include whose answer depends on the entry's type
+                           (trawl_pattern_typed: bazel's "a/ **") */
 };
 
 enum { KIND_FILE, KIND_DIR, KIND_SYMLINK };
@@ -91,6 +93,9 @@ struct qtab {
   uint64_t hidden;        /* options.hidden */
   uint64_t depth_limited; /* max_depth >= 0 */
   uint64_t types[3];      /* by KIND_*: the queries that report such an entry */
+  uint64_t exc_bazel;     /* the queries with a bazel exclude (closing_mask) */
+  uint64_t rare;          /* select_mask's rare work: exc.all, every query when an
+                             include is typed */
   struct patlist inc, exc;
   /* Start directories below another query's: path -> uint64_t * (the
    * queries starting there), and the directories on the way to them. NULL
@@ -219,14 +224,49 @@ patlist_match(const struct patlist *l, const char *path, size_t len, uint64_t wa
   return 0;
 }
 
-/* Of the queries in WANT, those PATH is a result of (before its type and
- * the ignore rules): an include matches (or it has none), no exclude does. */
+/* patlist_match() of an entry that is not a directory, each pattern asked
+ * with the type (trawl_pattern_match_entry). */
+uint64_t patlist_match_file(const struct patlist *l, const char *path, size_t len, uint64_t want,
+                            GArray *hits);
+
+/* SEL (of include_mask) for an entry that is not a directory, when an
+ * include is typed (bazel's "a/ **"): the queries with includes asked again
+ * with the type. A typed answer is never a match the untyped one is not, so
+ * only the hits are asked. Only the includes are typed: glob() matches its
+ * excludes against the result paths, so an exclude "a/ **" removes a file
+ * "a" too (Bazel 4.2.3). */
 static inline uint64_t
-select_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits)
+retype_file(const struct qtab *t, const char *path, size_t len, uint64_t sel, GArray *hits)
+{
+  const uint64_t inc = sel & t->inc.all;
+  return inc ? (sel & ~t->inc.all) | patlist_match_file(&t->inc, path, len, inc, hits) : sel;
+}
+
+/* Of the queries in WANT, those whose includes select PATH (or that have
+ * none); DIR: the entry is a directory. */
+static inline uint64_t
+include_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits,
+             bool dir)
+{
+  const uint64_t sel = (want & ~t->inc.all) | patlist_match(&t->inc, path, len, want, hits);
+  return !dir && t->inc.typed ? retype_file(t, path, len, sel, hits) : sel;
+}
+
+/* Of the queries in WANT, those PATH is a result of (before its type and
+ * the ignore rules): include_mask(), less those an exclude matches. The
+ * rare work, excludes and typed includes, sits behind one test (t->rare):
+ * the walk pays nothing per entry for the typed includes it does not have. */
+static inline uint64_t
+select_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, GArray *hits,
+            bool dir)
 {
   uint64_t sel = (want & ~t->inc.all) | patlist_match(&t->inc, path, len, want, hits);
-  if (sel & t->exc.all)
-    sel &= ~patlist_match(&t->exc, path, len, sel, hits);
+  if (sel & t->rare) {
+    if (!dir && t->inc.typed)
+      sel = retype_file(t, path, len, sel, hits);
+    if (sel & t->exc.all)
+      sel &= ~patlist_match(&t->exc, path, len, sel, hits);
+  }
   return sel;
 }
 

@@ -388,14 +388,14 @@ visit(struct worker *wk, struct item *it, struct dir_read *d, const struct listi
                      : kind == TRAWL_ENTRY_SYMLINK ? KIND_SYMLINK : KIND_FILE;
   uint64_t hit = shown & d->report_here & qt->types[k];
   if (kind != TRAWL_ENTRY_DIR) {
-    if (hit && (hit = select_mask(qt, rel, rlen, hit, wk->hits)) &&
+    if (hit && (hit = select_mask(qt, rel, rlen, hit, wk->hits, false)) &&
         keep_entry(wk, d, name, nlen, false) != LEAVE_OUT)
       result(wk, it, name, nlen, kind, hit);
     return;
   }
   int keep = -1; /* enum keep, once asked */
   if (hit) {
-    hit = select_mask(qt, rel, rlen, hit, wk->hits);
+    hit = select_mask(qt, rel, rlen, hit, wk->hits, true);
     if (hit && (keep = keep_entry(wk, d, name, nlen, type == DT_DIR)) != LEAVE_OUT)
       result(wk, it, name, nlen, kind, hit);
   }
