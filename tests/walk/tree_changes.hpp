@@ -42,6 +42,15 @@ using walkgen::Rng;
 enum Setting { TOP_AT_ROOT, TOP_ABOVE, NO_REPO, NESTED, WORKTREE };
 inline const Setting kSettings[] = {TOP_AT_ROOT, TOP_ABOVE, NO_REPO, NESTED, WORKTREE};
 
+// The RNG seed of sequence SEED in SETTING: one stride per seed, wider than
+// the settings, so that no two (seed, setting) pairs share a sequence (with
+// a stride of 4 and five settings, seed 1's linked work tree was seed 2's
+// first setting).
+constexpr uint32_t kSeedStride = 8;
+static_assert(sizeof kSettings / sizeof kSettings[0] <= kSeedStride,
+              "more settings than the seed stride: sequences would repeat");
+inline uint32_t sequence_seed(uint32_t seed, Setting s) { return seed * kSeedStride + (uint32_t)s; }
+
 inline const char *setting_name(Setting s)
 {
   switch (s) {
