@@ -148,9 +148,9 @@ inline std::vector<Change> all_changes(bool outside, bool index = false, bool ne
         v.push_back({NESTED_SOURCE, s, op, b});
     for (Kind k : {NESTED_CONFIG, NESTED_RETARGET, NESTED_DIR_FILE})
       v.push_back({k, GITIGNORE, EDIT, b});
-    // (SUBMODULE_ADD and SUBMODULE_DEINIT are written below but not yet
-    // scheduled: with them the cache's nested sequence of seed 1 ran past
-    // four minutes, not yet understood; issue 24's report.)
+    if (outside)
+      for (Kind k : {SUBMODULE_ADD, SUBMODULE_DEINIT})
+        v.push_back({k, GITIGNORE, EDIT, b});
   }
   if (outside && index)
     for (Kind k : {INDEX_ADD, INDEX_REMOVE, INDEX_COMMIT, INDEX_CHECKOUT, INDEX_SKIP,
@@ -256,6 +256,16 @@ inline std::string git(const std::string &dir, const std::vector<std::string> &a
   }
   const pid_t pid = fork();
   if (pid == 0) {
+    // As nobody (Enforced), only the effective ids are nobody's. git runs
+    // some commands as /bin/sh scripts (`git submodule`), and dash, like
+    // bash, sets its effective ids back to the real ones (root's) unless
+    // given -p: the submodule's files were root's, in nobody's tree, and
+    // nobody could not remove them. The child takes the effective ids as
+    // all three.
+    const uid_t uid = geteuid();
+    const gid_t gid = getegid();
+    if (setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)
+      _exit(126);
     dup2(in[0], 0);
     dup2(out[1], 1);
     close(in[0]);
