@@ -629,8 +629,11 @@ public:
         check(what + " to deinit it");
         subs = submodules(c.band);
       }
-      if (subs.empty())
+      if (subs.empty()) {
+        // (Counted, the class must have happened.)
+        ADD_FAILURE() << "no submodule at " << c.name() << " to deinit, one just added";
         return "nothing (no submodule)";
+      }
       const std::string d = rng.pick(subs);
       git(top_, {"submodule", "deinit", "-q", "-f", "--", d});
       return "git submodule deinit -f " + show(d);
