@@ -802,12 +802,23 @@ private:
       add({f});
       git(top_, {"commit", "-q", "-m", "side holds " + f});
       check("branch side holding " + show(f));
-      return "git checkout " + base_branch_ + " (" +
-             git(top_, {"checkout", "-q", base_branch_}) + "from side)";
+      return switch_to(base_branch_) + " (from side)";
     }
-    const std::string to = now == "side" ? base_branch_ : "side";
-    git(top_, {"checkout", "-q", to});
-    return "git checkout " + to;
+    return switch_to(now == "side" ? base_branch_ : "side");
+  }
+
+  // git checkout BRANCH; when git refuses (an untracked file in the way of
+  // one BRANCH tracks: a later class made a file where the last checkout
+  // removed one, and no rule ignores it now), again with -f, as a user
+  // would.
+  std::string switch_to(const std::string &branch)
+  {
+    git(top_, {"checkout", "-q", branch}, "", {0, 1});
+    const std::string head = git(top_, {"symbolic-ref", "-q", "--short", "HEAD"}, "", {0, 1});
+    if (head.substr(0, head.find('\n')) == branch)
+      return "git checkout " + branch;
+    git(top_, {"checkout", "-q", "-f", branch});
+    return "git checkout -f " + branch + " (untracked files in the way)";
   }
 
   std::string toggle_git(const std::string &dir)
