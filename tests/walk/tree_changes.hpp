@@ -635,6 +635,7 @@ public:
         return "nothing (no submodule)";
       }
       const std::string d = rng.pick(subs);
+      gitmodules_file(check);
       git(top_, {"submodule", "deinit", "-q", "-f", "--", d});
       return "git submodule deinit -f " + show(d);
     }
@@ -1138,11 +1139,38 @@ private:
     return v;
   }
 
+  // The top's .gitmodules as git submodule needs it: a file (or none when
+  // the index has none), not skip-worktree. The tree's changes may have
+  // deleted, renamed, or turned it into a directory, and the index classes
+  // made it skip-worktree; git submodule add and deinit then stop ("please
+  // make sure that the .gitmodules file is in the working tree", "Failed
+  // to register submodule"). Put right, and checked, when it is not.
+  void gitmodules_file(const std::function<void(const std::string &)> &check)
+  {
+    const std::string gm = top_ + "/.gitmodules";
+    struct stat st;
+    const bool file = lstat(gm.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    const std::string tag = git(top_, {"ls-files", "-t", "--", ".gitmodules"});
+    const bool indexed = !tag.empty(), skip = tag.rfind("S ", 0) == 0;
+    if ((file && !skip) || (!indexed && !exists(gm)))
+      return;
+    if (skip)
+      git(top_, {"update-index", "--no-skip-worktree", "--", ".gitmodules"});
+    if (!file) {
+      remove_tree(gm);
+      if (indexed) // (git show, not checkout: it passes over skip-worktree paths)
+        put(gm, git(top_, {"show", ":.gitmodules"}));
+    }
+    check(std::string(skip ? "git update-index --no-skip-worktree .gitmodules; " : "") +
+          (file ? "" : indexed ? "put .gitmodules back from the index" : "remove what is at .gitmodules"));
+  }
+
   // git submodule add of the bare remote at a new path at band B's depth,
   // below directories of its own (names git takes as they are in a
   // submodule's config key), outside any nested repository.
   std::string submodule_add(Rng &, Band b, const std::function<void(const std::string &)> &check)
   {
+    gitmodules_file(check);
     std::string parent;
     const Band up = (Band)(b - 1);
     // A chain of plain directories, none a repository (the tree's changes
