@@ -661,7 +661,9 @@ public:
       if (tracked.empty())
         return "nothing (no tracked file that rules ignore)";
       const std::string f = rng.pick(tracked);
-      git(top_, {"rm", "-q", "--cached", "--", f});
+      // (--sparse: the skip-worktree class may have marked it, and git
+      // leaves such an entry alone without it.)
+      git(top_, {"rm", "-q", "--cached", "--sparse", "--", f});
       return "git rm --cached " + show(f);
     }
     case INDEX_CHECKOUT:
