@@ -1067,7 +1067,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   const uint32_t seed = std::get<0>(GetParam());
   const Setting setting = std::get<1>(GetParam());
   TempDir tmp;
-  Rng rng(seed * 4 + (uint32_t)setting);
+  Rng rng(sequence_seed(seed, setting));
   World world(tmp.path(), setting, rng);
   const TreeFacts facts = facts_of(scan(world.root));
   // Query 0 generated (literal start directories, pruning); query 1 every
@@ -1352,7 +1352,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
          " nothing newer than the mark\n", seed, (int)setting, watched, steps, skippable);
 }
 
-// Seeds 1 to 2 in each of the four settings, or 1 to N with
+// Seeds 1 to 2 in each of the five settings, or 1 to N with
 // TRAWL_CACHE_PROPERTY_SEEDS=N: docs/cache.md, "Tests", has a long run.
 INSTANTIATE_TEST_SUITE_P(
     Seeds, CacheProperty,

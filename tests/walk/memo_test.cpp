@@ -95,7 +95,7 @@ TEST_P(MemoProperty, EveryStepEqualsAFreshWalk)
   const uint32_t seed = std::get<0>(GetParam());
   const Setting setting = std::get<1>(GetParam());
   TempDir tmp;
-  Rng rng(seed * 4 + (uint32_t)setting);
+  Rng rng(sequence_seed(seed, setting));
   World world(tmp.path(), setting, rng);
   const TreeFacts facts = facts_of(scan(world.root));
   Enforced as(world);
@@ -153,7 +153,7 @@ TEST_P(MemoProperty, EveryStepEqualsAFreshWalk)
   print_counts("MemoProperty", seed, setting, counts, steps);
 }
 
-// Seeds 1 to 2 in each of the four settings, or 1 to N with
+// Seeds 1 to 2 in each of the five settings, or 1 to N with
 // TRAWL_MEMO_PROPERTY_SEEDS=N.
 INSTANTIATE_TEST_SUITE_P(
     Seeds, MemoProperty,

@@ -140,7 +140,9 @@ inline std::string diff(const std::vector<std::string> &got,
 // into the first subdirectory left, climb back through "..", and remove the
 // emptied directory by name from its parent. Paths may exceed PATH_MAX, and
 // it works under a low descriptor limit. (GNU rm takes seconds on a
-// 1,000-level chain.)
+// 1,000-level chain.) What cannot be removed (another user's files, when
+// the test runs as nobody) is left, and passed over: without that, the
+// directory holding it was entered again forever.
 inline void remove_tree(const std::string &path)
 {
   int cur = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -149,6 +151,7 @@ inline void remove_tree(const std::string &path)
     return;
   }
   std::vector<std::string> names; // the way down from PATH
+  std::vector<std::set<std::string>> left{{}}; // at each level, the names that stay
   for (;;) {
     fchmod(cur, 0755); // an unreadable directory of a test (we own it)
     int copy = dup(cur);
@@ -159,14 +162,16 @@ inline void remove_tree(const std::string &path)
       struct dirent *e = readdir(d);
       if (e == nullptr)
         break;
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+          left.back().count(e->d_name))
         continue;
       struct stat st;
       bool dir = e->d_type == DT_DIR ||
                  (e->d_type == DT_UNKNOWN &&
                   fstatat(cur, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode));
       if (!dir) {
-        unlinkat(cur, e->d_name, 0);
+        if (unlinkat(cur, e->d_name, 0) != 0)
+          left.back().insert(e->d_name);
       } else {
         sub = e->d_name;
         found = true;
@@ -183,12 +188,14 @@ inline void remove_tree(const std::string &path)
         next = openat(cur, sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       }
       if (next < 0) { // cannot enter it: give up on it
-        unlinkat(cur, sub.c_str(), AT_REMOVEDIR);
-        break;
+        if (unlinkat(cur, sub.c_str(), AT_REMOVEDIR) != 0)
+          left.back().insert(sub);
+        continue;
       }
       close(cur);
       cur = next;
       names.push_back(sub);
+      left.emplace_back();
       continue;
     }
     if (names.empty())
@@ -197,7 +204,9 @@ inline void remove_tree(const std::string &path)
     close(cur);
     if (up < 0)
       return;
-    unlinkat(up, names.back().c_str(), AT_REMOVEDIR);
+    left.pop_back();
+    if (unlinkat(up, names.back().c_str(), AT_REMOVEDIR) != 0)
+      left.back().insert(names.back());
     names.pop_back();
     cur = up;
   }
