@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 // XXH3 compiled in from the header, as cache.c has it.
@@ -946,20 +947,29 @@ void add_late(void *data)
   add_file(*static_cast<const std::string *>(data), "src/d/late.c");
 }
 
-TEST(CacheWatchman, AChangeWhileTheWalkRunsIsNamedNextTime)
-{
-  if (!getenv("TRAWL_TEST_WATCHMAN"))
-    GTEST_SKIP() << "run with a private watchman daemon by tests/cache/watchman_cache.py";
-  TempDir tmp;
-  // As the property test runs, as nobody when root: the private daemon is
-  // nobody's then (tests/cache/watchman_cache.py).
-  if (geteuid() == 0) {
-    const struct passwd *pw = getpwnam("nobody");
-    ASSERT_NE(pw, nullptr);
-    ASSERT_EQ(lchown(tmp.path().c_str(), pw->pw_uid, pw->pw_gid), 0);
+// The watchman rows, run by tests/cache/watchman_cache.py against its
+// private daemon, as the property test runs: as nobody when root (the
+// daemon is nobody's then), in a temporary directory nobody owns.
+class CacheWatchman : public ::testing::Test {
+protected:
+  void SetUp() override
+  {
+    if (!getenv("TRAWL_TEST_WATCHMAN"))
+      GTEST_SKIP() << "run with a private watchman daemon by tests/cache/watchman_cache.py";
+    if (geteuid() == 0) {
+      const struct passwd *pw = getpwnam("nobody");
+      ASSERT_NE(pw, nullptr);
+      ASSERT_EQ(lchown(tmp.path().c_str(), pw->pw_uid, pw->pw_gid), 0);
+    }
+    as.emplace();
+    ASSERT_TRUE(as->ok()) << as->why();
   }
-  AsNobody as;
-  ASSERT_TRUE(as.ok()) << as.why();
+  TempDir tmp; // (removed after `as` gives the ids back)
+  std::optional<AsNobody> as;
+};
+
+TEST_F(CacheWatchman, AChangeWhileTheWalkRunsIsNamedNextTime)
+{
   make_dir(tmp / "tree");
   make_tree(tmp / "tree");
   // Where watchman makes its sync cookies: not the root (docs/cache.md,
@@ -1002,18 +1012,8 @@ TEST(CacheWatchman, AChangeWhileTheWalkRunsIsNamedNextTime)
 // many paths (files edited in place: their directory is stat'ed and is as
 // recorded), records the answer's clock, so that the next answer starts
 // there (cache.c, CLOCK_REFRESH_NAMES: 256).
-TEST(CacheWatchman, ALongAnswerWithNothingChangedRecordsItsClock)
+TEST_F(CacheWatchman, ALongAnswerWithNothingChangedRecordsItsClock)
 {
-  if (!getenv("TRAWL_TEST_WATCHMAN"))
-    GTEST_SKIP() << "run with a private watchman daemon by tests/cache/watchman_cache.py";
-  TempDir tmp;
-  if (geteuid() == 0) {
-    const struct passwd *pw = getpwnam("nobody");
-    ASSERT_NE(pw, nullptr);
-    ASSERT_EQ(lchown(tmp.path().c_str(), pw->pw_uid, pw->pw_gid), 0);
-  }
-  AsNobody as;
-  ASSERT_TRUE(as.ok()) << as.why();
   make_dir(tmp / "tree");
   make_dir(tmp / "tree/.git");
   make_dir(tmp / "tree/many");
