@@ -1089,7 +1089,7 @@ build_alt(struct builder *b, const struct tok *t, size_t n, GError **error)
 /* ---- whole-pattern facts ------------------------------------------------ */
 
 static void
-derive_pattern_facts(trawl_pattern *p)
+derive_pattern_facts(TrawlPattern *p)
 {
   bool icase = p->icase;
   const struct alt *a0 = &p->alts[0];
@@ -1137,7 +1137,7 @@ compare_roots(const void *x, const void *y)
  * (it names the entry, not a directory). Case-folded patterns must start at
  * the root: the directory on disk may be spelled in any case. */
 static void
-derive_roots(trawl_pattern *p)
+derive_roots(TrawlPattern *p)
 {
   GPtrArray *roots = g_ptr_array_new();
   if (!p->nothing) {
@@ -1199,7 +1199,7 @@ steal_array(GArray *a)
   return g_array_free(a, FALSE);
 }
 
-static trawl_pattern *compile_plain(const char *text, size_t len,
+static TrawlPattern *compile_plain(const char *text, size_t len,
                                     TrawlDialect dialect, unsigned flags,
                                     GError **error);
 
@@ -1220,7 +1220,7 @@ git_literal_cut(const char *text, size_t len)
   return f;
 }
 
-trawl_pattern *
+TrawlPattern *
 trawl_pattern_compile(const char *text, size_t len, TrawlDialect dialect,
                       unsigned flags, GError **error)
 {
@@ -1231,7 +1231,7 @@ trawl_pattern_compile(const char *text, size_t len, TrawlDialect dialect,
   if (cut == 0)
     return compile_plain(text, len, dialect, flags, error);
 
-  trawl_pattern *p = compile_plain(text + cut, len - cut, dialect, flags, error);
+  TrawlPattern *p = compile_plain(text + cut, len - cut, dialect, flags, error);
   if (p == NULL)
     return NULL;
   g_free(p->text);
@@ -1256,7 +1256,7 @@ trawl_pattern_compile(const char *text, size_t len, TrawlDialect dialect,
   return p;
 }
 
-static trawl_pattern *
+static TrawlPattern *
 compile_plain(const char *text, size_t len, TrawlDialect dialect,
               unsigned flags, GError **error)
 {
@@ -1324,7 +1324,7 @@ compile_plain(const char *text, size_t len, TrawlDialect dialect,
     return NULL;
   }
 
-  trawl_pattern *p = g_new0(trawl_pattern, 1);
+  TrawlPattern *p = g_new0(TrawlPattern, 1);
   p->text = g_strndup(b.text, len);
   p->text_len = len;
   p->dialect = dialect;
@@ -1360,7 +1360,7 @@ compile_plain(const char *text, size_t len, TrawlDialect dialect,
 }
 
 void
-trawl_pattern_free(trawl_pattern *p)
+trawl_pattern_free(TrawlPattern *p)
 {
   if (p == NULL)
     return;
@@ -1397,7 +1397,7 @@ trawl_pattern_escape(GString *out, const char *path, size_t len)
 }
 
 const char *
-trawl_pattern_text(const trawl_pattern *p, size_t *len)
+trawl_pattern_text(const TrawlPattern *p, size_t *len)
 {
   if (len)
     *len = p->text_len;
@@ -1405,25 +1405,25 @@ trawl_pattern_text(const trawl_pattern *p, size_t *len)
 }
 
 TrawlDialect
-trawl_pattern_dialect(const trawl_pattern *p)
+trawl_pattern_dialect(const TrawlPattern *p)
 {
   return p->dialect;
 }
 
 unsigned
-trawl_pattern_flags(const trawl_pattern *p)
+trawl_pattern_flags(const TrawlPattern *p)
 {
   return p->flags;
 }
 
 bool
-trawl_pattern_matches_nothing(const trawl_pattern *p)
+trawl_pattern_matches_nothing(const TrawlPattern *p)
 {
   return p->nothing;
 }
 
 const char *
-trawl_pattern_literal_prefix(const trawl_pattern *p, size_t *len)
+trawl_pattern_literal_prefix(const TrawlPattern *p, size_t *len)
 {
   if (len)
     *len = p->prefix_len;
@@ -1431,7 +1431,7 @@ trawl_pattern_literal_prefix(const trawl_pattern *p, size_t *len)
 }
 
 const char *
-trawl_pattern_literal_suffix(const trawl_pattern *p, size_t *len)
+trawl_pattern_literal_suffix(const TrawlPattern *p, size_t *len)
 {
   if (len)
     *len = p->suffix_len;
@@ -1439,7 +1439,7 @@ trawl_pattern_literal_suffix(const trawl_pattern *p, size_t *len)
 }
 
 const char *
-trawl_pattern_extension(const trawl_pattern *p, size_t *len)
+trawl_pattern_extension(const TrawlPattern *p, size_t *len)
 {
   if (len)
     *len = p->ext_len;
@@ -1447,13 +1447,13 @@ trawl_pattern_extension(const trawl_pattern *p, size_t *len)
 }
 
 size_t
-trawl_pattern_min_length(const trawl_pattern *p)
+trawl_pattern_min_length(const TrawlPattern *p)
 {
   return p->min_len;
 }
 
 const char *const *
-trawl_pattern_roots(const trawl_pattern *p, size_t *n)
+trawl_pattern_roots(const TrawlPattern *p, size_t *n)
 {
   if (n)
     *n = p->n_roots;
@@ -1461,7 +1461,7 @@ trawl_pattern_roots(const trawl_pattern *p, size_t *n)
 }
 
 size_t
-trawl_pattern_alternative_count(const trawl_pattern *p)
+trawl_pattern_alternative_count(const TrawlPattern *p)
 {
   return p->n_alts;
 }

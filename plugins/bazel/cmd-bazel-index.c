@@ -231,7 +231,7 @@ normalise_ignore_line(const char *line, size_t n, GString *out)
  * `.git`'s (the queries that read no ignore file leave it out). */
 typedef struct {
   GPtrArray *texts;    /* GString */
-  GPtrArray *patterns; /* trawl_pattern */
+  GPtrArray *patterns; /* TrawlPattern */
 } excludes;
 
 static void
@@ -475,7 +475,7 @@ kept_dir(const pkg_set *gd, const char *d, size_t n)
 
 /* A query's answer as a path_list (the plan's strings, borrowed). */
 static path_list
-answer(const trawl_plan *plan, size_t q)
+answer(const TrawlPlan *plan, size_t q)
 {
   size_t n = 0;
   const char *const *r = trawl_plan_results(plan, q, &n);
@@ -488,7 +488,7 @@ answer(const trawl_plan *plan, size_t q)
 /* One part's facts from its plan's answers (the paths are copied into F's
  * own strings, which the facts file is written from). */
 static void
-summarize(const trawl_plan *plan, facts *out)
+summarize(const TrawlPlan *plan, facts *out)
 {
   path_list lists[N_QUERIES];
   for (int q = 0; q < N_QUERIES; q++)
@@ -954,7 +954,7 @@ typedef struct {
                            files in STATE/parts/ */
   GString *prefix;      /* its includes' prefix: "" or the directory escaped, and '/' */
   GPtrArray *patterns;  /* the compiled patterns its queries borrow */
-  trawl_plan *plan;     /* its five queries: from its cache, or made (part_plan) */
+  TrawlPlan *plan;     /* its five queries: from its cache, or made (part_plan) */
   bool redo;            /* its facts are to be made again */
 } part;
 
@@ -963,11 +963,11 @@ typedef struct {
   size_t n;
 } part_list;
 
-static const trawl_pattern *
+static const TrawlPattern *
 compile(GPtrArray *into, const char *text, size_t len)
 {
   GError *error = NULL;
-  trawl_pattern *pat = trawl_pattern_compile(text, len, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *pat = trawl_pattern_compile(text, len, TRAWL_DIALECT_TRAWL, 0, &error);
   if (!pat)
     fail(3, "%s", error->message); /* an escaped path: not expected */
   g_ptr_array_add(into, pat);
@@ -1012,7 +1012,7 @@ part_plan(part *p, const char *root, const excludes *x, GString *id, bool build)
     p->plan = trawl_plan_new();
   }
   for (int i = 0; i < N_QUERIES; i++) {
-    const trawl_pattern *inc[2];
+    const TrawlPattern *inc[2];
     size_t n_inc = 0;
     g_string_append_printf(id, "%d %u %d\n", i, spec[i].type, spec[i].ignore);
     /* Two patterns for BUILD and BUILD.bazel; and a directory's part lists
@@ -1042,14 +1042,14 @@ part_plan(part *p, const char *root, const excludes *x, GString *id, bool build)
       g_string_append_len(id, git_exclude, (gssize)sizeof git_exclude);
     if (!build)
       continue;
-    trawl_walk_options o;
+    TrawlWalkOptions o;
     trawl_walk_options_init(&o);
     o.hidden = true;
     o.follow = true;
     o.types = spec[i].type;
     o.ignore = spec[i].ignore ? TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT : 0;
-    const trawl_query q = {.root = root, .includes = inc, .n_includes = n_inc,
-                           .excludes = (const trawl_pattern *const *)x->patterns->pdata,
+    const TrawlQuery q = {.root = root, .includes = inc, .n_includes = n_inc,
+                           .excludes = (const TrawlPattern *const *)x->patterns->pdata,
                            .n_excludes = n_exc, .options = &o};
     trawl_plan_add(p->plan, &q);
   }
@@ -1149,7 +1149,7 @@ static void
 recheck_part(const char *state, part *p)
 {
   char *cache = part_file(state, p, ".cache");
-  trawl_cache_report rep;
+  TrawlCacheReport rep;
   GError *error = NULL;
   if (!trawl_plan_run_cached(p->plan, cache, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error))
     fail(3, "%s", error->message);

@@ -47,14 +47,14 @@ static const char check_description[] =
  * first change), the query last headed. */
 struct changes {
   const char *cache;
-  const trawl_plan *plan;
+  const TrawlPlan *plan;
   check_labels *labels;   /* NULL: none, or not read yet */
   bool labels_read;
   size_t headed;          /* the query whose header was printed, + 1 */
   GString *line;
 };
 
-/* trawl_change_fn: a header line before a query's first change — its label
+/* TrawlChangeFunc: a header line before a query's first change — its label
  * (check-labels.h), else "CACHE: query N (ROOT)" — then the change, each
  * name shown as messages show it (report.h). */
 static void
@@ -112,9 +112,9 @@ touch(const char *stamp)
 /* One cache's re-check, its file held back when it changed. */
 struct held_cache {
   const char *cache;
-  trawl_plan *plan;
+  TrawlPlan *plan;
   bool owned;              /* freed with this (else in `plans`, for --bump) */
-  trawl_cache_report report;
+  TrawlCacheReport report;
   bool unproven;           /* its run failed (a root gone) */
   double ms;
 };
@@ -135,7 +135,7 @@ held_free(gpointer data)
 static bool
 held_done(struct held_cache *h, bool stats)
 {
-  const trawl_cache_report *rep = &h->report;
+  const TrawlCacheReport *rep = &h->report;
   if (rep->write_error) {
     char *m = g_strdup_printf("cache not written: %s", rep->write_error);
     cli_print_message(m);
@@ -238,7 +238,7 @@ cli_check(int argc, char **argv)
   const unsigned flags = (depfile ? 0 : TRAWL_CACHE_WRITE_ON_CHANGE) | TRAWL_CACHE_HOLD_CHANGED;
   for (char **c = caches; c && *c; c++) {
     const gint64 start = g_get_monotonic_time();
-    trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
+    TrawlPlan *plan = trawl_plan_new_from_cache(*c, &error);
     /* Kept for --bump's digest only: a plan whose check found nothing
      * changed keeps its cache file open (its records are read only when
      * its results are asked), one descriptor per cache. */
@@ -256,7 +256,7 @@ cli_check(int argc, char **argv)
     h->cache = *c;
     h->plan = plan;
     h->owned = !bump_stamp;
-    trawl_cache_report *rep = &h->report;
+    TrawlCacheReport *rep = &h->report;
     bool ran = trawl_plan_run_cached(plan, *c, flags, rep, &error);
     h->unproven = !ran;
     if (!ran) {
@@ -291,7 +291,7 @@ cli_check(int argc, char **argv)
   if (changed && touch_stamp && !touch(touch_stamp))
     status = EXIT_IO;
   if (changed && bump_stamp) {
-    char *digest = trawl_plans_digest((trawl_plan *const *)plans->pdata, plans->len);
+    char *digest = trawl_plans_digest((TrawlPlan *const *)plans->pdata, plans->len);
     if (!stamp_bump(bump_stamp, digest))
       status = EXIT_IO;
     g_free(digest);

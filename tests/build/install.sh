@@ -37,7 +37,7 @@ cat >"$tmp/use.c" <<'C'
 #include <string.h>
 int main(void) {
   GError *error = NULL;
-  trawl_pattern *p = trawl_pattern_compile("src/**/*.c", 10, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *p = trawl_pattern_compile("src/**/*.c", 10, TRAWL_DIALECT_TRAWL, 0, &error);
   if (!p) { fprintf(stderr, "%s\n", error->message); return 1; }
   int ok = trawl_pattern_match(p, "src/x/y.c", 9) && !trawl_pattern_match(p, "lib/y.c", 7);
   trawl_pattern_free(p);
@@ -96,7 +96,7 @@ int cache_load(void) { return 1; }
 int item_free(void) { return 0; }
 int main(void) {
   GError *error = NULL;
-  trawl_pattern *p = trawl_pattern_compile("*.c", 3, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *p = trawl_pattern_compile("*.c", 3, TRAWL_DIALECT_TRAWL, 0, &error);
   if (!p) { fprintf(stderr, "%s\n", error->message); return 1; }
   int ok = trawl_pattern_match(p, "a.c", 3) && dir_check() + cache_load() + item_free() == 42;
   trawl_pattern_free(p);

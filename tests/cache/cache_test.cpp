@@ -54,7 +54,7 @@ void spit(const std::string &path, const std::string &data)
 // A plan of one query per include list, all on ROOT.
 struct Fixture {
   std::vector<Pattern> pats;
-  std::vector<std::vector<const trawl_pattern *>> lists;
+  std::vector<std::vector<const TrawlPattern *>> lists;
   Plan plan{trawl_plan_new()};
 
   Fixture(const std::string &root, const std::vector<std::vector<std::string>> &queries,
@@ -67,11 +67,11 @@ struct Fixture {
         pats.push_back(compile(t));
         lists.back().push_back(pats.back().get());
       }
-      trawl_walk_options o;
+      TrawlWalkOptions o;
       trawl_walk_options_init(&o);
       o.threads = 1;
       o.ignore = ignore;
-      trawl_query tq = {root.c_str(), lists.back().data(), lists.back().size(), nullptr, 0, &o};
+      TrawlQuery tq = {root.c_str(), lists.back().data(), lists.back().size(), nullptr, 0, &o};
       trawl_plan_add(plan.get(), &tq);
     }
   }
@@ -94,7 +94,7 @@ struct CacheRun {
 
 CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
 {
-  trawl_cache_report rep;
+  TrawlCacheReport rep;
   GError *error = nullptr;
   CacheRun r{};
   r.ok = trawl_plan_run_cached(f.plan.get(), cache.c_str(), flags, &rep, &error);
@@ -307,7 +307,7 @@ TEST(Cache, ChangesAndDigest)
   auto digest = [&]() {
     Fixture f(tmp / "tree", {{"**/*.c"}});
     EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
-    trawl_plan *plans[] = {f.plan.get(), nullptr};
+    TrawlPlan *plans[] = {f.plan.get(), nullptr};
     char *d = trawl_plans_digest(plans, 2);
     std::string out = d;
     g_free(d);
@@ -320,7 +320,7 @@ TEST(Cache, ChangesAndDigest)
     // The streaming form (trawl batch --bump) makes the same digest.
     Fixture f(tmp / "tree", {{"**/*.c"}});
     ASSERT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
-    trawl_digest *d = trawl_digest_new();
+    TrawlDigest *d = trawl_digest_new();
     for (const std::string &r : f.results(0))
       trawl_digest_result(d, r.data(), r.size());
     trawl_digest_end_query(d);
@@ -739,7 +739,7 @@ TEST(Cache, ConcurrentWritersNeverTearTheFile)
     for (pid_t p : kids)
       done = done && waitpid(p, nullptr, WNOHANG) != 0;
     GError *error = nullptr;
-    trawl_plan *p = trawl_plan_new_from_cache(cache.c_str(), &error);
+    TrawlPlan *p = trawl_plan_new_from_cache(cache.c_str(), &error);
     if (p) {
       loads++;
       trawl_plan_free(p);
@@ -772,7 +772,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   Plan p(trawl_plan_new_from_cache(cache.c_str(), &error));
   ASSERT_NE(p, nullptr) << error->message;
   EXPECT_EQ(trawl_plan_size(p.get()), 2u);
-  trawl_cache_report rep;
+  TrawlCacheReport rep;
   EXPECT_TRUE(trawl_plan_run_cached(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
                                     nullptr));
   EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning : "");
@@ -813,9 +813,9 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
   ASSERT_NE(q, nullptr) << error->message;
   Pattern md = compile("**/*.md");
-  const trawl_pattern *mds[] = {md.get()};
+  const TrawlPattern *mds[] = {md.get()};
   const std::string root = tmp / "tree";
-  trawl_query extra = {root.c_str(), mds, 1, nullptr, 0, nullptr};
+  TrawlQuery extra = {root.c_str(), mds, 1, nullptr, 0, nullptr};
   EXPECT_EQ(trawl_plan_add(q.get(), &extra), 2u);
   EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
                                     nullptr));
@@ -910,7 +910,7 @@ TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
     }
     Fixture f(tmp / "tree", queries);
     std::vector<std::vector<std::string>> got(queries.size());
-    trawl_cache_report rep;
+    TrawlCacheReport rep;
     ASSERT_TRUE(trawl_plan_run_each_cached(
         f.plan.get(), cache.c_str(), 0,
         [](size_t q, const char *path, size_t len, void *data) {
@@ -1084,7 +1084,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     Fixture f(world.root, incs, ig);
     run(f, cache);
   }
-  auto problems_of = [](const trawl_plan *plan, size_t q) {
+  auto problems_of = [](const TrawlPlan *plan, size_t q) {
     std::vector<std::string> v;
     const GPtrArray *p = trawl_plan_problems(plan, q);
     for (guint i = 0; i < p->len; i++)
@@ -1179,7 +1179,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     std::vector<std::vector<std::string>> got(2);
     CacheRun r;
     if (each) {
-      trawl_cache_report rep;
+      TrawlCacheReport rep;
       GError *error = nullptr;
       r.ok = trawl_plan_run_each_cached(
           f.plan.get(), cache.c_str(), 0,

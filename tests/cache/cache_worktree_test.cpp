@@ -67,11 +67,11 @@ Answer query(const std::string &root, const std::string &include, const std::str
           unsigned flags = 0)
 {
   Pattern p = compile(include);
-  const trawl_pattern *list[] = {p.get()};
-  trawl_walk_options o;
+  const TrawlPattern *list[] = {p.get()};
+  TrawlWalkOptions o;
   trawl_walk_options_init(&o);
   o.ignore = kIgnore;
-  trawl_query tq = {root.c_str(), list, 1, nullptr, 0, &o};
+  TrawlQuery tq = {root.c_str(), list, 1, nullptr, 0, &o};
   Plan plan(trawl_plan_new());
   trawl_plan_add(plan.get(), &tq);
   Answer r;
@@ -79,7 +79,7 @@ Answer query(const std::string &root, const std::string &include, const std::str
   if (cache.empty()) {
     EXPECT_TRUE(trawl_plan_run(plan.get(), &error));
   } else {
-    trawl_cache_report rep;
+    TrawlCacheReport rep;
     EXPECT_TRUE(trawl_plan_run_cached(plan.get(), cache.c_str(), flags, &rep, &error));
     r.changed = rep.changed;
     r.trusted = rep.trusted;

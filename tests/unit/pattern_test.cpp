@@ -23,7 +23,7 @@ const TrawlDialect all_dialects[] = {TRAWL_DIALECT_TRAWL, TRAWL_DIALECT_GIT,
 TEST(PatternLifecycle, CompileMatchFree)
 {
   GError *error = nullptr;
-  trawl_pattern *p = trawl_pattern_compile("src/*.c", 7, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *p = trawl_pattern_compile("src/*.c", 7, TRAWL_DIALECT_TRAWL, 0, &error);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(error, nullptr);
   EXPECT_TRUE(trawl_pattern_match(p, "src/a.c", 7));
@@ -55,7 +55,7 @@ TEST(PatternLifecycle, AccessorsReportWhatWasCompiled)
 TEST(PatternLifecycle, PatternOwnsACopyOfItsText)
 {
   char buf[] = "src/**/*.c";
-  trawl_pattern *p = trawl_pattern_compile(buf, sizeof buf - 1, TRAWL_DIALECT_TRAWL, 0, nullptr);
+  TrawlPattern *p = trawl_pattern_compile(buf, sizeof buf - 1, TRAWL_DIALECT_TRAWL, 0, nullptr);
   ASSERT_NE(p, nullptr);
   std::memset(buf, 'x', sizeof buf - 1);
   size_t len = 0;
@@ -88,7 +88,7 @@ TEST(PatternLifecycle, EmptyTextMayBeNull)
 {
   Error error;
   GError *e = nullptr;
-  trawl_pattern *p = trawl_pattern_compile(nullptr, 0, TRAWL_DIALECT_TRAWL, 0, &e);
+  TrawlPattern *p = trawl_pattern_compile(nullptr, 0, TRAWL_DIALECT_TRAWL, 0, &e);
   error.reset(e);
   EXPECT_EQ(p, nullptr);
   ASSERT_TRUE(error);
@@ -235,7 +235,7 @@ TEST(PatternError, BracesNestedTooDeep)
 #if defined(__clang__)
 __attribute__((no_sanitize("enum")))
 #endif
-static trawl_pattern *
+static TrawlPattern *
 compile_with_raw_dialect(int raw, GError **error)
 {
   TrawlDialect dialect;

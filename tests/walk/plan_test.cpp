@@ -17,19 +17,19 @@ using namespace walkgen;
 
 namespace {
 
-std::vector<const trawl_pattern *> raw(const std::vector<Pattern> &v)
+std::vector<const TrawlPattern *> raw(const std::vector<Pattern> &v)
 {
-  std::vector<const trawl_pattern *> out;
+  std::vector<const TrawlPattern *> out;
   for (const auto &p : v)
     out.push_back(p.get());
   return out;
 }
 
 // Add Q (root ROOT) to PLAN; the pattern arrays are copied by the plan.
-size_t add(trawl_plan *plan, const Query &q, const std::string &root)
+size_t add(TrawlPlan *plan, const Query &q, const std::string &root)
 {
   auto inc = raw(q.inc), exc = raw(q.exc);
-  trawl_query tq = {};
+  TrawlQuery tq = {};
   tq.root = root.c_str();
   tq.includes = inc.data();
   tq.n_includes = inc.size();
@@ -39,7 +39,7 @@ size_t add(trawl_plan *plan, const Query &q, const std::string &root)
   return trawl_plan_add(plan, &tq);
 }
 
-std::vector<std::string> results(const trawl_plan *plan, size_t q)
+std::vector<std::string> results(const TrawlPlan *plan, size_t q)
 {
   size_t n = 0;
   const char *const *paths = trawl_plan_results(plan, q, &n);
@@ -72,16 +72,16 @@ template <typename... Q> std::vector<Query> group(Q &&...q)
 // results, and the directories read (in LOG).
 std::vector<std::vector<std::string>> shared_walk(const std::vector<Query> &queries,
                                                   const std::string &root, unsigned threads,
-                                                  HookLog &log, trawl_walk_stats *stats = nullptr)
+                                                  HookLog &log, TrawlWalkStats *stats = nullptr)
 {
-  trawl_walk_options opt = queries[0].opt;
+  TrawlWalkOptions opt = queries[0].opt;
   opt.threads = threads;
   Walker w(trawl_walker_new_shared(&opt));
   trawl_walker_add_root(w.get(), root.c_str());
   if (threads > 1)
     trawl_walker_set_helper_floor(w.get(), 0);
   trawl_walker_set_open_hook(w.get(), record_open, &log);
-  std::vector<std::vector<const trawl_pattern *>> keep;
+  std::vector<std::vector<const TrawlPattern *>> keep;
   keep.reserve(2 * queries.size()); // the references below stay valid
   for (const auto &q : queries) {
     keep.push_back(raw(q.inc));
@@ -91,7 +91,7 @@ std::vector<std::vector<std::string>> shared_walk(const std::vector<Query> &quer
     trawl_walker_add_query(w.get(), inc.data(), inc.size(), exc.data(), exc.size(), &q.opt);
   }
   std::vector<std::vector<std::string>> out(queries.size());
-  auto fn = [](const trawl_entry *e, void *data) -> bool {
+  auto fn = [](const TrawlEntry *e, void *data) -> bool {
     auto *o = static_cast<std::vector<std::vector<std::string>> *>(data);
     EXPECT_NE(e->queries, 0u);
     for (size_t i = 0; i < o->size(); i++)
@@ -233,7 +233,7 @@ TEST_P(GeneratedSets, SameAnswersAsLoops)
       auto &list = rng.chance(3) ? loop.excludes : loop.includes;
       if (loop.dialect != TRAWL_DIALECT_TRAWL && t.find('{') != std::string::npos)
         continue;
-      trawl_pattern *p = trawl_pattern_compile(t.data(), t.size(), loop.dialect, loop.flags, nullptr);
+      TrawlPattern *p = trawl_pattern_compile(t.data(), t.size(), loop.dialect, loop.flags, nullptr);
       if (p)
         list.push_back(t);
       trawl_pattern_free(p);
@@ -274,7 +274,7 @@ TEST(Plan, FourExtensionsOneWalk)
   EXPECT_EQ(results(plan.get(), 1), (std::vector<std::string>{"b.js", "docs/i.js"}));
   EXPECT_EQ(results(plan.get(), 2), (std::vector<std::string>{"c.md", "src/g.md"}));
   EXPECT_EQ(results(plan.get(), 3), (std::vector<std::string>{"d.txt", "src/deep/h.txt"}));
-  trawl_walk_stats st;
+  TrawlWalkStats st;
   trawl_plan_stats(plan.get(), 0, &st);
   EXPECT_EQ(st.dirs_opened, 4u); // the root, src, src/deep, docs: once each
   check_group(qs, tmp.path(), "four extensions");

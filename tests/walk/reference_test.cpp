@@ -231,7 +231,7 @@ TEST(MultipleRoots, IndexAndMerge)
       bool bad = false;
     } per;
     Walker w = make_walker(rq, {a.path(), b.path()}, nullptr);
-    auto fn = [](const trawl_entry *e, void *data) -> bool {
+    auto fn = [](const TrawlEntry *e, void *data) -> bool {
       auto *p = static_cast<PerRoot *>(data);
       std::lock_guard<std::mutex> guard(p->lock);
       if (e->root > 1)
@@ -395,7 +395,7 @@ TEST(Rerun, SameResultsEveryTime)
       got.push_back(static_cast<const char *>(res->pdata[k]));
     g_ptr_array_unref(res);
     EXPECT_EQ(got, want) << "run " << i;
-    trawl_walk_stats st;
+    TrawlWalkStats st;
     trawl_walker_stats(w.get(), &st);
     EXPECT_EQ(st.results, want.size()) << "run " << i;
   }
@@ -478,7 +478,7 @@ TEST(Sorted, RootsInTheOrderAdded)
     std::vector<std::pair<unsigned, std::string>> v;
   } seen;
   Walker w = make_walker(q, {b.path(), a.path()}, nullptr);
-  auto fn = [](const trawl_entry *e, void *data) -> bool {
+  auto fn = [](const TrawlEntry *e, void *data) -> bool {
     static_cast<Seen *>(data)->v.push_back({e->root, std::string(e->path, e->len)});
     return true;
   };

@@ -42,7 +42,7 @@ typedef struct {
                             when TRAWL_WATCHMAN=off (docs/cache.md, "Watchman") */
   uint64_t dirs_stated;  /* with watchman used: the directories stat'ed (the others it vouched
                             for); without, every directory of a quick re-check is */
-} trawl_cache_report;
+} TrawlCacheReport;
 
 typedef enum {
   /* Rewrite the cache file when some query's results changed, or when a
@@ -67,16 +67,16 @@ typedef enum {
  * trawl_plan_run(); trouble with the cache file itself is never an error,
  * only REPORT->warning or REPORT->write_error. Clear REPORT with
  * trawl_cache_report_clear(). */
-TRAWL_API bool trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
-                                     trawl_cache_report *report, GError **error);
-TRAWL_API void trawl_cache_report_clear(trawl_cache_report *report);
+TRAWL_API bool trawl_plan_run_cached(TrawlPlan *plan, const char *path, unsigned flags,
+                                     TrawlCacheReport *report, GError **error);
+TRAWL_API void trawl_cache_report_clear(TrawlCacheReport *report);
 
 /* After trawl_plan_run_cached() with TRAWL_CACHE_HOLD_CHANGED: write the
  * cache file that run held back, as it would have (REPORT->written,
  * REPORT->write_error); true when it was written or nothing was held. A
  * plan freed or run again first drops it: the cache file stays as it was,
  * and the next run finds the change again. */
-TRAWL_API bool trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *report);
+TRAWL_API bool trawl_plan_store_cache(TrawlPlan *plan, TrawlCacheReport *report);
 
 /* trawl_plan_run_cached(), handing every result to FN as
  * trawl_plan_run_each() does instead of keeping it (a tree unchanged since
@@ -85,9 +85,9 @@ TRAWL_API bool trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *repo
  * nothing). REPORT->changed says whether the results may differ from the
  * cache's (a directory was read, or a record was not replayed), not that
  * they do. */
-TRAWL_API bool trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
-                                          trawl_plan_result_fn fn, void *data,
-                                          trawl_cache_report *report, GError **error);
+TRAWL_API bool trawl_plan_run_each_cached(TrawlPlan *plan, const char *path, unsigned flags,
+                                          TrawlPlanResultFunc fn, void *data,
+                                          TrawlCacheReport *report, GError **error);
 
 /* Is TRAWL_WATCHMAN one of auto, on, off (or unset: auto)? False with
  * ERROR naming it otherwise (a cached run then uses no watchman). */
@@ -96,15 +96,15 @@ TRAWL_API bool trawl_cache_watchman_setting(GError **error);
 /* A plan of the queries cache file PATH was written for (patterns compiled
  * again, owned by the plan), or NULL with ERROR set when the file cannot be
  * read or is not a valid cache. */
-TRAWL_API trawl_plan *trawl_plan_new_from_cache(const char *path, GError **error);
+TRAWL_API TrawlPlan *trawl_plan_new_from_cache(const char *path, GError **error);
 
 /* After trawl_plan_run_cached(): the results the cache file held for query
  * Q (sorted, NULL-terminated), or NULL when no cache file was trusted. */
-TRAWL_API const char *const *trawl_plan_previous_results(const trawl_plan *plan, size_t q,
+TRAWL_API const char *const *trawl_plan_previous_results(const TrawlPlan *plan, size_t q,
                                                         size_t *n);
 
 /* Called with each path a watch list holds (trawl_cache_watch). */
-typedef void (*trawl_watch_fn)(const char *path, void *data);
+typedef void (*TrawlWatchFunc)(const char *path, void *data);
 
 /* What a re-check of cache file PATH depends on, as paths a build tool can
  * watch for a newer modification time (Ninja's depfiles): every directory
@@ -126,35 +126,35 @@ typedef void (*trawl_watch_fn)(const char *path, void *data);
  * as the cache does — for changes that move modification times. A change
  * whose directory's mtime is put back, or a directory's permissions changed
  * (its ctime moves, no mtime does), is seen by a re-check, not by a list. */
-TRAWL_API bool trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
+TRAWL_API bool trawl_cache_watch(const char *path, TrawlWatchFunc fn, void *data, bool *always,
                                  GError **error);
 
 /* A change of query Q's results: PATH (NUL-terminated, valid during the
  * call) is in them now and was not in the cache's (ADDED), or the reverse. */
-typedef void (*trawl_change_fn)(size_t q, const char *path, bool added, void *data);
+typedef void (*TrawlChangeFunc)(size_t q, const char *path, bool added, void *data);
 
 /* After trawl_plan_run_cached(): every path added to or removed from each
  * query's results, compared with the cache's, handed to FN (may be NULL) —
  * query by query, each query's in bytewise order, an added and a removed
  * path in the order of their bytes. Returns how many. With no cache
  * trusted, every result counts as added. */
-TRAWL_API size_t trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data);
+TRAWL_API size_t trawl_plan_changes(const TrawlPlan *plan, TrawlChangeFunc fn, void *data);
 
 /* A digest of every result of the N plans (each query's results in order,
  * the queries in order), as 64 hex digits (SHA-256; g_free() it): what
  * changes exactly when some answer does. For builds that hash contents
  * (`trawl check --bump`). A NULL plan counts as none. */
-TRAWL_API char *trawl_plans_digest(trawl_plan *const *plans, size_t n);
+TRAWL_API char *trawl_plans_digest(TrawlPlan *const *plans, size_t n);
 
 /* The same digest made from results as they stream by (a batch that writes
  * them out as they come, trawl_plan_run_each()): each query's results in
  * order, then trawl_digest_end_query(), the queries in order. */
-typedef struct trawl_digest trawl_digest;
-TRAWL_API trawl_digest *trawl_digest_new(void);
-TRAWL_API void trawl_digest_result(trawl_digest *d, const char *path, size_t len);
-TRAWL_API void trawl_digest_end_query(trawl_digest *d);
+typedef struct TrawlDigest TrawlDigest;
+TRAWL_API TrawlDigest *trawl_digest_new(void);
+TRAWL_API void trawl_digest_result(TrawlDigest *d, const char *path, size_t len);
+TRAWL_API void trawl_digest_end_query(TrawlDigest *d);
 /* The 64 hex digits (g_free() them); frees D. */
-TRAWL_API char *trawl_digest_finish(trawl_digest *d);
+TRAWL_API char *trawl_digest_finish(TrawlDigest *d);
 
 G_END_DECLS
 

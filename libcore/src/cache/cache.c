@@ -112,7 +112,7 @@ state_free(struct cache_state *st)
 
 /* PLAN's cache state, made if it has none. */
 static struct cache_state *
-state_of(trawl_plan *plan)
+state_of(TrawlPlan *plan)
 {
   struct cache_state *st = plan_cache(plan);
   if (st == NULL) {
@@ -124,7 +124,7 @@ state_of(trawl_plan *plan)
 
 /* The state of PLAN's last run, if that run was a cached one. */
 static const struct cache_state *
-last_run(const trawl_plan *plan)
+last_run(const TrawlPlan *plan)
 {
   const struct cache_state *st = plan_cache(plan);
   return st && st->run == plan_runs(plan) && st->trusted ? st : NULL;
@@ -133,7 +133,7 @@ last_run(const trawl_plan *plan)
 /* ---- runs ---- */
 
 void
-trawl_cache_report_clear(trawl_cache_report *r)
+trawl_cache_report_clear(TrawlCacheReport *r)
 {
   g_free(r->watchman);
   g_free(r->warning);
@@ -143,7 +143,7 @@ trawl_cache_report_clear(trawl_cache_report *r)
 
 /* The queries as the cache records them (cachefile.h). */
 static void
-w_queries(GByteArray *b, trawl_plan *plan, const struct cache_state *st)
+w_queries(GByteArray *b, TrawlPlan *plan, const struct cache_state *st)
 {
   if (st && st->pending) {
     /* A plan from a cache, its patterns not compiled: the file's bytes are
@@ -223,7 +223,7 @@ keep_previous(size_t q, const char *path, size_t len, void *data)
 /* ST->previous from the cache's records: every result recorded, per query,
  * sorted bytewise (rec_pass()). */
 static void
-previous_build(const trawl_plan *plan, struct cache_state *st)
+previous_build(const TrawlPlan *plan, struct cache_state *st)
 {
   st->previous = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
   for (size_t i = 0; i < trawl_plan_size(plan); i++)
@@ -247,7 +247,7 @@ previous_build(const trawl_plan *plan, struct cache_state *st)
 }
 
 const char *const *
-trawl_plan_previous_results(const trawl_plan *plan, size_t q, size_t *n)
+trawl_plan_previous_results(const TrawlPlan *plan, size_t q, size_t *n)
 {
   if (n)
     *n = 0;
@@ -264,13 +264,13 @@ trawl_plan_previous_results(const trawl_plan *plan, size_t q, size_t *n)
 
 /* trawl_plan_results() of a run that took the quick path. */
 static const char *const *
-quick_results(const trawl_plan *plan, size_t q, size_t *n)
+quick_results(const TrawlPlan *plan, size_t q, size_t *n)
 {
   return trawl_plan_previous_results(plan, q, n);
 }
 
 size_t
-trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
+trawl_plan_changes(const TrawlPlan *plan, TrawlChangeFunc fn, void *data)
 {
   size_t changes = 0;
   for (size_t q = 0; q < trawl_plan_size(plan); q++) {
@@ -303,14 +303,14 @@ void (*cache_test_after_walk)(void *data);
 void *cache_test_after_walk_data;
 
 bool
-cache_run_was_quick(const trawl_plan *plan)
+cache_run_was_quick(const TrawlPlan *plan)
 {
   const struct cache_state *st = last_run(plan);
   return st && st->quick;
 }
 
 bool
-cache_patterns_pending(const trawl_plan *plan)
+cache_patterns_pending(const TrawlPlan *plan)
 {
   const struct cache_state *st = plan_cache(plan);
   return st && st->pending;
@@ -320,11 +320,11 @@ cache_patterns_pending(const trawl_plan *plan)
 
 /* What the phases of one cached run of a plan hand each other. */
 struct cached_run {
-  trawl_plan *plan;
+  TrawlPlan *plan;
   struct cache_state *st;
   const char *path;
   unsigned flags;
-  trawl_cache_report *report;
+  TrawlCacheReport *report;
   struct cache_file *cache;     /* the file read, until trusted (then st->file) */
   GByteArray *queries;          /* the plan's queries as a cache file records them */
   GError *first;                /* the first error of the run */
@@ -551,7 +551,7 @@ static void
 run_walk_memos(struct cached_run *r)
 {
   struct cache_state *st = r->st;
-  trawl_cache_report *report = r->report;
+  TrawlCacheReport *report = r->report;
   bool records = true;
   for (guint g = 0; r->usable && g < r->n_groups; g++) {
     struct cgroup *cg = &st->groups[g];
@@ -583,7 +583,7 @@ run_walk_memos(struct cached_run *r)
   if (cache_test_after_walk)
     cache_test_after_walk(cache_test_after_walk_data);
   for (guint g = 0; g < r->n_groups; g++) {
-    trawl_walk_stats ws;
+    TrawlWalkStats ws;
     trawl_plan_stats(r->plan, g, &ws);
     report->dirs_read += ws.dirs_opened;
     report->dirs_reused += ws.dirs_reused;
@@ -595,7 +595,7 @@ static void
 run_compare(struct cached_run *r)
 {
   struct cache_state *st = r->st;
-  trawl_cache_report *report = r->report;
+  TrawlCacheReport *report = r->report;
   /* Nothing read, and every record the cache held replayed (no start
    * directory newly ignored, say): the results are the records'. */
   bool replayed_all = !r->quick && r->all_trusted && report->dirs_read == 0 && r->walked;
@@ -649,7 +649,7 @@ static void
 run_write(struct cached_run *r)
 {
   struct cache_state *st = r->st;
-  trawl_cache_report *report = r->report;
+  TrawlCacheReport *report = r->report;
   run_refresh_clocks(r);
   /* A re-check rewrites an unchanged answer only when that spares the next
    * one reading: some directory it read again (a racy one, since settled)
@@ -691,8 +691,8 @@ run_write(struct cached_run *r)
 }
 
 bool
-trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
-                      trawl_cache_report *report, GError **error)
+trawl_plan_run_cached(TrawlPlan *plan, const char *path, unsigned flags,
+                      TrawlCacheReport *report, GError **error)
 {
   memset(report, 0, sizeof *report);
   struct cache_state *st = state_of(plan);
@@ -733,7 +733,7 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
 }
 
 bool
-trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *report)
+trawl_plan_store_cache(TrawlPlan *plan, TrawlCacheReport *report)
 {
   struct cache_state *st = plan_cache(plan);
   if (st == NULL || st->held == NULL)
@@ -746,8 +746,8 @@ trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *report)
 }
 
 bool
-trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
-                           trawl_plan_result_fn fn, void *data, trawl_cache_report *report,
+trawl_plan_run_each_cached(TrawlPlan *plan, const char *path, unsigned flags,
+                           TrawlPlanResultFunc fn, void *data, TrawlCacheReport *report,
                            GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
@@ -781,7 +781,7 @@ trawl_cache_watchman_setting(GError **error)
 /* ---- a plan from a cache file ---- */
 
 struct reading {
-  trawl_plan *plan;
+  TrawlPlan *plan;
   bool add;             /* add each query; else give each of PLAN's its patterns */
   bool compile;         /* compile the patterns (else only the queries are added) */
   GError *error;
@@ -794,7 +794,7 @@ compile_list(struct reading *r, const struct cached_pattern *list, size_t n, GPt
 {
   for (size_t j = 0; j < n; j++) {
     GError *perr = NULL;
-    trawl_pattern *p = trawl_pattern_compile(list[j].text, list[j].len,
+    TrawlPattern *p = trawl_pattern_compile(list[j].text, list[j].len,
                                              (TrawlDialect)list[j].dialect, list[j].flags, &perr);
     if (p == NULL) {
       g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
@@ -821,13 +821,13 @@ read_query(size_t i, const struct cached_query *q, void *data)
                             compile_list(r, q->excludes, q->n_excludes, exc));
   if (ok && r->add) {
     char *root = g_strndup(q->root, q->root_len);
-    trawl_query tq = {root, (const trawl_pattern *const *)inc->pdata, inc->len,
-                      (const trawl_pattern *const *)exc->pdata, exc->len, &q->opt};
+    TrawlQuery tq = {root, (const TrawlPattern *const *)inc->pdata, inc->len,
+                      (const TrawlPattern *const *)exc->pdata, exc->len, &q->opt};
     trawl_plan_add(r->plan, &tq);
     g_free(root);
   } else if (ok) {
-    plan_query_add_patterns(r->plan, i, (const trawl_pattern *const *)inc->pdata, inc->len,
-                            (const trawl_pattern *const *)exc->pdata, exc->len);
+    plan_query_add_patterns(r->plan, i, (const TrawlPattern *const *)inc->pdata, inc->len,
+                            (const TrawlPattern *const *)exc->pdata, exc->len);
   }
   g_ptr_array_unref(inc);
   g_ptr_array_unref(exc);
@@ -849,7 +849,7 @@ read_queries(const guint8 *bytes, size_t len, struct reading *r)
 /* plan_prepare_fn of a plan made from a cache file: its patterns compiled
  * once a walk needs them. */
 static bool
-plan_patterns(trawl_plan *plan, GError **error)
+plan_patterns(TrawlPlan *plan, GError **error)
 {
   struct cache_state *st = plan_cache(plan);
   if (st == NULL)
@@ -879,13 +879,13 @@ plan_patterns(trawl_plan *plan, GError **error)
  * (docs/adr/0004-cache-file-read-cost.md). Not when another trawl version wrote the
  * file: its patterns are compiled at once, so one that no longer compiles
  * is told now. */
-trawl_plan *
+TrawlPlan *
 trawl_plan_new_from_cache(const char *path, GError **error)
 {
   struct cache_file *cache = cache_open(path, error);
   if (cache == NULL)
     return NULL;
-  trawl_plan *plan = trawl_plan_new();
+  TrawlPlan *plan = trawl_plan_new();
   const bool lazy = strcmp(cache->version, TRAWL_VERSION_STRING) == 0;
   struct reading r = {plan, true, !lazy, NULL};
   if (!read_queries(cache->queries, cache->queries_len, &r)) {
