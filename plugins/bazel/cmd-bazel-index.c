@@ -55,7 +55,7 @@
  * trawl that wrote the caches (another's are not trusted: everything is
  * made again).
  *
- * Each run re-checks every part from its cache (trawl_plan_run_cached(),
+ * Each run re-checks every part from its cache (trawl_cache_run(),
  * which stats the directories the last walk read and reads only those that
  * changed). A part where nothing changed, or only files that git does not
  * ignore were added or removed (the same change in both views, no BUILD
@@ -1151,7 +1151,7 @@ recheck_part(const char *state, part *p)
   char *cache = part_file(state, p, ".cache");
   TrawlCacheReport rep;
   GError *error = NULL;
-  if (!trawl_plan_run_cached(p->plan, cache, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error))
+  if (!trawl_cache_run(p->plan, cache, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error))
     fail(3, "%s", error->message);
   if (rep.write_error)
     fail(3, "%s: %s", cache, rep.write_error);
@@ -1159,7 +1159,7 @@ recheck_part(const char *state, part *p)
     p->redo = true;
   } else if (rep.changed) {
     struct change_scan s = {g_string_new(NULL), g_string_new(NULL), false};
-    trawl_plan_changes(p->plan, on_change, &s);
+    trawl_cache_changes(p->plan, on_change, &s);
     p->redo = p->redo || s.other || s.f->len != s.gf->len || memcmp(s.f->str, s.gf->str, s.f->len) != 0;
     g_string_free(s.f, TRUE);
     g_string_free(s.gf, TRUE);
@@ -1316,7 +1316,7 @@ cli_bazel_index(int argc, char **argv)
     char *cache = part_file(state, p, ".cache");
     p->redo = access(facts_file, R_OK) != 0;
     if (!p->redo)
-      p->plan = trawl_plan_new_from_cache(cache, NULL);
+      p->plan = trawl_cache_load_plan(cache, NULL);
     if (!p->plan) {
       if (!x.patterns)
         compile_excludes(&x);

@@ -371,7 +371,7 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
    * build watches still holds the old digest (Bazel's output bases share
    * both). */
   const unsigned flags = bump ? TRAWL_CACHE_HOLD_CHANGED : 0;
-  bool ran = cache ? trawl_plan_run_each_cached(plan, cache, flags, spool_path, spools, &rep,
+  bool ran = cache ? trawl_cache_run_each(plan, cache, flags, spool_path, spools, &rep,
                                                 NULL)
                    : trawl_plan_run_each(plan, spool_path, spools, NULL);
   if (!ran) {
@@ -390,7 +390,7 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
     if (bump && !bump_results(bump, spools, b->queries->len))
       status = EXIT_IO;
     else if (cache)
-      trawl_plan_store_cache(plan, &rep);
+      trawl_cache_store(plan, &rep);
   }
   if (cache)
     cli_report_cache(cache, &rep);

@@ -548,7 +548,7 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
   TrawlCacheReport rep;
   GError *error = NULL;
   struct cached_print printer = {run, 0};
-  bool ran = trawl_plan_run_each_cached(plan, args->cache, 0, print_cached, &printer, &rep, &error);
+  bool ran = trawl_cache_run_each(plan, args->cache, 0, print_cached, &printer, &rep, &error);
   cli_report_cache(args->cache, &rep);
   int status = EXIT_OK;
   if (!ran) {

@@ -621,7 +621,7 @@ discover(struct discovery *d, const char *build_root, const char *base)
   }
   TrawlCacheReport rep;
   memset(&rep, 0, sizeof rep);
-  bool ran = d->cache ? trawl_plan_run_each_cached(plan, d->cache, 0, take_path, d, &rep, NULL)
+  bool ran = d->cache ? trawl_cache_run_each(plan, d->cache, 0, take_path, d, &rep, NULL)
                       : trawl_plan_run_each(plan, take_path, d, NULL);
   int status = EXIT_OK;
   if (rep.warning)

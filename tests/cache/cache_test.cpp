@@ -1,4 +1,4 @@
-// Result caches (trawl_plan_run_cached, docs/cache.md): a cached run
+// Result caches (trawl_cache_run, docs/cache.md): a cached run
 // answers what a fresh run does, reads only what changed, and never trusts a
 // cache file that does not check out — nor leaves a torn one behind.
 #include <signal.h>
@@ -97,7 +97,7 @@ CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
   TrawlCacheReport rep;
   GError *error = nullptr;
   CacheRun r{};
-  r.ok = trawl_plan_run_cached(f.plan.get(), cache.c_str(), flags, &rep, &error);
+  r.ok = trawl_cache_run(f.plan.get(), cache.c_str(), flags, &rep, &error);
   if (error)
     g_error_free(error);
   r.trusted = rep.trusted;
@@ -259,7 +259,7 @@ TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
   EXPECT_EQ(r.read, 2u); // src/d and lib
   EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
   size_t n;
-  const char *const *was = trawl_plan_previous_results(f.plan.get(), 0, &n);
+  const char *const *was = trawl_cache_previous_results(f.plan.get(), 0, &n);
   ASSERT_NE(was, nullptr);
   EXPECT_EQ(std::vector<std::string>(was, was + n),
             (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c"}));
@@ -297,7 +297,7 @@ TEST(Cache, AStartDirectoryThatAppearsIsWalked)
   }
 }
 
-// trawl_plan_changes(): what was added to and removed from each query's
+// trawl_cache_changes(): what was added to and removed from each query's
 // results, in bytewise order, query by query; and the digest of all the
 // results, which changes exactly when an answer does.
 TEST(Cache, ChangesAndDigest)
@@ -308,7 +308,7 @@ TEST(Cache, ChangesAndDigest)
     Fixture f(tmp / "tree", {{"**/*.c"}});
     EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
     TrawlPlan *plans[] = {f.plan.get(), nullptr};
-    char *d = trawl_plans_digest(plans, 2);
+    char *d = trawl_digest_plans(plans, 2);
     std::string out = d;
     g_free(d);
     return out;
@@ -343,7 +343,7 @@ TEST(Cache, ChangesAndDigest)
   Fixture g(tmp / "tree", {{"**/*.c"}, {"*.h"}});
   EXPECT_TRUE(run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE).changed);
   std::vector<std::string> got;
-  const size_t n = trawl_plan_changes(
+  const size_t n = trawl_cache_changes(
       g.plan.get(),
       [](size_t q, const char *path, bool added, void *data) {
         static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
@@ -352,7 +352,7 @@ TEST(Cache, ChangesAndDigest)
       &got);
   EXPECT_EQ(got, (std::vector<std::string>{"0 + lib/a.c", "0 - src/d/z.c", "1 + a.h", "1 - b.h"}));
   EXPECT_EQ(n, got.size());
-  EXPECT_EQ(trawl_plan_changes(g.plan.get(), nullptr, nullptr), n);
+  EXPECT_EQ(trawl_cache_changes(g.plan.get(), nullptr, nullptr), n);
   EXPECT_NE(digest(), before);
 }
 
@@ -739,7 +739,7 @@ TEST(Cache, ConcurrentWritersNeverTearTheFile)
     for (pid_t p : kids)
       done = done && waitpid(p, nullptr, WNOHANG) != 0;
     GError *error = nullptr;
-    TrawlPlan *p = trawl_plan_new_from_cache(cache.c_str(), &error);
+    TrawlPlan *p = trawl_cache_load_plan(cache.c_str(), &error);
     if (p) {
       loads++;
       trawl_plan_free(p);
@@ -769,11 +769,11 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
     run(f, cache);
   }
   GError *error = nullptr;
-  Plan p(trawl_plan_new_from_cache(cache.c_str(), &error));
+  Plan p(trawl_cache_load_plan(cache.c_str(), &error));
   ASSERT_NE(p, nullptr) << error->message;
   EXPECT_EQ(trawl_plan_size(p.get()), 2u);
   TrawlCacheReport rep;
-  EXPECT_TRUE(trawl_plan_run_cached(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+  EXPECT_TRUE(trawl_cache_run(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
                                     nullptr));
   EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning : "");
   EXPECT_FALSE(rep.changed);
@@ -785,7 +785,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
             (std::vector<std::string>{"a.c", "lib/f.c", "lib/g.md", "src/c.c", "src/d/e.c"}));
   EXPECT_TRUE(cache_run_was_quick(p.get()));
   EXPECT_TRUE(cache_patterns_pending(p.get())) << "the re-check compiled patterns it did not need";
-  EXPECT_EQ(trawl_plan_new_from_cache((tmp / "none").c_str(), nullptr), nullptr);
+  EXPECT_EQ(trawl_cache_load_plan((tmp / "none").c_str(), nullptr), nullptr);
 
   // A change: the plan's patterns are compiled for the walk, and ask what
   // they asked when the cache was written.
@@ -793,9 +793,9 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   add_file(tmp / "tree", "x.h");
   settle();
   {
-    Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
+    Plan q(trawl_cache_load_plan(cache.c_str(), &error));
     ASSERT_NE(q, nullptr) << error->message;
-    EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+    EXPECT_TRUE(trawl_cache_run(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
                                       nullptr));
     EXPECT_TRUE(rep.trusted);
     EXPECT_TRUE(rep.changed);
@@ -810,14 +810,14 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
 
   // A query added to a plan read from a cache: the plan asks three
   // questions now, not the file's two.
-  Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
+  Plan q(trawl_cache_load_plan(cache.c_str(), &error));
   ASSERT_NE(q, nullptr) << error->message;
   Pattern md = compile("**/*.md");
   const TrawlPattern *mds[] = {md.get()};
   const std::string root = tmp / "tree";
   TrawlQuery extra = {root.c_str(), mds, 1, nullptr, 0, nullptr};
   EXPECT_EQ(trawl_plan_add(q.get(), &extra), 2u);
-  EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+  EXPECT_TRUE(trawl_cache_run(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
                                     nullptr));
   EXPECT_FALSE(rep.trusted);
   EXPECT_NE(std::string(rep.warning ? rep.warning : ""), "");
@@ -911,7 +911,7 @@ TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
     Fixture f(tmp / "tree", queries);
     std::vector<std::vector<std::string>> got(queries.size());
     TrawlCacheReport rep;
-    ASSERT_TRUE(trawl_plan_run_each_cached(
+    ASSERT_TRUE(trawl_cache_run_each(
         f.plan.get(), cache.c_str(), 0,
         [](size_t q, const char *path, size_t len, void *data) {
           (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path,
@@ -1181,7 +1181,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     if (each) {
       TrawlCacheReport rep;
       GError *error = nullptr;
-      r.ok = trawl_plan_run_each_cached(
+      r.ok = trawl_cache_run_each(
           f.plan.get(), cache.c_str(), 0,
           [](size_t q, const char *path, size_t len, void *data) {
             (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path, len);

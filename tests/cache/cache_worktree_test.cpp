@@ -80,7 +80,7 @@ Answer query(const std::string &root, const std::string &include, const std::str
     EXPECT_TRUE(trawl_plan_run(plan.get(), &error));
   } else {
     TrawlCacheReport rep;
-    EXPECT_TRUE(trawl_plan_run_cached(plan.get(), cache.c_str(), flags, &rep, &error));
+    EXPECT_TRUE(trawl_cache_run(plan.get(), cache.c_str(), flags, &rep, &error));
     r.changed = rep.changed;
     r.trusted = rep.trusted;
     trawl_cache_report_clear(&rep);

@@ -51,7 +51,7 @@ typedef enum {
    * Otherwise it is rewritten whenever a directory was read. */
   TRAWL_CACHE_WRITE_ON_CHANGE = 1 << 0,
   /* When some query's results changed, keep the file the run would write
-   * instead of writing it, until trawl_plan_store_cache(). A re-check that
+   * instead of writing it, until trawl_cache_store(). A re-check that
    * tells a build of the change (a stamp touched) before the cache says it
    * is current can be killed between the two without the next re-check
    * finding nothing to tell: the reverse order would leave the build stale
@@ -67,25 +67,25 @@ typedef enum {
  * trawl_plan_run(); trouble with the cache file itself is never an error,
  * only REPORT->warning or REPORT->write_error. Clear REPORT with
  * trawl_cache_report_clear(). */
-TRAWL_API bool trawl_plan_run_cached(TrawlPlan *plan, const char *path, unsigned flags,
+TRAWL_API bool trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
                                      TrawlCacheReport *report, GError **error);
 TRAWL_API void trawl_cache_report_clear(TrawlCacheReport *report);
 
-/* After trawl_plan_run_cached() with TRAWL_CACHE_HOLD_CHANGED: write the
+/* After trawl_cache_run() with TRAWL_CACHE_HOLD_CHANGED: write the
  * cache file that run held back, as it would have (REPORT->written,
  * REPORT->write_error); true when it was written or nothing was held. A
  * plan freed or run again first drops it: the cache file stays as it was,
  * and the next run finds the change again. */
-TRAWL_API bool trawl_plan_store_cache(TrawlPlan *plan, TrawlCacheReport *report);
+TRAWL_API bool trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report);
 
-/* trawl_plan_run_cached(), handing every result to FN as
+/* trawl_cache_run(), handing every result to FN as
  * trawl_plan_run_each() does instead of keeping it (a tree unchanged since
  * the cache was written: from the cache's records, in the same order; then
  * trawl_plan_results() lists them too, from the records, when asked, else
  * nothing). REPORT->changed says whether the results may differ from the
  * cache's (a directory was read, or a record was not replayed), not that
  * they do. */
-TRAWL_API bool trawl_plan_run_each_cached(TrawlPlan *plan, const char *path, unsigned flags,
+TRAWL_API bool trawl_cache_run_each(TrawlPlan *plan, const char *path, unsigned flags,
                                           TrawlPlanResultFunc fn, void *data,
                                           TrawlCacheReport *report, GError **error);
 
@@ -96,15 +96,15 @@ TRAWL_API bool trawl_cache_watchman_setting(GError **error);
 /* A plan of the queries cache file PATH was written for (patterns compiled
  * again, owned by the plan), or NULL with ERROR set when the file cannot be
  * read or is not a valid cache. */
-TRAWL_API TrawlPlan *trawl_plan_new_from_cache(const char *path, GError **error);
+TRAWL_API TrawlPlan *trawl_cache_load_plan(const char *path, GError **error);
 
-/* After trawl_plan_run_cached(): the results the cache file held for query
+/* After trawl_cache_run(): the results the cache file held for query
  * Q (sorted, NULL-terminated), or NULL when no cache file was trusted. */
-TRAWL_API const char *const *trawl_plan_previous_results(const TrawlPlan *plan, size_t q,
+TRAWL_API const char *const *trawl_cache_previous_results(const TrawlPlan *plan, size_t q,
                                                         size_t *n);
 
 /* Called with each path a watch list holds (trawl_cache_watch). */
-typedef void (*TrawlWatchFunc)(const char *path, void *data);
+typedef void (*TrawlCacheWatchFunc)(const char *path, void *data);
 
 /* What a re-check of cache file PATH depends on, as paths a build tool can
  * watch for a newer modification time (Ninja's depfiles): every directory
@@ -126,25 +126,25 @@ typedef void (*TrawlWatchFunc)(const char *path, void *data);
  * as the cache does — for changes that move modification times. A change
  * whose directory's mtime is put back, or a directory's permissions changed
  * (its ctime moves, no mtime does), is seen by a re-check, not by a list. */
-TRAWL_API bool trawl_cache_watch(const char *path, TrawlWatchFunc fn, void *data, bool *always,
+TRAWL_API bool trawl_cache_watch(const char *path, TrawlCacheWatchFunc fn, void *data, bool *always,
                                  GError **error);
 
 /* A change of query Q's results: PATH (NUL-terminated, valid during the
  * call) is in them now and was not in the cache's (ADDED), or the reverse. */
-typedef void (*TrawlChangeFunc)(size_t q, const char *path, bool added, void *data);
+typedef void (*TrawlCacheChangeFunc)(size_t q, const char *path, bool added, void *data);
 
-/* After trawl_plan_run_cached(): every path added to or removed from each
+/* After trawl_cache_run(): every path added to or removed from each
  * query's results, compared with the cache's, handed to FN (may be NULL) —
  * query by query, each query's in bytewise order, an added and a removed
  * path in the order of their bytes. Returns how many. With no cache
  * trusted, every result counts as added. */
-TRAWL_API size_t trawl_plan_changes(const TrawlPlan *plan, TrawlChangeFunc fn, void *data);
+TRAWL_API size_t trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data);
 
 /* A digest of every result of the N plans (each query's results in order,
  * the queries in order), as 64 hex digits (SHA-256; g_free() it): what
  * changes exactly when some answer does. For builds that hash contents
  * (`trawl check --bump`). A NULL plan counts as none. */
-TRAWL_API char *trawl_plans_digest(TrawlPlan *const *plans, size_t n);
+TRAWL_API char *trawl_digest_plans(TrawlPlan *const *plans, size_t n);
 
 /* The same digest made from results as they stream by (a batch that writes
  * them out as they come, trawl_plan_run_each()): each query's results in

@@ -1,7 +1,7 @@
 /* trawl — result caches: a plan run through a cache file, re-validated by
  * stamps (trawl/cache.h, docs/cache.md).
  *
- * A cached run (trawl_plan_run_cached) goes in phases, each a function
+ * A cached run (trawl_cache_run) goes in phases, each a function
  * below: the cache file read and found to be this plan's or not (same trawl
  * version, same queries: cachefile.h), the queries grouped and the roots
  * compared; each walk's ignore sources outside the walked directories
@@ -61,7 +61,7 @@ struct cache_state {
   GError *pending_error;   /* they did not compile */
   GByteArray *held, *held_recs; /* TRAWL_CACHE_HOLD_CHANGED: the index and the records a
                                  * changed run would have written, until
-                                 * trawl_plan_store_cache() writes them */
+                                 * trawl_cache_store() writes them */
   char *held_path;         /* where */
 };
 
@@ -247,7 +247,7 @@ previous_build(const TrawlPlan *plan, struct cache_state *st)
 }
 
 const char *const *
-trawl_plan_previous_results(const TrawlPlan *plan, size_t q, size_t *n)
+trawl_cache_previous_results(const TrawlPlan *plan, size_t q, size_t *n)
 {
   if (n)
     *n = 0;
@@ -266,17 +266,17 @@ trawl_plan_previous_results(const TrawlPlan *plan, size_t q, size_t *n)
 static const char *const *
 quick_results(const TrawlPlan *plan, size_t q, size_t *n)
 {
-  return trawl_plan_previous_results(plan, q, n);
+  return trawl_cache_previous_results(plan, q, n);
 }
 
 size_t
-trawl_plan_changes(const TrawlPlan *plan, TrawlChangeFunc fn, void *data)
+trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
 {
   size_t changes = 0;
   for (size_t q = 0; q < trawl_plan_size(plan); q++) {
     size_t n = 0, m = 0;
     const char *const *now = trawl_plan_results(plan, q, &n);
-    const char *const *was = trawl_plan_previous_results(plan, q, &m);
+    const char *const *was = trawl_cache_previous_results(plan, q, &m);
     if (was == NULL)
       m = 0;
     /* A merge of two sorted lists. */
@@ -610,7 +610,7 @@ run_compare(struct cached_run *r)
     for (size_t i = 0; i < trawl_plan_size(r->plan) && !report->changed; i++) {
       size_t n = 0, m = 0;
       const char *const *is = trawl_plan_results(r->plan, i, &n);
-      const char *const *was = trawl_plan_previous_results(r->plan, i, &m);
+      const char *const *was = trawl_cache_previous_results(r->plan, i, &m);
       report->changed = n != m;
       for (size_t k = 0; k < n && !report->changed; k++)
         report->changed = strcmp(is[k], was[k]) != 0;
@@ -691,7 +691,7 @@ run_write(struct cached_run *r)
 }
 
 bool
-trawl_plan_run_cached(TrawlPlan *plan, const char *path, unsigned flags,
+trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
                       TrawlCacheReport *report, GError **error)
 {
   memset(report, 0, sizeof *report);
@@ -733,7 +733,7 @@ trawl_plan_run_cached(TrawlPlan *plan, const char *path, unsigned flags,
 }
 
 bool
-trawl_plan_store_cache(TrawlPlan *plan, TrawlCacheReport *report)
+trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report)
 {
   struct cache_state *st = plan_cache(plan);
   if (st == NULL || st->held == NULL)
@@ -746,13 +746,13 @@ trawl_plan_store_cache(TrawlPlan *plan, TrawlCacheReport *report)
 }
 
 bool
-trawl_plan_run_each_cached(TrawlPlan *plan, const char *path, unsigned flags,
+trawl_cache_run_each(TrawlPlan *plan, const char *path, unsigned flags,
                            TrawlPlanResultFunc fn, void *data, TrawlCacheReport *report,
                            GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
   plan_set_each(plan, fn, data);
-  bool ok = trawl_plan_run_cached(plan, path, flags, report, error);
+  bool ok = trawl_cache_run(plan, path, flags, report, error);
   plan_set_each(plan, NULL, NULL);
   const struct cache_state *st = last_run(plan);
   for (guint g = 0; ok && st && st->quick && g < st->n_groups; g++) {
@@ -880,7 +880,7 @@ plan_patterns(TrawlPlan *plan, GError **error)
  * file: its patterns are compiled at once, so one that no longer compiles
  * is told now. */
 TrawlPlan *
-trawl_plan_new_from_cache(const char *path, GError **error)
+trawl_cache_load_plan(const char *path, GError **error)
 {
   struct cache_file *cache = cache_open(path, error);
   if (cache == NULL)
@@ -901,7 +901,7 @@ trawl_plan_new_from_cache(const char *path, GError **error)
     g_byte_array_append(st->pending, cache->queries, (guint)cache->queries_len);
     plan_set_prepare(plan, plan_patterns);
   }
-  /* Kept for trawl_plan_run_cached() on the same file: one load. */
+  /* Kept for trawl_cache_run() on the same file: one load. */
   st->file = cache;
   st->path = g_strdup(path);
   return plan;

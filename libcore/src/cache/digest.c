@@ -44,7 +44,7 @@ trawl_digest_finish(TrawlDigest *d)
 }
 
 char *
-trawl_plans_digest(TrawlPlan *const *plans, size_t n)
+trawl_digest_plans(TrawlPlan *const *plans, size_t n)
 {
   TrawlDigest *d = trawl_digest_new();
   for (size_t p = 0; p < n; p++) {
