@@ -107,8 +107,7 @@ struct TrawlPattern {
   size_t suffix_len;
   char *ext;
   size_t ext_len;
-  char **roots;         /* NULL-terminated */
-  size_t n_roots;
+  GPtrArray *roots;     /* char * (owned) */
 
   /* git: the literal bytes before the first wildcard, compared on their own
    * when they end inside a component and a "**" follows (see pattern.c). The

@@ -1186,9 +1186,8 @@ derive_roots(TrawlPattern *p)
       g_ptr_array_add(kept, r);
   }
   g_ptr_array_free(roots, TRUE);
-  p->n_roots = kept->len;
-  g_ptr_array_add(kept, NULL);
-  p->roots = (char **)g_ptr_array_free(kept, FALSE);
+  g_ptr_array_set_free_func(kept, g_free);
+  p->roots = kept;
 }
 
 /* ---- public ----------------------------------------------------------- */
@@ -1246,12 +1245,11 @@ trawl_pattern_compile(const char *text, size_t len, TrawlDialect dialect,
     p->prefix_len += cut;
     p->min_len += cut;
     /* Roots: the directory part of the cut (the rest starts with "**"). */
-    g_strfreev(p->roots);
     const char *slash = strrchr(p->strip, '/');
-    p->roots = g_new0(char *, 2);
-    p->roots[0] = (slash && !p->icase) ? g_strndup(p->strip, (size_t)(slash - p->strip))
-                                       : g_strdup("");
-    p->n_roots = 1;
+    g_ptr_array_set_size(p->roots, 0);
+    g_ptr_array_add(p->roots, (slash && !p->icase)
+                                  ? g_strndup(p->strip, (size_t)(slash - p->strip))
+                                  : g_strdup(""));
   }
   return p;
 }
@@ -1373,7 +1371,8 @@ trawl_pattern_free(TrawlPattern *p)
   g_free(p->prefix);
   g_free(p->suffix);
   g_free(p->ext);
-  g_strfreev(p->roots);
+  if (p->roots)
+    g_ptr_array_unref(p->roots);
   g_free(p->strip);
   g_free(p);
 }
@@ -1452,12 +1451,10 @@ trawl_pattern_min_length(const TrawlPattern *p)
   return p->min_len;
 }
 
-const char *const *
-trawl_pattern_roots(const TrawlPattern *p, size_t *n)
+const GPtrArray *
+trawl_pattern_roots(const TrawlPattern *p)
 {
-  if (n)
-    *n = p->n_roots;
-  return (const char *const *)p->roots;
+  return p->roots;
 }
 
 size_t

@@ -89,7 +89,7 @@ bool plan_each_set(const TrawlPlan *plan);
 /* The current run's results come from FN instead of the walks (the cache's
  * records, when nothing changed): trawl_plan_results() asks it. Until the
  * next plan_group(). */
-typedef const char *const *(*plan_results_fn)(const TrawlPlan *plan, size_t q, size_t *n);
+typedef const GPtrArray *(*plan_results_fn)(const TrawlPlan *plan, size_t q);
 void plan_set_results(TrawlPlan *plan, plan_results_fn fn);
 
 /* ---- the cache's state, kept with the plan ---- */

@@ -18,19 +18,12 @@
 #include "plan-shared.h"
 #include "walk/walk-shared.h"
 
-/* A query's result paths of the last run, NULL-terminated once it ended;
- * they point into the plan's arena. */
-struct pathvec {
-  const char **v;
-  size_t n, cap;
-};
-
 struct pquery {
   char *root;
   GPtrArray *includes;     /* const TrawlPattern * (borrowed) */
   GPtrArray *excludes;
   TrawlWalkOptions opt;
-  struct pathvec paths;    /* results of the last run */
+  GPtrArray *paths;        /* results of the last run: char * into the plan's arena */
   GError *error;
   size_t group;
 };
@@ -61,30 +54,13 @@ struct TrawlPlan {
   plan_cache_free_fn cache_free;
 };
 
-static inline void
-pathvec_push(struct pathvec *p, const char *path)
-{
-  if (G_UNLIKELY(p->n == p->cap)) {
-    p->cap = p->cap ? 2 * p->cap : 64;
-    p->v = g_renew(const char *, p->v, p->cap);
-  }
-  p->v[p->n++] = path;
-}
-
-static void
-pathvec_clear(struct pathvec *p)
-{
-  g_free(p->v);
-  memset(p, 0, sizeof *p);
-}
-
 static void
 pquery_free(struct pquery *q)
 {
   g_free(q->root);
   g_ptr_array_unref(q->includes);
   g_ptr_array_unref(q->excludes);
-  pathvec_clear(&q->paths);
+  g_ptr_array_unref(q->paths);
   g_clear_error(&q->error);
   g_free(q);
 }
@@ -134,6 +110,7 @@ trawl_plan_add(TrawlPlan *plan, const TrawlQuery *query)
   if (plan->prepare)
     plan->prepare(plan, NULL);
   struct pquery *q = g_new0(struct pquery, 1);
+  q->paths = g_ptr_array_new();
   q->root = g_strdup(query->root ? query->root : ".");
   q->includes = g_ptr_array_sized_new((guint)query->n_includes);
   for (size_t i = 0; i < query->n_includes; i++)
@@ -202,7 +179,7 @@ file_result(const TrawlEntry *e, void *data)
     struct pquery *q = s->plan->queries->pdata[qi];
     if (copy == NULL)
       copy = arena_copy(&s->plan->arena, e->path, e->len);
-    pathvec_push(&q->paths, copy);
+    g_ptr_array_add(q->paths, (gpointer)copy);
   }
   return true;
 }
@@ -222,7 +199,7 @@ plan_group(TrawlPlan *plan, GError **error)
   for (guint i = 0; i < plan->queries->len; i++) {
     struct pquery *q = plan->queries->pdata[i];
     g_clear_error(&q->error);
-    q->paths.n = 0;
+    g_ptr_array_set_size(q->paths, 0);
     q->group = (size_t)-1;
     struct stat st;
     int fd = open(q->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -323,7 +300,7 @@ plan_walk(TrawlPlan *plan, GError **error)
       /* The root went away between the check and the walk. */
       for (guint m = 0; m < grp->members->len; m++) {
         struct pquery *q = plan->queries->pdata[g_array_index(grp->members, size_t, m)];
-        q->paths.n = 0;
+        g_ptr_array_set_size(q->paths, 0);
         q->error = g_error_copy(err);
       }
       if (ok && error)
@@ -331,10 +308,6 @@ plan_walk(TrawlPlan *plan, GError **error)
       ok = false;
       g_error_free(err);
     }
-  }
-  for (guint i = 0; i < plan->queries->len; i++) {
-    struct pquery *q = plan->queries->pdata[i];
-    pathvec_push(&q->paths, NULL);
   }
   return ok;
 }
@@ -363,22 +336,14 @@ trawl_plan_run_each(TrawlPlan *plan, TrawlPlanResultFunc fn, void *data, GError 
   return ok;
 }
 
-const char *const *
-trawl_plan_results(const TrawlPlan *plan, size_t q, size_t *n)
+const GPtrArray *
+trawl_plan_results(const TrawlPlan *plan, size_t q)
 {
   g_return_val_if_fail(q < plan->queries->len, NULL);
   if (plan->results)
-    return plan->results(plan, q, n);
-  struct pquery *pq = plan->queries->pdata[q];
-  static const char *const none[] = {NULL};
-  if (pq->paths.n == 0) {
-    if (n)
-      *n = 0;
-    return none;
-  }
-  if (n)
-    *n = pq->paths.n - 1;
-  return pq->paths.v;
+    return plan->results(plan, q);
+  const struct pquery *pq = plan->queries->pdata[q];
+  return pq->paths;
 }
 
 const GError *

@@ -477,11 +477,10 @@ kept_dir(const pkg_set *gd, const char *d, size_t n)
 static path_list
 answer(const TrawlPlan *plan, size_t q)
 {
-  size_t n = 0;
-  const char *const *r = trawl_plan_results(plan, q, &n);
+  const GPtrArray *r = trawl_plan_results(plan, q);
   path_list l = {0};
-  for (size_t i = 0; i < n; i++)
-    list_add(&l, r[i], strlen(r[i]));
+  for (guint i = 0; i < r->len; i++)
+    list_add(&l, r->pdata[i], strlen(r->pdata[i]));
   return l;
 }
 

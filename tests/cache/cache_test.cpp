@@ -78,9 +78,7 @@ struct Fixture {
 
   std::vector<std::string> results(size_t q) const
   {
-    size_t n;
-    const char *const *r = trawl_plan_results(plan.get(), q, &n);
-    return std::vector<std::string>(r, r + n);
+    return strings_of(trawl_plan_results(plan.get(), q));
   }
 };
 
@@ -258,10 +256,9 @@ TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
   EXPECT_TRUE(r.written);
   EXPECT_EQ(r.read, 2u); // src/d and lib
   EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
-  size_t n;
-  const char *const *was = trawl_cache_previous_results(f.plan.get(), 0, &n);
+  const GPtrArray *was = trawl_cache_previous_results(f.plan.get(), 0);
   ASSERT_NE(was, nullptr);
-  EXPECT_EQ(std::vector<std::string>(was, was + n),
+  EXPECT_EQ(strings_of(was),
             (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c"}));
 }
 
@@ -779,9 +776,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   EXPECT_FALSE(rep.changed);
   EXPECT_FALSE(rep.written);
   trawl_cache_report_clear(&rep);
-  size_t n;
-  const char *const *r = trawl_plan_results(p.get(), 0, &n);
-  EXPECT_EQ(std::vector<std::string>(r, r + n),
+  EXPECT_EQ(strings_of(trawl_plan_results(p.get(), 0)),
             (std::vector<std::string>{"a.c", "lib/f.c", "lib/g.md", "src/c.c", "src/d/e.c"}));
   EXPECT_TRUE(cache_run_was_quick(p.get()));
   EXPECT_TRUE(cache_patterns_pending(p.get())) << "the re-check compiled patterns it did not need";
@@ -802,10 +797,8 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
     EXPECT_EQ(rep.dirs_read, 2u);
     trawl_cache_report_clear(&rep);
     EXPECT_FALSE(cache_patterns_pending(q.get()));
-    r = trawl_plan_results(q.get(), 0, &n);
-    EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
-    r = trawl_plan_results(q.get(), 1, &n);
-    EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"b.h", "x.h"}));
+    EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 0)), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
+    EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 1)), (std::vector<std::string>{"b.h", "x.h"}));
   }
 
   // A query added to a plan read from a cache: the plan asks three
@@ -822,10 +815,8 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   EXPECT_FALSE(rep.trusted);
   EXPECT_NE(std::string(rep.warning ? rep.warning : ""), "");
   trawl_cache_report_clear(&rep);
-  r = trawl_plan_results(q.get(), 0, &n);
-  EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
-  r = trawl_plan_results(q.get(), 2, &n);
-  EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"lib/g.md"}));
+  EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 0)), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
+  EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 2)), (std::vector<std::string>{"lib/g.md"}));
 }
 
 // A directory the walk could not read has no stamp: making it readable

@@ -89,9 +89,7 @@ Answer query(const std::string &root, const std::string &include, const std::str
     ADD_FAILURE() << error->message;
     g_error_free(error);
   }
-  size_t n;
-  const char *const *v = trawl_plan_results(plan.get(), 0, &n);
-  r.results.assign(v, v + n);
+  r.results = strings_of(trawl_plan_results(plan.get(), 0));
   return r;
 }
 

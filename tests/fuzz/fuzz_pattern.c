@@ -201,8 +201,9 @@ check_path(const TrawlPattern *p, const TrawlPattern *git, const char *path,
       violation("may_match_below is false for an ancestor of a match", p,
                 path, len);
   bool covered = false;
-  for (const char *const *r = trawl_pattern_roots(p, NULL); *r && !covered; r++)
-    covered = under_root(path, len, *r);
+  const GPtrArray *roots = trawl_pattern_roots(p);
+  for (guint r = 0; r < roots->len && !covered; r++)
+    covered = under_root(path, len, g_ptr_array_index(roots, r));
   if (!covered)
     violation("match lies under none of trawl_pattern_roots", p, path, len);
 }

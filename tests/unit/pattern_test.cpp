@@ -295,11 +295,9 @@ TEST(PatternFacts, BraceExpandedRoots)
 {
   Pattern p = compile("{src,packages}/**/*.ts");
   ASSERT_TRUE(p);
-  size_t n = 0;
-  const char *const *r = trawl_pattern_roots(p.get(), &n);
-  ASSERT_EQ(n, 2u);
+  const GPtrArray *r = trawl_pattern_roots(p.get());
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r[2], nullptr);
+  ASSERT_EQ(r->len, 2u);
   std::vector<std::string> got = roots(p.get());
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"packages", "src"}));
@@ -389,12 +387,13 @@ TEST(PatternFacts, PointersLiveAsLongAsThePattern)
   ASSERT_TRUE(p);
   size_t n1 = 0, n2 = 0;
   const char *a = trawl_pattern_literal_prefix(p.get(), &n1);
-  const char *const *r1 = trawl_pattern_roots(p.get(), &n1);
+  const GPtrArray *r1 = trawl_pattern_roots(p.get());
+  const char *root0 = static_cast<const char *>(g_ptr_array_index(r1, 0));
   match(p.get(), "src/a/b/c.rs");
   EXPECT_EQ(trawl_pattern_literal_prefix(p.get(), &n2), a);
-  EXPECT_EQ(trawl_pattern_roots(p.get(), &n2), r1);
   EXPECT_EQ(n1, n2);
-  EXPECT_EQ(trawl_pattern_roots(p.get(), nullptr), r1);
+  EXPECT_EQ(trawl_pattern_roots(p.get()), r1);
+  EXPECT_EQ(g_ptr_array_index(trawl_pattern_roots(p.get()), 0), root0);
 }
 
 TEST(PatternFacts, AlternativeCount)

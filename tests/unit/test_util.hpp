@@ -117,11 +117,10 @@ inline std::string extension(const TrawlPattern *p, bool *has_ext = nullptr)
 
 inline std::vector<std::string> roots(const TrawlPattern *p)
 {
-  size_t n = 0;
-  const char *const *r = trawl_pattern_roots(p, &n);
+  const GPtrArray *r = trawl_pattern_roots(p);
   std::vector<std::string> out;
-  for (size_t i = 0; r && r[i]; i++)
-    out.emplace_back(r[i]);
+  for (guint i = 0; i < r->len; i++)
+    out.emplace_back(static_cast<const char *>(g_ptr_array_index(r, i)));
   return out;
 }
 

@@ -41,13 +41,9 @@ size_t add(TrawlPlan *plan, const Query &q, const std::string &root)
 
 std::vector<std::string> results(const TrawlPlan *plan, size_t q)
 {
-  size_t n = 0;
-  const char *const *paths = trawl_plan_results(plan, q, &n);
-  std::vector<std::string> out;
-  for (size_t i = 0; i < n; i++)
-    out.push_back(paths[i]);
-  EXPECT_EQ(paths[n], nullptr);
-  return out;
+  const GPtrArray *paths = trawl_plan_results(plan, q);
+  EXPECT_NE(paths, nullptr);
+  return strings_of(paths);
 }
 
 Query make(std::vector<std::string> includes, std::vector<std::string> excludes = {})

@@ -574,6 +574,15 @@ inline std::vector<std::pair<std::string, unsigned>> reference(const Query &q,
   return out;
 }
 
+// The strings of an array the library lists (trawl_plan_results(), ...).
+inline std::vector<std::string> strings_of(const GPtrArray *a)
+{
+  std::vector<std::string> out;
+  for (guint i = 0; a && i < a->len; i++)
+    out.emplace_back(static_cast<const char *>(g_ptr_array_index(a, i)));
+  return out;
+}
+
 inline std::vector<std::string> paths_of(const std::vector<std::pair<std::string, unsigned>> &v)
 {
   std::vector<std::string> out;

@@ -99,9 +99,9 @@ TRAWL_API bool trawl_cache_watchman_setting(GError **error);
 TRAWL_API TrawlPlan *trawl_cache_load_plan(const char *path, GError **error);
 
 /* After trawl_cache_run(): the results the cache file held for query
- * Q (sorted, NULL-terminated), or NULL when no cache file was trusted. */
-TRAWL_API const char *const *trawl_cache_previous_results(const TrawlPlan *plan, size_t q,
-                                                        size_t *n);
+ * Q, as trawl_plan_results() lists results (owned by the plan until its next
+ * run), or NULL when no cache file was trusted. */
+TRAWL_API const GPtrArray *trawl_cache_previous_results(const TrawlPlan *plan, size_t q);
 
 /* Called with each path a watch list holds (trawl_cache_watch). */
 typedef void (*TrawlCacheWatchFunc)(const char *path, void *data);

@@ -156,10 +156,10 @@ TRAWL_API size_t trawl_pattern_min_length(const TrawlPattern *p);
 
 /* The literal leading directories a walk must start from to find every match:
  * "{src,packages}/x.c" gives "src" and "packages"; "" means the root itself.
- * None is below another. Returns a NULL-terminated array owned by P; *N (if
- * not NULL) receives its length. */
-TRAWL_API const char *const *trawl_pattern_roots(const TrawlPattern *p,
-                                                 size_t *n);
+ * None is below another; none for a pattern that matches nothing. An array
+ * of NUL-terminated strings, sorted bytewise, owned by P (do not change or
+ * unref it). */
+TRAWL_API const GPtrArray *trawl_pattern_roots(const TrawlPattern *p);
 
 /* Number of alternatives the braces expanded to (1 without braces). */
 TRAWL_API size_t trawl_pattern_alternative_count(const TrawlPattern *p);

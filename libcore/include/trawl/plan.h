@@ -87,10 +87,11 @@ typedef void (*TrawlPlanResultFunc)(size_t q, const char *path, size_t len, void
 TRAWL_API bool trawl_plan_run_each(TrawlPlan *plan, TrawlPlanResultFunc fn, void *data,
                                    GError **error);
 
-/* The results of query Q after a run: NUL-terminated paths relative to its
- * root, sorted bytewise, each once; *N receives the count. Owned by the plan
- * until the next run or trawl_plan_free(); the array ends with NULL. */
-TRAWL_API const char *const *trawl_plan_results(const TrawlPlan *plan, size_t q, size_t *n);
+/* The results of query Q after a run: an array of NUL-terminated paths
+ * relative to its root, sorted bytewise, each once (as trawl_walker_collect()
+ * returns them). Owned by the plan until the next run or trawl_plan_free():
+ * do not change or unref it. */
+TRAWL_API const GPtrArray *trawl_plan_results(const TrawlPlan *plan, size_t q);
 
 /* Why query Q has no results (its root could not be walked), or NULL. */
 TRAWL_API const GError *trawl_plan_error(const TrawlPlan *plan, size_t q);

@@ -242,31 +242,24 @@ previous_build(const TrawlPlan *plan, struct cache_state *st)
         g_ptr_array_set_size(st->previous->pdata[g_array_index(gv.members, size_t, m)], 0);
     }
   }
-  for (guint i = 0; i < st->previous->len; i++)
-    g_ptr_array_add(st->previous->pdata[i], NULL);
 }
 
-const char *const *
-trawl_cache_previous_results(const TrawlPlan *plan, size_t q, size_t *n)
+const GPtrArray *
+trawl_cache_previous_results(const TrawlPlan *plan, size_t q)
 {
-  if (n)
-    *n = 0;
   struct cache_state *st = (struct cache_state *)last_run(plan);
   if (st == NULL || q >= trawl_plan_size(plan))
     return NULL;
   if (st->previous == NULL)
     previous_build(plan, st);
-  GPtrArray *list = st->previous->pdata[q];
-  if (n)
-    *n = list->len - 1;
-  return (const char *const *)list->pdata;
+  return st->previous->pdata[q];
 }
 
 /* trawl_plan_results() of a run that took the quick path. */
-static const char *const *
-quick_results(const TrawlPlan *plan, size_t q, size_t *n)
+static const GPtrArray *
+quick_results(const TrawlPlan *plan, size_t q)
 {
-  return trawl_cache_previous_results(plan, q, n);
+  return trawl_cache_previous_results(plan, q);
 }
 
 size_t
@@ -274,11 +267,11 @@ trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
 {
   size_t changes = 0;
   for (size_t q = 0; q < trawl_plan_size(plan); q++) {
-    size_t n = 0, m = 0;
-    const char *const *now = trawl_plan_results(plan, q, &n);
-    const char *const *was = trawl_cache_previous_results(plan, q, &m);
-    if (was == NULL)
-      m = 0;
+    const GPtrArray *now_list = trawl_plan_results(plan, q);
+    const GPtrArray *was_list = trawl_cache_previous_results(plan, q);
+    const size_t n = now_list->len, m = was_list ? was_list->len : 0;
+    const char *const *now = (const char *const *)now_list->pdata;
+    const char *const *was = was_list ? (const char *const *)was_list->pdata : NULL;
     /* A merge of two sorted lists. */
     size_t i = 0, j = 0;
     while (i < n || j < m) {
@@ -608,12 +601,11 @@ run_compare(struct cached_run *r)
     report->changed = true;
   } else if (r->usable && !r->quick && !replayed_all) {
     for (size_t i = 0; i < trawl_plan_size(r->plan) && !report->changed; i++) {
-      size_t n = 0, m = 0;
-      const char *const *is = trawl_plan_results(r->plan, i, &n);
-      const char *const *was = trawl_cache_previous_results(r->plan, i, &m);
-      report->changed = n != m;
-      for (size_t k = 0; k < n && !report->changed; k++)
-        report->changed = strcmp(is[k], was[k]) != 0;
+      const GPtrArray *is = trawl_plan_results(r->plan, i);
+      const GPtrArray *was = trawl_cache_previous_results(r->plan, i);
+      report->changed = is->len != (was ? was->len : 0);
+      for (guint k = 0; k < is->len && !report->changed; k++)
+        report->changed = strcmp(is->pdata[k], was->pdata[k]) != 0;
     }
   }
 }

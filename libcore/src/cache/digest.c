@@ -50,10 +50,9 @@ trawl_digest_plans(TrawlPlan *const *plans, size_t n)
   for (size_t p = 0; p < n; p++) {
     const TrawlPlan *plan = plans[p];
     for (size_t q = 0; plan && q < trawl_plan_size(plan); q++) {
-      size_t count;
-      const char *const *r = trawl_plan_results(plan, q, &count);
-      for (size_t i = 0; i < count; i++)
-        trawl_digest_result(d, r[i], strlen(r[i]));
+      const GPtrArray *r = trawl_plan_results(plan, q);
+      for (guint i = 0; i < r->len; i++)
+        trawl_digest_result(d, r->pdata[i], strlen(r->pdata[i]));
       trawl_digest_end_query(d);
     }
   }

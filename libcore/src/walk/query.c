@@ -84,10 +84,10 @@ prune_index_new(const GPtrArray *includes)
                                    (GDestroyNotify)g_ptr_array_unref);
   for (guint i = 0; i < includes->len; i++) {
     gpointer p = includes->pdata[i];
-    const char *const *roots = trawl_pattern_roots(p, NULL);
+    const GPtrArray *roots = trawl_pattern_roots(p);
     bool anywhere = false;
-    for (; *roots; roots++) {
-      const char *r = *roots;
+    for (guint k = 0; k < roots->len; k++) {
+      const char *r = roots->pdata[k];
       size_t len = strlen(r);
       if (len == 0) {
         anywhere = true;
@@ -365,9 +365,9 @@ start_dirs(const struct query *q)
   if (q->includes->len == 0)
     g_ptr_array_add(dirs, (gpointer) "");
   for (guint i = 0; i < q->includes->len; i++) {
-    const char *const *roots = trawl_pattern_roots(q->includes->pdata[i], NULL);
-    for (; *roots; roots++)
-      g_ptr_array_add(dirs, (gpointer)*roots);
+    const GPtrArray *roots = trawl_pattern_roots(q->includes->pdata[i]);
+    for (guint k = 0; k < roots->len; k++)
+      g_ptr_array_add(dirs, roots->pdata[k]);
   }
   GHashTable *all = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint i = 0; i < dirs->len; i++)
