@@ -1153,7 +1153,7 @@ recheck_part(const char *state, part *p)
   if (!trawl_cache_run(p->plan, cache, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error))
     fail(3, "%s", error->message);
   if (rep.write_error)
-    fail(3, "%s: %s", cache, rep.write_error);
+    fail(3, "%s: %s", cache, rep.write_error->message);
   if (!rep.trusted) {
     p->redo = true;
   } else if (rep.changed) {

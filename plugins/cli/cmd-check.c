@@ -137,7 +137,7 @@ held_done(struct held_cache *h, bool stats)
 {
   const TrawlCacheReport *rep = &h->report;
   if (rep->write_error) {
-    char *m = g_strdup_printf("cache not written: %s", rep->write_error);
+    char *m = g_strdup_printf("cache not written: %s", rep->write_error->message);
     cli_print_message(m);
     g_free(m);
   }
@@ -267,7 +267,7 @@ cli_check(int argc, char **argv)
       g_clear_error(&error);
     }
     if (rep->warning) {
-      char *m = g_strdup_printf("cache %s %s; counted as a change", *c, rep->warning);
+      char *m = g_strdup_printf("cache %s %s; counted as a change", *c, rep->warning->message);
       cli_print_message(m);
       g_free(m);
     }

@@ -98,13 +98,13 @@ cli_report_cache(const char *path, const TrawlCacheReport *rep)
 {
   if (rep->warning) {
     char *m = g_strdup_printf("cache %s %s; walking in full and writing it again", path,
-                              rep->warning);
+                              rep->warning->message);
     cli_print_message(m);
     g_free(m);
   }
   if (rep->write_error) {
     char *m = g_strdup_printf("cache not written: %s (the results are right)",
-                              rep->write_error);
+                              rep->write_error->message);
     cli_print_message(m);
     g_free(m);
   }
@@ -169,15 +169,18 @@ cli_report_plan_stats(size_t n, const char *one, const char *many, const TrawlPl
 void
 cli_report_watchman(const char *file, const TrawlCacheReport *cache)
 {
-  if (cache == NULL || cache->watchman == NULL)
+  if (cache == NULL || cache->watchman == TRAWL_CACHE_WATCHMAN_OFF)
     return;
   GString *line = g_string_new("trawl: ");
   if (file)
     g_string_append_printf(line, "%s: ", file);
-  g_string_append_printf(line, "watchman %s", cache->watchman);
-  if (g_str_has_prefix(cache->watchman, "used"))
-    g_string_append_printf(line, ", %" G_GUINT64_FORMAT " %s stat'ed", cache->dirs_stated,
-                           cache->dirs_stated == 1 ? "directory" : "directories");
+  if (cache->watchman == TRAWL_CACHE_WATCHMAN_USED)
+    g_string_append_printf(line, "watchman used: %" G_GUINT64_FORMAT " paths changed, %"
+                           G_GUINT64_FORMAT " %s stat'ed", cache->watchman_changes,
+                           cache->dirs_stated, cache->dirs_stated == 1 ? "directory" : "directories");
+  else
+    g_string_append_printf(line, "watchman not used (%s)",
+                           cache->watchman_error ? cache->watchman_error->message : "?");
   fprintf(stderr, "%s\n", line->str);
   g_string_free(line, TRUE);
 }

@@ -625,9 +625,10 @@ discover(struct discovery *d, const char *build_root, const char *base)
                       : trawl_plan_run_each(plan, take_path, d, NULL);
   int status = EXIT_OK;
   if (rep.warning)
-    meson_messagef("cache %s %s; walking in full and writing it again", d->cache, rep.warning);
+    meson_messagef("cache %s %s; walking in full and writing it again", d->cache,
+                   rep.warning->message);
   if (rep.write_error)
-    meson_messagef("cache not written: %s", rep.write_error);
+    meson_messagef("cache not written: %s", rep.write_error->message);
   if (!ran) {
     report_root_errors(d, plan);
     status = EXIT_USAGE;

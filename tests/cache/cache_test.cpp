@@ -90,6 +90,34 @@ struct CacheRun {
   std::string watchman; // the report's word on watchman ("" when off)
 };
 
+// A report's GError as the tests compare it: its message ("" for none), once
+// its domain and code are checked.
+std::string report_message(const GError *e, TrawlCacheError code)
+{
+  if (e == nullptr)
+    return "";
+  EXPECT_EQ(e->domain, TRAWL_CACHE_ERROR) << e->message;
+  EXPECT_EQ(e->code, static_cast<int>(code)) << e->message;
+  return e->message;
+}
+
+// The report's word on watchman, as `trawl` prints it ("" when off).
+std::string watchman_word(const TrawlCacheReport &rep)
+{
+  switch (rep.watchman) {
+  case TRAWL_CACHE_WATCHMAN_OFF:
+    EXPECT_EQ(rep.watchman_error, nullptr);
+    return "";
+  case TRAWL_CACHE_WATCHMAN_USED:
+    EXPECT_EQ(rep.watchman_error, nullptr);
+    return "used: " + std::to_string(rep.watchman_changes) + " paths changed";
+  case TRAWL_CACHE_WATCHMAN_NOT_USED:
+    return "not used (" + report_message(rep.watchman_error, TRAWL_CACHE_ERROR_WATCHMAN) + ")";
+  }
+  ADD_FAILURE() << "watchman " << rep.watchman;
+  return "?";
+}
+
 CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
 {
   TrawlCacheReport rep;
@@ -101,11 +129,11 @@ CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
   r.trusted = rep.trusted;
   r.changed = rep.changed;
   r.written = rep.written;
-  r.warning = rep.warning ? rep.warning : "";
-  r.write_error = rep.write_error ? rep.write_error : "";
+  r.warning = report_message(rep.warning, TRAWL_CACHE_ERROR_UNTRUSTED);
+  r.write_error = report_message(rep.write_error, TRAWL_CACHE_ERROR_WRITE);
   r.read = rep.dirs_read;
   r.reused = rep.dirs_reused;
-  r.watchman = rep.watchman ? rep.watchman : "";
+  r.watchman = watchman_word(rep);
   trawl_cache_report_clear(&rep);
   return r;
 }
@@ -772,7 +800,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   TrawlCacheReport rep;
   EXPECT_TRUE(trawl_cache_run(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
                                     nullptr));
-  EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning : "");
+  EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning->message : "");
   EXPECT_FALSE(rep.changed);
   EXPECT_FALSE(rep.written);
   trawl_cache_report_clear(&rep);
@@ -813,7 +841,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   EXPECT_TRUE(trawl_cache_run(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
                                     nullptr));
   EXPECT_FALSE(rep.trusted);
-  EXPECT_NE(std::string(rep.warning ? rep.warning : ""), "");
+  EXPECT_NE(report_message(rep.warning, TRAWL_CACHE_ERROR_UNTRUSTED), "");
   trawl_cache_report_clear(&rep);
   EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 0)), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
   EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 2)), (std::vector<std::string>{"lib/g.md"}));
@@ -1183,10 +1211,10 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       r.trusted = rep.trusted;
       r.changed = rep.changed;
       r.written = rep.written;
-      r.warning = rep.warning ? rep.warning : "";
+      r.warning = report_message(rep.warning, TRAWL_CACHE_ERROR_UNTRUSTED);
       r.read = rep.dirs_read;
       r.reused = rep.dirs_reused;
-      r.watchman = rep.watchman ? rep.watchman : "";
+      r.watchman = watchman_word(rep);
       trawl_cache_report_clear(&rep);
     } else {
       r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);

@@ -30,16 +30,40 @@ G_BEGIN_DECLS
  * directories. A cached run stats instead of reading: a directory whose
  * stamp is as recorded (and was not racy) is not read, its recorded
  * decisions stand; the results are exactly a fresh walk's. */
+/* What a cached run's report says of the cache file and of watchman: none of
+ * these is an error of the run (the results stand); each is a GError in
+ * TRAWL_CACHE_ERROR whose message is one line. */
+#define TRAWL_CACHE_ERROR (trawl_cache_error_quark())
+typedef enum {
+  TRAWL_CACHE_ERROR_UNTRUSTED, /* a cache file is there and was not used: truncated, corrupt,
+                                  another format or trawl version's, other queries' or roots' */
+  TRAWL_CACHE_ERROR_WRITE,     /* the cache file could not be written */
+  TRAWL_CACHE_ERROR_WATCHMAN,  /* watchman was asked and could not answer for every walk */
+} TrawlCacheError;
+
+/* The error domain of a cached run's report. */
+TRAWL_API GQuark trawl_cache_error_quark(void);
+
+/* What a cached run did about watchman (docs/cache.md, "Watchman"). */
+typedef enum {
+  TRAWL_CACHE_WATCHMAN_OFF = 0, /* not asked: TRAWL_WATCHMAN=off, or a plan of no walk */
+  TRAWL_CACHE_WATCHMAN_USED,    /* its answers told which directories to stat */
+  TRAWL_CACHE_WATCHMAN_NOT_USED,/* asked, not used (watchman_error says why): every one stat'ed */
+} TrawlCacheWatchman;
+
 typedef struct {
   bool trusted;          /* a cache file was read and its records used */
-  char *warning;         /* why an existing cache file was not used (one line), or NULL */
+  GError *warning;       /* TRAWL_CACHE_ERROR_UNTRUSTED: why an existing cache file was not
+                            used ("is corrupt (...)"), or NULL */
   bool changed;          /* some query's results differ from the cache's (or there was none) */
   bool written;          /* the cache file was written */
-  char *write_error;     /* why it could not be written (the results stand), or NULL */
+  GError *write_error;   /* TRAWL_CACHE_ERROR_WRITE: why it could not be written (the results
+                            stand), or NULL */
   uint64_t dirs_read;    /* directories read, every walk */
   uint64_t dirs_reused;  /* directories not read: their record was trusted */
-  char *watchman;        /* "used: N paths changed", or "not used (WHY)": the stat path; NULL
-                            when TRAWL_WATCHMAN=off (docs/cache.md, "Watchman") */
+  TrawlCacheWatchman watchman;
+  uint64_t watchman_changes; /* watchman used: the paths its answers named */
+  GError *watchman_error;    /* watchman not used: TRAWL_CACHE_ERROR_WATCHMAN, why */
   uint64_t dirs_stated;  /* with watchman used: the directories stat'ed (the others it vouched
                             for); without, every directory of a quick re-check is */
 } TrawlCacheReport;

@@ -132,12 +132,24 @@ last_run(const TrawlPlan *plan)
 
 /* ---- runs ---- */
 
+G_DEFINE_QUARK(trawl-cache-error-quark, trawl_cache_error)
+
+/* *SLOT, a TRAWL_CACHE_ERROR of CODE saying WHY (taken; NULL: none). */
+static void
+report_error(GError **slot, TrawlCacheError code, char *why)
+{
+  g_clear_error(slot);
+  if (why)
+    *slot = g_error_new_literal(TRAWL_CACHE_ERROR, (int)code, why);
+  g_free(why);
+}
+
 void
 trawl_cache_report_clear(TrawlCacheReport *r)
 {
-  g_free(r->watchman);
-  g_free(r->warning);
-  g_free(r->write_error);
+  g_clear_error(&r->watchman_error);
+  g_clear_error(&r->warning);
+  g_clear_error(&r->write_error);
   memset(r, 0, sizeof *r);
 }
 
@@ -387,7 +399,7 @@ run_group(struct cached_run *r, char *why)
   }
   r->usable = r->cache && why == NULL;
   r->report->trusted = st->trusted = r->usable;
-  r->report->warning = why;
+  report_error(&r->report->warning, TRAWL_CACHE_ERROR_UNTRUSTED, why);
 }
 
 /* Add PATH (LEN bytes, relative to a root) and the directory holding it to
@@ -467,11 +479,15 @@ run_watchman(struct cached_run *r)
       g_free(gwhy);
   }
   wm_close(wm);
-  if (used == r->n_groups)
-    r->report->watchman = g_strdup_printf("used: %" G_GUINT64_FORMAT " paths changed", r->wm_names);
-  else
-    r->report->watchman = g_strdup_printf("not used (%s)", why ? why : "?");
-  g_free(why);
+  if (used == r->n_groups) {
+    r->report->watchman = TRAWL_CACHE_WATCHMAN_USED;
+    r->report->watchman_changes = r->wm_names;
+    g_free(why);
+  } else {
+    r->report->watchman = TRAWL_CACHE_WATCHMAN_NOT_USED;
+    report_error(&r->report->watchman_error, TRAWL_CACHE_ERROR_WATCHMAN,
+                 why ? why : g_strdup("?"));
+  }
 }
 
 /* Each walk's sources, stamped before it reads them (a change after that
@@ -557,7 +573,8 @@ run_walk_memos(struct cached_run *r)
   }
   if (r->usable && !records) {
     /* The index held, the records do not: nothing of it is trusted. */
-    report->warning = g_strdup("is corrupt (its records' checksum does not match)");
+    report_error(&report->warning, TRAWL_CACHE_ERROR_UNTRUSTED,
+                 g_strdup("is corrupt (its records' checksum does not match)"));
     report->trusted = st->trusted = r->usable = false;
     for (guint g = 0; g < r->n_groups; g++) {
       struct cgroup *cg = &st->groups[g];
@@ -633,7 +650,9 @@ run_refresh_clocks(struct cached_run *r)
   }
   if (!clocked || r->wm_names < MAX((guint64)CLOCK_REFRESH_NAMES, dirs))
     return;
-  r->report->written = cache_store_clocks(r->path, st->file, r->clocks, &r->report->write_error);
+  char *why = NULL;
+  r->report->written = cache_store_clocks(r->path, st->file, r->clocks, &why);
+  report_error(&r->report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
 }
 
 /* Write the new record to R->path when it is worth a write. */
@@ -677,7 +696,9 @@ run_write(struct cached_run *r)
     st->held_path = g_strdup(r->path);
     return;
   }
-  report->written = cache_store(r->path, body, recs, &report->write_error);
+  char *why = NULL;
+  report->written = cache_store(r->path, body, recs, &why);
+  report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
   g_byte_array_unref(body);
   g_byte_array_unref(recs);
 }
@@ -730,9 +751,9 @@ trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report)
   struct cache_state *st = plan_cache(plan);
   if (st == NULL || st->held == NULL)
     return true;
-  g_free(report->write_error);
-  report->write_error = NULL;
-  report->written = cache_store(st->held_path, st->held, st->held_recs, &report->write_error);
+  char *why = NULL;
+  report->written = cache_store(st->held_path, st->held, st->held_recs, &why);
+  report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
   held_clear(st);
   return report->written;
 }
