@@ -541,9 +541,12 @@ walk_cached(struct walk_run *run, const struct walk_args *args, int n, const cha
 {
   gint64 start = g_get_monotonic_time();
   TrawlPlan *plan = trawl_plan_new();
-  TrawlQuery q = {root, (const TrawlPattern *const *)run->patterns->pdata, (size_t)n,
-                   (const TrawlPattern *const *)run->patterns->pdata + n,
-                   run->patterns->len - (size_t)n, options};
+  TrawlQuery q = {.root = root,
+                  .includes = (const TrawlPattern *const *)run->patterns->pdata,
+                  .n_includes = (size_t)n,
+                  .excludes = (const TrawlPattern *const *)run->patterns->pdata + n,
+                  .n_excludes = run->patterns->len - (size_t)n,
+                  .options = options};
   trawl_plan_add(plan, &q);
   TrawlCacheReport rep;
   GError *error = NULL;

@@ -71,7 +71,11 @@ Answer query(const std::string &root, const std::string &include, const std::str
   TrawlWalkOptions o;
   trawl_walk_options_init(&o);
   o.ignore = kIgnore;
-  TrawlQuery tq = {root.c_str(), list, 1, nullptr, 0, &o};
+  TrawlQuery tq{};
+  tq.root = root.c_str();
+  tq.includes = list;
+  tq.n_includes = 1;
+  tq.options = &o;
   Plan plan(trawl_plan_new());
   trawl_plan_add(plan.get(), &tq);
   Answer r;

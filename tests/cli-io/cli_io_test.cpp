@@ -257,7 +257,8 @@ TEST(CliIo, NamesAreShownWithTheirBackslashesDoubled)
 TEST(CliIo, APlanRunsStatsLine)
 {
   TrawlPlan *plan = trawl_plan_new();
-  TrawlQuery q = {"/nonexistent-trawl-root", nullptr, 0, nullptr, 0, nullptr};
+  TrawlQuery q{};
+  q.root = "/nonexistent-trawl-root";
   trawl_plan_add(plan, &q);
   trawl_plan_run(plan, nullptr);
   const std::string line = stderr_of([&] {

@@ -276,6 +276,77 @@ TEST(Plan, FourExtensionsOneWalk)
   check_group(qs, tmp.path(), "four extensions");
 }
 
+// The structs a caller allocates end in reserved slots that later fields
+// take (docs/library.md, "Structs a caller allocates"): the library writes
+// them as zero, whatever the caller's memory held, so a program built against
+// a later header reads a later field as 0 from this library; and it never
+// reads them from a caller, so a later field set there changes nothing here.
+template <typename T> bool reserved_zero(const T &s)
+{
+  for (uint64_t r : s.reserved)
+    if (r != 0)
+      return false;
+  return true;
+}
+
+TEST(Abi, ReservedSlotsWrittenAsZeroAndNeverRead)
+{
+  TempDir tmp;
+  for (const char *f : {"a.c", "src/b.c", "src/c.h"})
+    add_file(tmp.path(), f);
+  TrawlWalkOptions o;
+  memset(&o, 0xff, sizeof o);
+  trawl_walk_options_init(&o);
+  EXPECT_TRUE(reserved_zero(o));
+  o.threads = 1;
+  Pattern c = compile("**/*.c");
+  const TrawlPattern *inc[] = {c.get()};
+
+  // A query and options whose reserved slots hold garbage answer as zeroed ones.
+  TrawlWalkOptions dirty = o;
+  memset(dirty.reserved, 0xa5, sizeof dirty.reserved);
+  Plan plan(trawl_plan_new());
+  for (const TrawlWalkOptions *opt : {&o, &dirty}) {
+    TrawlQuery q{};
+    q.root = tmp.path().c_str();
+    q.includes = inc;
+    q.n_includes = 1;
+    q.options = opt;
+    if (opt == &dirty)
+      memset(q.reserved, 0x5a, sizeof q.reserved);
+    trawl_plan_add(plan.get(), &q);
+  }
+  ASSERT_TRUE(trawl_plan_run(plan.get(), nullptr));
+  EXPECT_EQ(results(plan.get(), 0), (std::vector<std::string>{"a.c", "src/b.c"}));
+  EXPECT_EQ(results(plan.get(), 1), results(plan.get(), 0));
+  EXPECT_EQ(trawl_plan_groups(plan.get()), 1u) << "reserved slots told the queries apart";
+
+  TrawlWalkStats st;
+  memset(&st, 0xff, sizeof st);
+  trawl_plan_stats(plan.get(), 0, &st);
+  EXPECT_TRUE(reserved_zero(st));
+  EXPECT_EQ(st.results, 2u);
+
+  Walker w(trawl_walker_new(&dirty));
+  trawl_walker_add_root(w.get(), tmp.path().c_str());
+  trawl_walker_add_include(w.get(), c.get());
+  GPtrArray *paths = trawl_walker_collect(w.get(), nullptr);
+  ASSERT_NE(paths, nullptr);
+  EXPECT_EQ(strings_of(paths), (std::vector<std::string>{"a.c", "src/b.c"}));
+  g_ptr_array_unref(paths);
+  memset(&st, 0xff, sizeof st);
+  trawl_walker_stats(w.get(), &st);
+  EXPECT_TRUE(reserved_zero(st));
+  EXPECT_EQ(st.results, 2u);
+
+  TrawlExplanation e;
+  memset(&e, 0xff, sizeof e);
+  ASSERT_TRUE(trawl_walker_explain(w.get(), "src/c.h", &e, nullptr));
+  EXPECT_TRUE(reserved_zero(e));
+  EXPECT_EQ(e.reason, TRAWL_EXPLAIN_NOT_INCLUDED);
+  trawl_explanation_clear(&e);
+}
+
 TEST(Plan, OneQuerysExcludeDoesNotCloseAnothersDirectory)
 {
   TempDir tmp;

@@ -66,6 +66,7 @@ typedef struct {
   GError *watchman_error;    /* watchman not used: TRAWL_CACHE_ERROR_WATCHMAN, why */
   uint64_t dirs_stated;  /* with watchman used: the directories stat'ed (the others it vouched
                             for); without, every directory of a quick re-check is */
+  uint64_t reserved[4];  /* written as zero */
 } TrawlCacheReport;
 
 typedef enum {

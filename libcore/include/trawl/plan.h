@@ -38,7 +38,10 @@
 
 G_BEGIN_DECLS
 
-/* One question: what one TrawlWalker would be configured with. */
+/* One question: what one TrawlWalker would be configured with. Fill it with
+ * a designated initializer ({.root = ..., .includes = ...}) or from zero:
+ * a field added later takes a reserved slot and means at zero what the
+ * query meant before it. */
 typedef struct {
   const char *root;                     /* directory; NULL means "." */
   const TrawlPattern *const *includes; /* borrowed; none: everything */
@@ -46,6 +49,7 @@ typedef struct {
   const TrawlPattern *const *excludes; /* borrowed */
   size_t n_excludes;
   const TrawlWalkOptions *options;    /* NULL: trawl_walk_options_init() */
+  uint64_t reserved[4];                 /* zero: initialize by name or with {0}; never read */
 } TrawlQuery;
 
 typedef struct TrawlPlan TrawlPlan;

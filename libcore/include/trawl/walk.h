@@ -67,8 +67,12 @@ typedef struct {
   unsigned threads;     /* 0: online CPUs; 1: serial */
   TrawlReader reader;
   unsigned ignore;      /* TrawlIgnoreFlags; default VCS | DOT; 0: read no ignore file */
+  uint64_t reserved[4]; /* zeroed by trawl_walk_options_init(); never read */
 } TrawlWalkOptions;
 
+/* A result. Only the library makes one and hands it over by pointer (a
+ * caller never allocates one for it to fill), so fields are added at the
+ * end. */
 typedef struct {
   const char *path;     /* relative to its root, NUL-terminated */
   size_t len;
@@ -85,6 +89,7 @@ typedef struct {
   uint64_t entries_seen;  /* directory entries examined */
   uint64_t results;       /* entries reported */
   unsigned threads_used;  /* threads that took part (1 when serial) */
+  uint64_t reserved[4];   /* written as zero */
 } TrawlWalkStats;
 
 /* Called for each result, from worker threads; return false to stop. */
@@ -195,6 +200,7 @@ typedef struct {
    * a rule of git's from leaving it out: git ignores untracked paths only.
    * The ignore_* fields then name the rule that would otherwise apply. */
   bool tracked;
+  uint64_t reserved[4];        /* written as zero */
 } TrawlExplanation;
 
 /* Explain PATH (relative to the first root) as a walk with this walker's

@@ -834,8 +834,10 @@ read_query(size_t i, const struct cached_query *q, void *data)
                             compile_list(r, q->excludes, q->n_excludes, exc));
   if (ok && r->add) {
     char *root = g_strndup(q->root, q->root_len);
-    TrawlQuery tq = {root, (const TrawlPattern *const *)inc->pdata, inc->len,
-                      (const TrawlPattern *const *)exc->pdata, exc->len, &q->opt};
+    TrawlQuery tq = {.root = root,
+                     .includes = (const TrawlPattern *const *)inc->pdata, .n_includes = inc->len,
+                     .excludes = (const TrawlPattern *const *)exc->pdata, .n_excludes = exc->len,
+                     .options = &q->opt};
     trawl_plan_add(r->plan, &tq);
     g_free(root);
   } else if (ok) {
