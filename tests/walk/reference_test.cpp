@@ -200,7 +200,8 @@ TEST_P(GeneratedFollow, MatchesReference)
 
 INSTANTIATE_TEST_SUITE_P(Seeds, GeneratedFollow, ::testing::Values(1u, 2u, 3u, 4u));
 
-// Several roots: results carry their root's index; collect merges them.
+// Several roots: results carry their root's index; collect merges them;
+// collect_entries keeps each path's root, in run_sorted's order.
 TEST(MultipleRoots, IndexAndMerge)
 {
   TempDir a, b;
@@ -224,6 +225,27 @@ TEST(MultipleRoots, IndexAndMerge)
     rq.compile_all();
     Outcome c = walk_collect(rq, {a.path(), b.path()});
     EXPECT_EQ(c.paths, merged) << route.name << "\n" << diff(c.paths, merged);
+
+    {
+      Walker w = make_walker(rq, {a.path(), b.path()}, nullptr);
+      GPtrArray *entries = trawl_walker_collect_entries(w.get(), nullptr);
+      ASSERT_NE(entries, nullptr);
+      std::vector<std::pair<std::string, unsigned>> got[2];
+      std::vector<unsigned> order;
+      for (guint i = 0; i < entries->len; i++) {
+        const auto *e = static_cast<const TrawlEntry *>(g_ptr_array_index(entries, i));
+        ASSERT_LT(e->root, 2u) << route.name;
+        EXPECT_EQ(e->len, strlen(e->path));
+        EXPECT_EQ(e->queries, 1u);
+        got[e->root].push_back({std::string(e->path, e->len), (unsigned)e->type});
+        order.push_back(e->root);
+      }
+      g_ptr_array_unref(entries);
+      EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << route.name << ": roots interleaved";
+      EXPECT_EQ(paths_of(got[0]), paths_of(want_a)) << route.name << ": not root 0's, sorted";
+      EXPECT_EQ(got[0], want_a) << route.name;
+      EXPECT_EQ(got[1], want_b) << route.name;
+    }
 
     struct PerRoot {
       std::mutex lock;

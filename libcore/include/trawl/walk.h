@@ -153,10 +153,19 @@ TRAWL_API bool trawl_walker_run_sorted(TrawlWalker *w, TrawlEntryFunc fn, void *
                                        GError **error);
 
 /* Walk and return the results as an array of NUL-terminated paths, relative
- * to their roots and sorted bytewise (the roots' results merged), or NULL
- * with ERROR set.
- * Free with g_ptr_array_unref(). */
+ * to their roots and sorted bytewise, or NULL with ERROR set. Over several
+ * roots the roots' results are merged into one sorted array, which does not
+ * say which root a path is below (nor tells apart one path found below two):
+ * trawl_walker_collect_entries() does. Free with g_ptr_array_unref(). */
 TRAWL_API GPtrArray *trawl_walker_collect(TrawlWalker *w, GError **error);
+
+/* Walk and return the results as an array of TrawlEntry *, in the order of
+ * trawl_walker_run_sorted(): the roots in the order added, each root's
+ * results sorted bytewise by path; each entry's root is its root's index
+ * (0 for the "." of a walker given no root), its path relative to that
+ * root. Or NULL with ERROR set. Free with g_ptr_array_unref(): it frees the
+ * entries and their paths. */
+TRAWL_API GPtrArray *trawl_walker_collect_entries(TrawlWalker *w, GError **error);
 
 /* Why a path is, or is not, a result (trawl_walker_explain). */
 typedef enum {

@@ -231,3 +231,29 @@ trawl_walker_collect(TrawlWalker *w, GError **error)
     g_ptr_array_sort(out, compare_paths);
   return out;
 }
+
+/* A copy of E in one block, its path after it (g_free() frees both). */
+static bool
+collect_entry(const TrawlEntry *e, void *data)
+{
+  TrawlEntry *copy = g_malloc(sizeof *copy + e->len + 1);
+  char *path = (char *)(copy + 1);
+  memcpy(path, e->path, e->len);
+  path[e->len] = '\0';
+  *copy = *e;
+  copy->path = path;
+  g_ptr_array_add(data, copy);
+  return true;
+}
+
+GPtrArray *
+trawl_walker_collect_entries(TrawlWalker *w, GError **error)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  walker_default_root(w);
+  if (!run_walk(w, collect_entry, out, true, error)) {
+    g_ptr_array_unref(out);
+    return NULL;
+  }
+  return out;
+}
