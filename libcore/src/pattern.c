@@ -1199,8 +1199,8 @@ steal_array(GArray *a)
 }
 
 static TrawlPattern *compile_plain(const char *text, size_t len,
-                                    TrawlDialect dialect, unsigned flags,
-                                    GError **error);
+                                   TrawlDialect dialect, unsigned flags,
+                                   GError **error);
 
 /* Where git's pathspec matching would cut PATTERN before handing it to
  * wildmatch: git compares the bytes before the first wildcard ('*', '?',

@@ -372,7 +372,7 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
    * both). */
   const unsigned flags = bump ? TRAWL_CACHE_HOLD_CHANGED : 0;
   bool ran = cache ? trawl_cache_run_each(plan, cache, flags, spool_path, spools, &rep,
-                                                NULL)
+                                          NULL)
                    : trawl_plan_run_each(plan, spool_path, spools, NULL);
   if (!ran) {
     report_root_errors(b, plan);

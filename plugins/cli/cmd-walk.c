@@ -188,7 +188,7 @@ compile_patterns(struct walk_run *run, char **texts, int n, TrawlDialect dialect
   for (int i = 0; i < n; i++) {
     GError *error = NULL;
     TrawlPattern *p = trawl_pattern_compile(texts[i], strlen(texts[i]), dialect,
-                                             0, &error);
+                                            0, &error);
     if (p == NULL) {
       cli_report_pattern_error(texts[i], error);
       g_error_free(error);

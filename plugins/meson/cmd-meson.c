@@ -384,7 +384,7 @@ exclude_dir(struct list *l, const char *rel)
   GString *pattern = escape_as_pattern(rel);
   g_string_append(pattern, "/**");
   TrawlPattern *p = trawl_pattern_compile(pattern->str, pattern->len, TRAWL_DIALECT_TRAWL, 0,
-                                           NULL);
+                                          NULL);
   if (p != NULL)
     g_ptr_array_add(l->excludes, p);
   g_string_free(pattern, TRUE);

@@ -806,7 +806,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   EXPECT_EQ(trawl_plan_size(p.get()), 2u);
   TrawlCacheReport rep;
   EXPECT_TRUE(trawl_cache_run(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
-                                    nullptr));
+                              nullptr));
   EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning->message : "");
   EXPECT_FALSE(rep.changed);
   EXPECT_FALSE(rep.written);
@@ -826,7 +826,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
     Plan q(trawl_cache_load_plan(cache.c_str(), &error));
     ASSERT_NE(q, nullptr) << error->message;
     EXPECT_TRUE(trawl_cache_run(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
-                                      nullptr));
+                                nullptr));
     EXPECT_TRUE(rep.trusted);
     EXPECT_TRUE(rep.changed);
     EXPECT_EQ(rep.dirs_read, 2u);
@@ -849,7 +849,7 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   extra.n_includes = 1;
   EXPECT_EQ(trawl_plan_add(q.get(), &extra), 2u);
   EXPECT_TRUE(trawl_cache_run(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
-                                    nullptr));
+                              nullptr));
   EXPECT_FALSE(rep.trusted);
   EXPECT_NE(report_message(rep.warning, TRAWL_CACHE_ERROR_UNTRUSTED), "");
   trawl_cache_report_clear(&rep);

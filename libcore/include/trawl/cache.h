@@ -93,7 +93,7 @@ typedef enum {
  * only REPORT->warning or REPORT->write_error. Clear REPORT with
  * trawl_cache_report_clear(). */
 TRAWL_API bool trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
-                                     TrawlCacheReport *report, GError **error);
+                               TrawlCacheReport *report, GError **error);
 TRAWL_API void trawl_cache_report_clear(TrawlCacheReport *report);
 
 /* After trawl_cache_run() with TRAWL_CACHE_HOLD_CHANGED: write the
@@ -111,8 +111,8 @@ TRAWL_API bool trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report);
  * cache's (a directory was read, or a record was not replayed), not that
  * they do. */
 TRAWL_API bool trawl_cache_run_each(TrawlPlan *plan, const char *path, unsigned flags,
-                                          TrawlPlanResultFunc fn, void *data,
-                                          TrawlCacheReport *report, GError **error);
+                                    TrawlPlanResultFunc fn, void *data,
+                                    TrawlCacheReport *report, GError **error);
 
 /* Is TRAWL_WATCHMAN one of auto, on, off (or unset: auto)? False with
  * ERROR naming it otherwise (a cached run then uses no watchman). */

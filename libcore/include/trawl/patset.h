@@ -47,7 +47,7 @@ typedef enum {
  * Pattern i of the array is index i in every answer. Returns a new set (free
  * with trawl_patset_free); never fails. */
 TRAWL_API TrawlPatset *trawl_patset_new(const TrawlPattern *const *patterns,
-                                         size_t n);
+                                        size_t n);
 
 /* Release a set (not its patterns); NULL is allowed. */
 TRAWL_API void trawl_patset_free(TrawlPatset *set);

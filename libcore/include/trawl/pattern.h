@@ -84,8 +84,8 @@ TRAWL_API gssize trawl_pattern_error_offset(const GError *error);
 /* Compile LEN bytes of TEXT in DIALECT with FLAGS (TrawlPatternFlags). Returns
  * a new pattern (free with trawl_pattern_free), or NULL with ERROR set. */
 TRAWL_API TrawlPattern *trawl_pattern_compile(const char *text, size_t len,
-                                               TrawlDialect dialect,
-                                               unsigned flags, GError **error);
+                                              TrawlDialect dialect,
+                                              unsigned flags, GError **error);
 
 /* Release a pattern; NULL is allowed. */
 TRAWL_API void trawl_pattern_free(TrawlPattern *p);

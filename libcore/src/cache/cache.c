@@ -705,7 +705,7 @@ run_write(struct cached_run *r)
 
 bool
 trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
-                      TrawlCacheReport *report, GError **error)
+                TrawlCacheReport *report, GError **error)
 {
   memset(report, 0, sizeof *report);
   struct cache_state *st = state_of(plan);
@@ -760,8 +760,8 @@ trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report)
 
 bool
 trawl_cache_run_each(TrawlPlan *plan, const char *path, unsigned flags,
-                           TrawlPlanResultFunc fn, void *data, TrawlCacheReport *report,
-                           GError **error)
+                     TrawlPlanResultFunc fn, void *data, TrawlCacheReport *report,
+                     GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
   plan_set_each(plan, fn, data);
@@ -808,7 +808,7 @@ compile_list(struct reading *r, const struct cached_pattern *list, size_t n, GPt
   for (size_t j = 0; j < n; j++) {
     GError *perr = NULL;
     TrawlPattern *p = trawl_pattern_compile(list[j].text, list[j].len,
-                                             (TrawlDialect)list[j].dialect, list[j].flags, &perr);
+                                            (TrawlDialect)list[j].dialect, list[j].flags, &perr);
     if (p == NULL) {
       g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
                   "a cache holds a pattern that does not compile: %s", perr->message);
