@@ -45,8 +45,9 @@ questions_of(const struct gitindex *ix, struct questions *q)
   q->files = g_ptr_array_new_with_free_func(g_free);
   q->dirs = g_ptr_array_new_with_free_func(g_free);
   GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  struct gitindex_entry *all = gitindex_entries(ix);
   for (size_t i = 0; i < ix->n; i++) {
-    const struct gitindex_entry *e = &ix->entries[i];
+    const struct gitindex_entry *e = &all[i];
     if (e->flags & GITINDEX_SPARSE_DIR)
       continue;
     g_ptr_array_add(q->files, g_strndup(e->path, e->len));
@@ -62,6 +63,7 @@ questions_of(const struct gitindex *ix, struct questions *q)
       g_ptr_array_add(q->dirs, d);
     }
   }
+  g_free(all);
   g_hash_table_steal_all(seen);
   g_hash_table_unref(seen);
 }

@@ -41,6 +41,9 @@
 #define MODE_TYPE 0170000u
 #define MODE_DIR 0040000u
 #define MODE_GITLINK 0160000u
+#define TYPE_DIR (MODE_DIR >> 12)         /* the mode's top four bits, */
+#define TYPE_GITLINK (MODE_GITLINK >> 12) /* its byte at MODE_AT + 2 shifted by four */
+#define MARK_STEP 16          /* every how many entries in place an offset is kept */
 
 static inline uint32_t
 be32(const guint8 *p)
@@ -69,8 +72,13 @@ struct index_file {
   void *map;
   size_t len;
   unsigned version;
-  struct gitindex_entry *entries;
+  struct gitindex_entry *entries; /* spelt out: format 4, and a split index's two files */
   uint32_t n;
+  /* Formats 2 and 3: the entries where they are, from FIRST, with the offset
+   * of every MARK_STEP-th (gitindex.h). */
+  const guint8 *first;
+  size_t *marks;
+  size_t fixed;
   GByteArray *names;    /* format 4: the paths spelt out (entries hold offsets until done) */
   const guint8 *link;   /* the `link` extension (a split index), or NULL */
   size_t link_len;
@@ -83,6 +91,7 @@ index_file_clear(struct index_file *f)
   if (f->map)
     munmap(f->map, f->len);
   g_free(f->entries);
+  g_free(f->marks);
   if (f->names)
     g_byte_array_unref(f->names);
   g_free(f->path);
@@ -116,6 +125,52 @@ read_varint(const guint8 **pp, const guint8 *end, uint64_t *out)
   return true;
 }
 
+/* The GITINDEX_* bits of an entry's extended flags XFLAGS. */
+static inline unsigned
+xflags_kind(unsigned xflags)
+{
+  return (xflags & XFLAG_SKIP_WORKTREE ? GITINDEX_SKIP_WORKTREE : 0) |
+         (xflags & XFLAG_INTENT_TO_ADD ? GITINDEX_INTENT_TO_ADD : 0);
+}
+
+/* The entry of format 2 or 3 at E (FIXED bytes of stat data, object name
+ * and flags; already checked by parse_entries), into OUT; where the next
+ * one starts. */
+static inline const guint8 *
+in_place(const guint8 *e, size_t fixed, struct gitindex_entry *out)
+{
+  const unsigned flags = be16(e + fixed - 2);
+  const guint8 *name = e + fixed;
+  unsigned kind = 0;
+  if (G_UNLIKELY(flags & FLAG_EXTENDED)) {
+    kind = xflags_kind(be16(name));
+    name += 2;
+  }
+  const unsigned type = e[MODE_AT + 2] >> 4;
+  if (G_UNLIKELY(type == TYPE_DIR || type == TYPE_GITLINK))
+    kind |= type == TYPE_DIR ? GITINDEX_SPARSE_DIR : GITINDEX_GITLINK;
+  size_t len = flags & NAME_MASK;
+  if (G_UNLIKELY(len == NAME_MASK))
+    len = strlen((const char *)name); /* its NUL was found before the checksum */
+  out->path = (const char *)name;
+  out->len = (uint32_t)len;
+  out->flags = (uint8_t)kind;
+  out->stage = (uint8_t)((flags >> STAGE_SHIFT) & 3);
+  return e + (((size_t)(name - e) + len + 8) & ~(size_t)7);
+}
+
+/* Spell out the entries F holds in place (a split index merges arrays). */
+static void
+spell_out(struct index_file *f)
+{
+  if (f->entries)
+    return;
+  f->entries = g_new(struct gitindex_entry, f->n ? f->n : 1);
+  const guint8 *e = f->first;
+  for (uint32_t i = 0; i < f->n; i++)
+    e = in_place(e, f->fixed, &f->entries[i]);
+}
+
 /* What an entry's mode and flags say, at E (FIXED bytes of stat data,
  * object name and flags); *NAME where its path starts. False when the
  * extended flags do not fit or may not be there. */
@@ -130,10 +185,8 @@ entry_head(struct index_file *f, const guint8 *e, size_t fixed, const guint8 *en
   if (G_UNLIKELY(flags & FLAG_EXTENDED)) {
     if (f->version < 3 || end - *name < 2)
       return false;
-    const unsigned xflags = be16(*name);
+    kind = xflags_kind(be16(*name));
     *name += 2;
-    kind = (xflags & XFLAG_SKIP_WORKTREE ? GITINDEX_SKIP_WORKTREE : 0) |
-           (xflags & XFLAG_INTENT_TO_ADD ? GITINDEX_INTENT_TO_ADD : 0);
   }
   /* Files and links are most entries; a sparse directory or a submodule
    * is the rare one. */
@@ -158,14 +211,28 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
 {
   const guint8 *p = *at;
   const size_t fixed = STAT_LEN + hash_len + 2;
-  f->entries = g_new(struct gitindex_entry, f->n ? f->n : 1);
   if (f->version != 4) {
+    /* The hot loop of a large index (a hundred thousand entries is common):
+     * each entry checked where it is and stepped over, every MARK_STEP-th
+     * one's offset kept; nothing else is written (an array of every entry
+     * cost more in page faults than the loop does). */
+    f->first = p;
+    f->fixed = fixed;
+    f->marks = g_new(size_t, f->n / MARK_STEP + 1);
     for (uint32_t i = 0; i < f->n; i++) {
-      struct gitindex_entry *out = &f->entries[i];
-      const guint8 *e = p, *name;
-      if ((size_t)(end - e) < fixed || !entry_head(f, e, fixed, end, out, &name))
-        return corrupt(error, f, "an entry runs past the end, or has flags it may not");
-      size_t len = out->len;
+      const guint8 *e = p;
+      if (G_UNLIKELY((size_t)(end - e) < fixed))
+        return corrupt(error, f, "an entry runs past the end");
+      const unsigned flags = be16(e + fixed - 2);
+      const guint8 *name = e + fixed;
+      if (G_UNLIKELY(flags & FLAG_EXTENDED)) {
+        if (f->version < 3 || end - name < 2)
+          return corrupt(error, f, "an entry runs past the end, or has flags it may not");
+        name += 2;
+      }
+      if (G_UNLIKELY(e[MODE_AT + 2] >> 4 == TYPE_DIR))
+        f->sparse = true;
+      size_t len = flags & NAME_MASK;
       if (G_UNLIKELY(len == NAME_MASK)) {
         const guint8 *nul = memchr(name, '\0', (size_t)(end - name));
         if (nul == NULL)
@@ -174,15 +241,16 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
       }
       /* One NUL at least after the path, then up to the eight-byte mark. */
       const size_t size = ((size_t)(name - e) + len + 8) & ~(size_t)7;
-      if ((size_t)(end - e) < size)
+      if (G_UNLIKELY((size_t)(end - e) < size))
         return corrupt(error, f, "an entry runs past the end");
-      out->path = (const char *)name;
-      out->len = (uint32_t)len;
+      if (i % MARK_STEP == 0)
+        f->marks[i / MARK_STEP] = (size_t)(e - f->first);
       p = e + size;
     }
     *at = p;
     return true;
   }
+  f->entries = g_new(struct gitindex_entry, f->n ? f->n : 1);
   /* Allocated from the start: a path of no bytes (a split index's
    * replaced entries) still points somewhere. */
   f->names = g_byte_array_sized_new((guint)MIN((size_t)f->n * 16 + 64, (size_t)1 << 26));
@@ -469,6 +537,10 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
     ok = parse_file(&base, shared, hash_len, false, error);
     if (ok && base.link)
       ok = corrupt(error, &base, "a shared index that is split again");
+    if (ok) {
+      spell_out(&main);
+      spell_out(&base);
+    }
     ok = ok && merge_split(&main, &base, hash_len, all, error);
     ix->split = true;
     g_free(shared);
@@ -487,11 +559,15 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
     ix->n = all->len;
     ix->entries = (struct gitindex_entry *)(void *)g_array_free(all, FALSE);
   } else {
-    /* Not split: the entries as parsed. */
+    /* Not split: the entries as parsed, spelt out (format 4) or in place. */
     g_array_unref(all);
     ix->n = main.n;
     ix->entries = main.entries;
+    ix->first = main.first;
+    ix->marks = main.marks;
+    ix->fixed = main.fixed;
     main.entries = NULL;
+    main.marks = NULL;
   }
   ix->sparse = main.sparse || base.sparse;
   keep_file(ix, 0, &main);
@@ -512,36 +588,74 @@ gitindex_free(struct gitindex *ix)
     g_free(ix->names[k]);
   }
   g_free(ix->entries);
+  g_free(ix->marks);
   g_free(ix);
 }
 
 /* ---- lookups ---- */
 
-/* The first entry of IX whose path is not before PATH (LEN bytes) followed
- * by TAIL (LEN2 bytes): a binary search. */
-static size_t
-lower_bound(const struct gitindex *ix, const char *path, size_t len, const char *tail,
-            size_t len2)
+/* Where entry E stands against PATH (LEN bytes) followed by TAIL (LEN2
+ * bytes): below 0 before it, 0 equal, above 0 after. */
+static inline int
+key_cmp(const struct gitindex_entry *e, const char *path, size_t len, const char *tail,
+        size_t len2)
 {
-  size_t lo = 0, hi = ix->n;
+  int c = memcmp(e->path, path, MIN(e->len, len));
+  if (c == 0 && e->len < len)
+    c = -1;
+  else if (c == 0) {
+    const size_t rest = e->len - len;
+    c = memcmp(e->path + len, tail, MIN(rest, len2));
+    if (c == 0)
+      c = rest < len2 ? -1 : rest > len2;
+  }
+  return c;
+}
+
+/* The first entry of IX not before PATH then TAIL, into *OUT; false when
+ * every entry is before it. Spelt out: a binary search. In place: a binary
+ * search of the marked entries, then a step at a time from the last one
+ * before (at most MARK_STEP). */
+static bool
+first_not_before(const struct gitindex *ix, const char *path, size_t len, const char *tail,
+                 size_t len2, struct gitindex_entry *out)
+{
+  if (ix->entries) {
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (key_cmp(&ix->entries[mid], path, len, tail, len2) < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo == ix->n)
+      return false;
+    *out = ix->entries[lo];
+    return true;
+  }
+  if (ix->n == 0)
+    return false;
+  size_t lo = 0, hi = (ix->n + MARK_STEP - 1) / MARK_STEP;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    const struct gitindex_entry *e = &ix->entries[mid];
-    int c = memcmp(e->path, path, MIN(e->len, len));
-    if (c == 0 && e->len < len)
-      c = -1;
-    else if (c == 0) {
-      const size_t rest = e->len - len;
-      c = memcmp(e->path + len, tail, MIN(rest, len2));
-      if (c == 0)
-        c = rest < len2 ? -1 : rest > len2;
-    }
-    if (c < 0)
+    in_place(ix->first + ix->marks[mid], ix->fixed, out);
+    if (key_cmp(out, path, len, tail, len2) < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo;
+  if (lo == 0) { /* the first entry is not before it */
+    in_place(ix->first, ix->fixed, out);
+    return true;
+  }
+  const guint8 *e = ix->first + ix->marks[lo - 1];
+  for (size_t i = (lo - 1) * MARK_STEP; i < ix->n; i++) {
+    e = in_place(e, ix->fixed, out);
+    if (key_cmp(out, path, len, tail, len2) >= 0)
+      return true;
+  }
+  return false;
 }
 
 /* Is there an entry named exactly PATH (LEN bytes) then TAIL (LEN2 bytes)?
@@ -550,14 +664,11 @@ static bool
 has_exact(const struct gitindex *ix, const char *path, size_t len, const char *tail,
           size_t len2, unsigned *flags)
 {
-  const size_t i = lower_bound(ix, path, len, tail, len2);
-  if (i == ix->n)
+  struct gitindex_entry e;
+  if (!first_not_before(ix, path, len, tail, len2, &e) || e.len != len + len2 ||
+      memcmp(e.path, path, len) != 0 || memcmp(e.path + len, tail, len2) != 0)
     return false;
-  const struct gitindex_entry *e = &ix->entries[i];
-  if (e->len != len + len2 || memcmp(e->path, path, len) != 0 ||
-      memcmp(e->path + len, tail, len2) != 0)
-    return false;
-  *flags = e->flags;
+  *flags = e.flags;
   return true;
 }
 
@@ -585,14 +696,24 @@ bool
 gitindex_has_dir(const struct gitindex *ix, const char *path, size_t len)
 {
   g_return_val_if_fail(len > 0, false);
-  const size_t i = lower_bound(ix, path, len, "/", 1);
-  if (i < ix->n) {
-    const struct gitindex_entry *e = &ix->entries[i];
-    if (e->len > len && memcmp(e->path, path, len) == 0 && e->path[len] == '/')
-      return true;
-  }
+  struct gitindex_entry e;
+  if (first_not_before(ix, path, len, "/", 1, &e) && e.len > len &&
+      memcmp(e.path, path, len) == 0 && e.path[len] == '/')
+    return true;
   unsigned flags;
   if (has_exact(ix, path, len, "", 0, &flags) && (flags & GITINDEX_GITLINK))
     return true;
   return ix->sparse && sparse_above(ix, path, len);
+}
+
+struct gitindex_entry *
+gitindex_entries(const struct gitindex *ix)
+{
+  if (ix->entries)
+    return g_memdup2(ix->entries, (ix->n ? ix->n : 1) * sizeof *ix->entries);
+  struct gitindex_entry *all = g_new(struct gitindex_entry, ix->n ? ix->n : 1);
+  const guint8 *e = ix->first;
+  for (size_t i = 0; i < ix->n; i++)
+    e = in_place(e, ix->fixed, &all[i]);
+  return all;
 }

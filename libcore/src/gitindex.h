@@ -11,9 +11,11 @@
  * extension: a shared index `$GIT_DIR/sharedindex.<hash>` and the changes
  * made on top of it), and the sparse index (`sdir`: a directory entry
  * `dir/` stands for every path of its tree). Every entry counts, whatever
- * its flags: skip-worktree, intent-to-add, a merge's stages. Read once into
- * one sorted array of paths, asked by binary search; the file's checksum is
- * not verified, as git does not verify it when it reads (only fsck does).
+ * its flags: skip-worktree, intent-to-add, a merge's stages. Read once and
+ * asked by binary search: formats 2 and 3 where the entries are in the
+ * mapped file, through the offset of every sixteenth (no array of a hundred
+ * thousand entries to fault in), format 4 and a split index spelt out into
+ * one sorted array; the file's checksum is not verified, as git does not verify it when it reads (only fsck does).
  * docs/adr/0006-index-reader.md says why this is written here rather than
  * taken from libgit2.
  *
@@ -45,8 +47,15 @@ struct gitindex_entry {
 };
 
 struct gitindex {
-  struct gitindex_entry *entries; /* sorted bytewise by path, then by stage */
+  /* Sorted bytewise by path, then by stage: spelt out (format 4, a split
+   * index), or NULL when the entries are read where they are in the file
+   * (formats 2 and 3): then FIRST is the first, MARKS the offset from it of
+   * every sixteenth, FIXED each one's length before its path. */
+  struct gitindex_entry *entries;
   size_t n;
+  const guint8 *first;
+  size_t *marks;
+  size_t fixed;
   unsigned version;     /* of the file read (2, 3 or 4) */
   bool split;           /* it had a shared index */
   bool sparse;          /* it holds sparse directory entries */
@@ -65,6 +74,11 @@ struct gitindex {
 struct gitindex *gitindex_read(const char *path, size_t hash_len, GError **error);
 
 void gitindex_free(struct gitindex *ix);
+
+/* Every entry of IX, in order, spelt out (for the tests, the fuzzer and
+ * bench/): an array of IX->n (at least one) to g_free(); its paths point
+ * into IX. */
+struct gitindex_entry *gitindex_entries(const struct gitindex *ix);
 
 /* Does IX hold the file PATH (LEN bytes, relative to the top): an entry of
  * that name at any stage, or a sparse directory entry above it? */

@@ -145,6 +145,8 @@ struct memo_dir {
   bool start;           /* a start directory: opened from the root component by component */
   bool way;             /* not read: a directory on the way to a start directory, recorded
                            for its ignore files (no records) */
+  bool vouched;         /* a cache's record that watchman vouches for (cache/cache.c,
+                           vouch()): replayed without a stat */
   GBytes *repo_own;     /* holds was.repo, when it is not in a cache file's index */
   guint n;
   struct memo_rec recs[]; /* sorted as the walk prints them; then the names and path */

@@ -40,16 +40,26 @@ fuzz_fail(const char *what)
 
 /* Is IX in git's order (bytewise by path)? Lookups are exact only then. */
 static int
-sorted(const struct gitindex *ix)
+sorted(const struct gitindex *ix, const struct gitindex_entry *all)
 {
   for (size_t i = 1; i < ix->n; i++) {
-    const struct gitindex_entry *a = &ix->entries[i - 1], *b = &ix->entries[i];
+    const struct gitindex_entry *a = &all[i - 1], *b = &all[i];
     const size_t n = a->len < b->len ? a->len : b->len;
     const int c = memcmp(a->path, b->path, n);
     if (c > 0 || (c == 0 && a->len > b->len))
       return 0;
   }
   return 1;
+}
+
+/* Does ALL (IX's entries) hold PATH exactly: a scan, against the lookup. */
+static int
+holds(const struct gitindex *ix, const struct gitindex_entry *all, const char *path, size_t len)
+{
+  for (size_t i = 0; i < ix->n; i++)
+    if (all[i].len == len && memcmp(all[i].path, path, len) == 0)
+      return 1;
+  return 0;
 }
 
 static void
@@ -65,10 +75,11 @@ check(const char *path, size_t size, size_t hash_len)
   }
   if (ix->n > size / (40 + hash_len + 2) + 1)
     fuzz_fail("more entries than the file holds");
-  const int in_order = sorted(ix);
+  struct gitindex_entry *all = gitindex_entries(ix);
+  const int in_order = sorted(ix, all);
   char *longer = NULL;
   for (size_t i = 0; i < ix->n; i++) {
-    const struct gitindex_entry *e = &ix->entries[i];
+    const struct gitindex_entry *e = &all[i];
     if (e->stage > 3)
       fuzz_fail("a stage above 3");
     volatile char sink = 0;
@@ -88,11 +99,14 @@ check(const char *path, size_t size, size_t hash_len)
     longer = realloc(longer, (size_t)e->len + 1);
     memcpy(longer, e->path, e->len);
     longer[e->len] = 'x';
-    (void)gitindex_has_file(ix, longer, (size_t)e->len + 1);
+    const int found = gitindex_has_file(ix, longer, (size_t)e->len + 1);
+    if (in_order && !ix->sparse && found != holds(ix, all, longer, (size_t)e->len + 1))
+      fuzz_fail("a path one byte longer than an entry's is answered unlike a scan would");
     if (e->len > 0)
       (void)gitindex_has_dir(ix, longer, (size_t)e->len + 1);
   }
   free(longer);
+  g_free(all);
   gitindex_free(ix);
 }
 

@@ -154,14 +154,16 @@ Index read_index(const std::string &path, size_t hash_len = 20, std::string *err
 std::vector<Entry> our_entries(const gitindex *ix, unsigned mask = ~0u)
 {
   std::vector<Entry> v;
+  gitindex_entry *all = gitindex_entries(ix);
   for (size_t i = 0; i < ix->n; i++) {
-    const gitindex_entry &e = ix->entries[i];
+    const gitindex_entry &e = all[i];
     Entry x;
     x.path.assign(e.path, e.len);
     x.stage = e.stage;
     x.flags = e.flags & mask;
     v.push_back(x);
   }
+  g_free(all);
   return v;
 }
 
@@ -232,6 +234,42 @@ const char *const kTree =
     "touch a/x a/b/y a/b/c/z a.b/q a0 'sp ace' src/lib/one.c src/lib/two.c src/main.c "
     "docs/readme.md && git add . && git commit -qm one";
 
+// Enough entries that a lookup in formats 2 and 3 (read where they are in
+// the file, through the offset of every sixteenth) starts from a mark and
+// steps across many: names around '/' ("d.x" < "d/" < "d0") at every
+// boundary, a skip-worktree entry (format 3) here and there, and a merge's
+// stages, whose three entries of one path may straddle a mark.
+const char *const kManyEntries =
+    "git init -q . && for d in a a.b a/b a0 b c/d/e c.d c0 dd; do mkdir -p $d; "
+    "for i in $(seq 1 37); do touch $d/f$i $d/f$i.c; done; done && "
+    "git add . && git commit -qm one && "
+    "git checkout -qb side && echo side > c/d/e/f7 && git commit -qam side && "
+    "git checkout -q - && echo main > c/d/e/f7 && git commit -qam main && "
+    "(git merge -q side || true)";
+
+TEST(GitIndex, ManyEntriesInEveryFormat)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kManyEntries);
+  for (const char *version : {"2", "3", "4"}) {
+    r.sh(std::string("git update-index --index-version ") + version);
+    if (std::string(version) == "3")
+      r.sh("git update-index --skip-worktree a/f3 a0/f30.c dd/f9");
+    Index ix = read_index(r.path(".git/index"));
+    ASSERT_TRUE(ix);
+    EXPECT_EQ(ix->version, (unsigned)atoi(version));
+    EXPECT_GT(ix->n, 600u);
+    // In place but format 4 (its paths are spelt out: prefix-compressed).
+    EXPECT_EQ(ix->entries == NULL, std::string(version) != "4");
+    agree(r);
+    unsigned staged = 0;
+    for (const Entry &e : our_entries(ix.get()))
+      staged += e.stage != 0;
+    EXPECT_EQ(staged, 3u) << version;
+  }
+}
+
 TEST(GitIndex, Format2)
 {
   NEED_GIT();
@@ -261,13 +299,12 @@ TEST(GitIndex, Format3SkipWorktreeAndIntentToAdd)
   EXPECT_EQ(ix->version, 3u); // extended flags make git write format 3
   agree(r);
   unsigned ita = 0, skip = 0;
-  for (size_t i = 0; i < ix->n; i++) {
-    const std::string p(ix->entries[i].path, ix->entries[i].len);
-    if (ix->entries[i].flags & GITINDEX_INTENT_TO_ADD) {
+  for (const Entry &e : our_entries(ix.get())) {
+    if (e.flags & GITINDEX_INTENT_TO_ADD) {
       ita++;
-      EXPECT_TRUE(p == "later.c" || p == "new/x") << p;
+      EXPECT_TRUE(e.path == "later.c" || e.path == "new/x") << e.path;
     }
-    skip += (ix->entries[i].flags & GITINDEX_SKIP_WORKTREE) != 0;
+    skip += (e.flags & GITINDEX_SKIP_WORKTREE) != 0;
   }
   EXPECT_EQ(ita, 2u);
   EXPECT_EQ(skip, 2u);
@@ -377,8 +414,8 @@ TEST(GitIndex, MergeStages)
   Index ix = read_index(r.path(".git/index"));
   ASSERT_TRUE(ix);
   unsigned staged = 0;
-  for (size_t i = 0; i < ix->n; i++)
-    staged += ix->entries[i].stage != 0;
+  for (const Entry &e : our_entries(ix.get()))
+    staged += e.stage != 0;
   EXPECT_EQ(staged, 3u);
   agree(r);
 }

@@ -223,6 +223,21 @@ read_again(struct walk_memo *memo, GHashTable *dirs)
   }
 }
 
+/* Mark every directory of MEMO that watchman vouches for (watchman_vouches():
+ * nothing in TOUCHED names it) to be replayed without a stat: only those
+ * the changes touch go through dir_check(). */
+static void
+vouch(struct walk_memo *memo, GHashTable *touched)
+{
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, memo->dirs);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    struct memo_dir *d = value; /* the memo's own, parsed for this run */
+    d->vouched = watchman_vouches(&d->was, d->len, d->start || d->way, touched, d->path);
+  }
+}
+
 /* ---- the cache's results ---- */
 
 static void
@@ -568,6 +583,8 @@ run_walk_memos(struct cached_run *r)
     records = records && cg->memo_prev != NULL;
     if (cg->memo_prev && cg->asked)
       read_again(cg->memo_prev, cg->asked);
+    if (cg->memo_prev && r->touched[g])
+      vouch(cg->memo_prev, r->touched[g]);
     if (!cg->trusted || cg->memo_prev == NULL)
       r->all_trusted = false;
   }

@@ -113,6 +113,15 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
 
+/* Does watchman vouch for the directory PATH (LEN bytes, NUL-terminated,
+ * relative to the root) recorded as WAS: nothing in TOUCHED names it, and it
+ * is none of those it never vouches for (the root, a racy one, one holding
+ * a nested repository, a start directory or the way to one (START_OR_WAY),
+ * one that was not there)? Its stamp is then as recorded, and neither the
+ * re-check nor the replay stats it. */
+bool watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way, GHashTable *touched,
+                      const char *path);
+
 /* walk_unchanged() of only the directories watchman cannot vouch for:
  * those in TOUCHED (char * paths relative to the root; a directory named
  * as changed, or holding an entry named so), and those it never vouches

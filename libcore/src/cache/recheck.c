@@ -138,6 +138,14 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
  * name below it), and a directory holding a nested repository (its
  * sources are in its .git, where watchman names nothing). */
 bool
+watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way, GHashTable *touched,
+                 const char *path)
+{
+  return len > 0 && !was->racy && !was->rules_racy && !was->repo && !start_or_way &&
+         was->st.present && !g_hash_table_contains(touched, path);
+}
+
+bool
 walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
                    guint64 *checked)
 {
@@ -153,10 +161,7 @@ walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched
     r_dir(&r, &e, w->dev, path);
     if (r.bad)
       break;
-    const bool vouched = e.len > 0 && !e.was.racy && !e.was.rules_racy && !e.was.repo &&
-                         !(e.flags & (DIR_START | DIR_WAY)) && e.was.st.present &&
-                         !g_hash_table_contains(touched, e.path);
-    if (vouched)
+    if (watchman_vouches(&e.was, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0, touched, e.path))
       continue;
     (*checked)++;
     same = entry_unchanged(&e, root_fd);

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""With watchman, a cached walk after a change stats only what it names.
+
+    watchman_vouch.py TRAWL
+
+Issue 25: "only the directories the changes touch go through dir_check()".
+A git work tree of 60 directories is walked into two caches, one with the
+watchman back-end on (a private daemon started here, as watchman_cache.py
+starts it) and one with it off; each cache is walked once more so that no
+record is racy. Then, for each change below, each cache's cached walk runs
+under strace, and:
+
+  - both answer exactly as a fresh walk does;
+  - with watchman off every one of the 60 directories is stat'ed (dir_check()
+    of each record);
+  - with watchman on (its --stats says it was used) none is stat'ed but the
+    one the change is in: the others are vouched for, replayed without a stat.
+
+The changes: a file added, a file removed, a subdirectory added (its
+directory's record changes, the new one is read), and a .gitignore written
+in one directory (its rules change: it is read again, and so is everything
+below it, as without watchman).
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import watchman_cache  # noqa: E402
+
+N_DIRS = 60
+STAT_CALLS = re.compile(r'^\d+\s+(?:newfstatat|fstatat64|statx|stat|lstat)\((?:AT_FDCWD|\d+), "([^"]*)"')
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def settle():
+    # Out of the racy window of the last write (nanosecond timestamps here;
+    # the suite 'coarse' is where coarse ones are tried).
+    time.sleep(0.05)
+
+
+def dirs_stated(trawl, tree, cache, env, log):
+    """The directories of TREE a cached walk of it stats (by their paths
+    relative to the root, as trawl names them), and its output."""
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=newfstatat,statx,stat,lstat", "-o", log, trawl, "-C", tree,
+                        "--cache", cache, "--stats", "**/*.c"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        fail("trawl exited %d: %s" % (p.returncode, p.stderr.decode(errors="replace")))
+    stated = set()
+    with open(log) as f:
+        for line in f:
+            m = STAT_CALLS.match(line)
+            if m and re.fullmatch(r"d\d\d(/sub)?", m.group(1)):
+                stated.add(m.group(1))
+    return stated, p.stdout, p.stderr.decode(errors="replace")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    for tool in ("watchman", "strace", "git"):
+        if shutil.which(tool) is None:
+            print("%s is not installed (scripts/bootstrap installs it)" % tool, file=sys.stderr)
+            return 1
+    trawl = os.path.abspath(sys.argv[1])
+    tmp = tempfile.mkdtemp(prefix="trawl-vouch-")
+    d = os.path.join(tmp, "daemon")
+    os.mkdir(d)
+    try:
+        watchman_cache.start(d, as_nobody=False)
+        tree = os.path.join(tmp, "tree")
+        os.mkdir(tree)
+        subprocess.run(["git", "init", "-q", tree], check=True)
+        for i in range(N_DIRS):
+            os.mkdir(os.path.join(tree, "d%02d" % i))
+            for k in range(3):
+                open(os.path.join(tree, "d%02d" % i, "f%d.c" % k), "w").close()
+        base = {k: v for k, v in os.environ.items() if k != "WATCHMAN_SOCK"}
+        arms = {
+            "on": (dict(base, TRAWL_WATCHMAN="on", TRAWL_WATCHMAN_SOCK=os.path.join(d, "sock")),
+                   os.path.join(tmp, "on.cache")),
+            "off": (dict(base, TRAWL_WATCHMAN="off"), os.path.join(tmp, "off.cache")),
+        }
+        log = os.path.join(tmp, "strace.log")
+        settle()
+        for env, cache in arms.values():
+            for _ in range(2):  # written, then written again with nothing racy
+                subprocess.run([trawl, "-C", tree, "--cache", cache, "**/*.c"], env=env,
+                               stdout=subprocess.DEVNULL, check=True)
+                settle()
+
+        def add_file():
+            open(os.path.join(tree, "d17", "new.c"), "w").close()
+            return {"d17"}
+
+        def remove_file():
+            os.unlink(os.path.join(tree, "d23", "f1.c"))
+            return {"d23"}
+
+        def add_dir():
+            os.mkdir(os.path.join(tree, "d31", "sub"))
+            open(os.path.join(tree, "d31", "sub", "g.c"), "w").close()
+            return {"d31"}  # the new one is read, not stat'ed against a record
+
+        def ignore_file():
+            with open(os.path.join(tree, "d40", ".gitignore"), "w") as f:
+                f.write("f0.c\n")
+            return {"d40"}
+
+        checked = 0
+        for change in (add_file, remove_file, add_dir, ignore_file):
+            touched = change()
+            settle()
+            fresh = subprocess.run([trawl, "-C", tree, "**/*.c"], env=arms["off"][0],
+                                   stdout=subprocess.PIPE, check=True).stdout
+            stated = {}
+            for name, (env, cache) in arms.items():
+                stated[name], out, err = dirs_stated(trawl, tree, cache, env, log)
+                if out != fresh:
+                    fail("%s, watchman %s: the cached walk is not the fresh walk" %
+                         (change.__name__, name))
+                if name == "on" and "watchman used" not in err:
+                    fail("%s: watchman was not used: %s" % (change.__name__, err))
+            everyone = {"d%02d" % i for i in range(N_DIRS)}
+            if not everyone <= stated["off"]:
+                fail("%s, watchman off: not every directory stat'ed (%d of %d): the stat path "
+                     "changed, and this test with it" % (change.__name__, len(stated["off"] & everyone),
+                                                          N_DIRS))
+            if not stated["on"] <= touched:
+                fail("%s, watchman on: stat'ed %s, where only %s changed" %
+                     (change.__name__, sorted(stated["on"] - touched)[:10], sorted(touched)))
+            print("ok: %s: watchman off stat'ed %d directories, on stat'ed %s" %
+                  (change.__name__, len(stated["off"] & everyone), sorted(stated["on"])))
+            checked += 1
+            settle()
+            for env, cache in arms.values():  # nothing racy before the next change
+                subprocess.run([trawl, "-C", tree, "--cache", cache, "**/*.c"], env=env,
+                               stdout=subprocess.DEVNULL, check=True)
+            settle()
+        print("%d changes, each cached walk equal to a fresh one" % checked)
+        return 0
+    finally:
+        watchman_cache.stop(d, signal.SIGTERM)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
