@@ -9,6 +9,10 @@
  * ever an error of the run: a file that is missing, corrupt or another's is
  * walked past and replaced (REPORT says why).
  *
+ * Two families: trawl_cache_* run a plan against a cache file and read
+ * what the file holds; trawl_digest_* (TrawlDigest) digest results, with no
+ * file (docs/library.md, "Names").
+ *
  * Ownership and threads: as trawl/plan.h; a plan remembers what its last
  * cached run read until it runs again or is freed.
  */
@@ -24,12 +28,6 @@
 
 G_BEGIN_DECLS
 
-/* A cache file holds a plan's queries, every directory its walks read —
- * with its stamp (device, inode, mtime and ctime in ns) and what the walk
- * decided there — and the stamps of every ignore source outside the walked
- * directories. A cached run stats instead of reading: a directory whose
- * stamp is as recorded (and was not racy) is not read, its recorded
- * decisions stand; the results are exactly a fresh walk's. */
 /* What a cached run's report says of the cache file and of watchman: none of
  * these is an error of the run (the results stand); each is a GError in
  * TRAWL_CACHE_ERROR whose message is one line. */
@@ -51,6 +49,12 @@ typedef enum {
   TRAWL_CACHE_WATCHMAN_NOT_USED,/* asked, not used (watchman_error says why): every one stat'ed */
 } TrawlCacheWatchman;
 
+/* A cache file holds a plan's queries, every directory its walks read —
+ * with its stamp (device, inode, mtime and ctime in ns) and what the walk
+ * decided there — and the stamps of every ignore source outside the walked
+ * directories. A cached run stats instead of reading: a directory whose
+ * stamp is as recorded (and was not racy) is not read, its recorded
+ * decisions stand; the results are exactly a fresh walk's. */
 typedef struct {
   bool trusted;          /* a cache file was read and its records used */
   GError *warning;       /* TRAWL_CACHE_ERROR_UNTRUSTED: why an existing cache file was not
