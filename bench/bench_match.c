@@ -359,7 +359,7 @@ glob_to_regex(const char *glob)
 /* ---- the arms ----------------------------------------------------------- */
 
 struct arm_state {
-  trawl_pattern *trawl;
+  TrawlPattern *trawl;
   const char *glob; /* for fnmatch */
 #ifdef TRAWL_BENCH_PCRE2
   char *regex;

@@ -1,5 +1,5 @@
 /* trawl — pattern-set benchmark: nanoseconds per path for "does any of N
- * patterns match?", a trawl_patset against a loop over the compiled patterns
+ * patterns match?", a TrawlPatset against a loop over the compiled patterns
  * and against one PCRE2 alternation of the patterns translated to regexes.
  *
  * Inputs: lists of 10, 100, 1,000 and 10,000 patterns of one shape each
@@ -221,8 +221,8 @@ struct bench_case {
   const struct shape *shape;
   size_t size;
   char **globs;
-  trawl_pattern **patterns;
-  trawl_patset *set;
+  TrawlPattern **patterns;
+  TrawlPatset *set;
   double build_ns;   /* median trawl_patset_new() */
   double compile_ns; /* all trawl_pattern_compile() calls, once */
 #ifdef TRAWL_BENCH_PCRE2
@@ -274,7 +274,7 @@ case_init(struct bench_case *c, const struct shape *shape, size_t size, bool wit
   c->shape = shape;
   c->size = size;
   c->globs = g_new0(char *, size);
-  c->patterns = g_new0(trawl_pattern *, size);
+  c->patterns = g_new0(TrawlPattern *, size);
   GString *s = g_string_new(NULL);
   for (size_t i = 0; i < size; i++) {
     shape->format(s, i);
@@ -296,7 +296,7 @@ case_init(struct bench_case *c, const struct shape *shape, size_t size, bool wit
   for (int r = 0; r < BUILD_ROUNDS; r++) {
     trawl_patset_free(c->set);
     t0 = bench_now_ns();
-    c->set = trawl_patset_new((const trawl_pattern *const *)c->patterns, size);
+    c->set = trawl_patset_new((const TrawlPattern *const *)c->patterns, size);
     builds[r] = bench_now_ns() - t0;
   }
   c->build_ns = bench_median(builds, BUILD_ROUNDS);

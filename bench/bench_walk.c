@@ -39,7 +39,7 @@ struct tally {
 };
 
 static bool
-count_one(const trawl_entry *e, void *data)
+count_one(const TrawlEntry *e, void *data)
 {
   struct tally *t = data;
   unsigned long h = 1469598103934665603ul;
@@ -72,14 +72,14 @@ read_lines(const char *path, GPtrArray *list)
 int
 main(int argc, char **argv)
 {
-  trawl_walk_options o;
+  TrawlWalkOptions o;
   trawl_walk_options_init(&o);
   long floor = -1;
   long patset_min = -1;
   bool sorted = false;
   const char *root = NULL;
   GPtrArray *pats = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
-  trawl_walker *w = NULL;
+  TrawlWalker *w = NULL;
   GPtrArray *inc = g_ptr_array_new(), *exc = g_ptr_array_new();
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -127,7 +127,7 @@ main(int argc, char **argv)
     for (guint i = 0; i < src->len; i++) {
       const char *t = src->pdata[i];
       GError *error = NULL;
-      trawl_pattern *p = trawl_pattern_compile(t, strlen(t), TRAWL_DIALECT_TRAWL, 0, &error);
+      TrawlPattern *p = trawl_pattern_compile(t, strlen(t), TRAWL_DIALECT_TRAWL, 0, &error);
       if (p == NULL) {
         fprintf(stderr, "bench_walk: %s\n", error->message);
         return 2;
@@ -149,7 +149,7 @@ main(int argc, char **argv)
     fprintf(stderr, "bench_walk: %s\n", error->message);
     return 2;
   }
-  trawl_walk_stats st;
+  TrawlWalkStats st;
   trawl_walker_stats(w, &st);
   printf("results %lu dirs %lu threads %u us %.0f sum %016lx\n", tally.results,
          (unsigned long)st.dirs_opened, st.threads_used, t1 - t0, tally.sum);

@@ -31,7 +31,7 @@
 #define IGNORE_FILE_MAX (100u * 1024 * 1024)
 
 struct ignore_rule {
-  trawl_pattern *pattern; /* git dialect; NULL: the rule matches nothing */
+  TrawlPattern *pattern; /* git dialect; NULL: the rule matches nothing */
   char *shown;            /* as `git check-ignore -v` prints it: [!]pattern[/] */
   unsigned line;          /* 1-based line in the file */
   bool negated;           /* '!': a match re-includes */

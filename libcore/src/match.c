@@ -23,7 +23,7 @@
 #include "pattern-private.h"
 
 static bool
-class_has(const trawl_pattern *p, uint32_t cls, uint8_t c)
+class_has(const TrawlPattern *p, uint32_t cls, uint8_t c)
 {
   return (p->classes[cls][c >> 6] >> (c & 63)) & 1;
 }
@@ -52,7 +52,7 @@ component_end(const char *path, size_t len, size_t pos)
 
 /* Ops without a star against exactly the bytes they take. */
 static bool
-fixed_match(const trawl_pattern *p, const struct op *ops, uint32_t n,
+fixed_match(const TrawlPattern *p, const struct op *ops, uint32_t n,
             const char *s, uint64_t *steps)
 {
   for (uint32_t i = 0; i < n; i++) {
@@ -106,7 +106,7 @@ no_eol(const char *s, size_t from, size_t to)
  * B): the next star may take them, and every fit of the next run after B
  * is one after A. */
 G_GNUC_NO_INLINE static bool
-comp_match_eol(const trawl_pattern *p, const struct comp *c, const char *s, size_t len,
+comp_match_eol(const TrawlPattern *p, const struct comp *c, const char *s, size_t len,
                uint64_t *steps)
 {
   const struct op *ops = p->ops + c->op_first;
@@ -150,7 +150,7 @@ comp_match_eol(const trawl_pattern *p, const struct comp *c, const char *s, size
  * once for it and for eol_match(); forced inline so that comp_match() is
  * compiled as one function, as before the guards came. */
 static inline __attribute__((always_inline)) bool
-wild_match(const trawl_pattern *p, const struct comp *c, const char *s,
+wild_match(const TrawlPattern *p, const struct comp *c, const char *s,
            size_t len, uint64_t *steps)
 {
   const bool icase = p->icase;
@@ -232,7 +232,7 @@ wild_match(const trawl_pattern *p, const struct comp *c, const char *s,
 /* A segment Bazel matches by a regular expression (GUARD_EOL), apart: only
  * the bazel dialect comes here. */
 G_GNUC_NO_INLINE static bool
-eol_match(const trawl_pattern *p, const struct comp *c, const char *s, size_t len,
+eol_match(const TrawlPattern *p, const struct comp *c, const char *s, size_t len,
           uint64_t *steps)
 {
   if (has_eol(s, len))
@@ -241,7 +241,7 @@ eol_match(const trawl_pattern *p, const struct comp *c, const char *s, size_t le
 }
 
 static inline bool
-comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
+comp_match(const TrawlPattern *p, const struct comp *c, const char *s,
            size_t len, uint64_t *steps)
 {
   if (c->kind == COMP_LITERAL)
@@ -258,7 +258,7 @@ comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
 }
 
 bool
-trawl_comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
+trawl_comp_match(const TrawlPattern *p, const struct comp *c, const char *s,
                  size_t len, uint64_t *steps)
 {
   return comp_match(p, c, s, len, steps);
@@ -268,7 +268,7 @@ trawl_comp_match(const trawl_pattern *p, const struct comp *c, const char *s,
  * component start). On success *END is where the last one ends: at a '/' or
  * at LEN. */
 static bool
-chunk_match(const trawl_pattern *p, const struct comp *c, uint32_t count,
+chunk_match(const TrawlPattern *p, const struct comp *c, uint32_t count,
             const char *path, size_t len, size_t pos, size_t *end,
             uint64_t *steps)
 {
@@ -316,7 +316,7 @@ skip_component(const char *path, size_t len, size_t pos)
 /* Match alternative A from its component SKIP (at offset AT): the caller has
  * already compared everything before. */
 static bool
-alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
+alt_engine(const TrawlPattern *p, const struct alt *a, const char *path,
            size_t len, uint32_t skip, size_t at, uint64_t *steps)
 {
   const struct comp *c = p->comps + a->comp_first;
@@ -385,7 +385,7 @@ alt_engine(const trawl_pattern *p, const struct alt *a, const char *path,
 }
 
 static bool
-prefix_suffix_ok(const trawl_pattern *p, const struct alt *a, const char *path,
+prefix_suffix_ok(const TrawlPattern *p, const struct alt *a, const char *path,
                  size_t len)
 {
   if (len < a->min_len)
@@ -403,7 +403,7 @@ prefix_suffix_ok(const trawl_pattern *p, const struct alt *a, const char *path,
 }
 
 static bool
-alt_match(const trawl_pattern *p, const struct alt *a, const char *path,
+alt_match(const TrawlPattern *p, const struct alt *a, const char *path,
           size_t len)
 {
   if (!prefix_suffix_ok(p, a, path, len))
@@ -438,7 +438,7 @@ alt_match(const trawl_pattern *p, const struct alt *a, const char *path,
 }
 
 bool
-trawl_pattern_suffix_decides(const trawl_pattern *p)
+trawl_pattern_suffix_decides(const TrawlPattern *p)
 {
   if (p->nothing || p->icase || p->strip_len || p->n_alts != 1)
     return false;
@@ -450,7 +450,7 @@ trawl_pattern_suffix_decides(const trawl_pattern *p)
 
 /* git's literal cut (pattern.c): compare it, then match what follows. */
 static bool
-strip_cut(const trawl_pattern *p, const char **path, size_t *len)
+strip_cut(const TrawlPattern *p, const char **path, size_t *len)
 {
   if (p->strip_len == 0)
     return true;
@@ -462,7 +462,7 @@ strip_cut(const trawl_pattern *p, const char **path, size_t *len)
 }
 
 bool
-trawl_pattern_match(const trawl_pattern *p, const char *path, size_t len)
+trawl_pattern_match(const TrawlPattern *p, const char *path, size_t len)
 {
   if (len < p->min_len || !strip_cut(p, &path, &len))
     return false;
@@ -473,13 +473,13 @@ trawl_pattern_match(const trawl_pattern *p, const char *path, size_t len)
 }
 
 bool
-trawl_pattern_typed(const trawl_pattern *p)
+trawl_pattern_typed(const TrawlPattern *p)
 {
   return p->typed;
 }
 
 bool
-trawl_pattern_file_ok(const trawl_pattern *p, const char *path, size_t len)
+trawl_pattern_file_ok(const TrawlPattern *p, const char *path, size_t len)
 {
   if (!p->typed)
     return true;
@@ -497,7 +497,7 @@ trawl_pattern_file_ok(const trawl_pattern *p, const char *path, size_t len)
 }
 
 bool
-trawl_pattern_match_entry(const trawl_pattern *p, const char *path, size_t len,
+trawl_pattern_match_entry(const TrawlPattern *p, const char *path, size_t len,
                           TrawlEntryType type)
 {
   if (!trawl_pattern_match(p, path, len))
@@ -507,7 +507,7 @@ trawl_pattern_match_entry(const trawl_pattern *p, const char *path, size_t len,
 }
 
 bool
-trawl_pattern_match_engine(const trawl_pattern *p, const char *path, size_t len,
+trawl_pattern_match_engine(const TrawlPattern *p, const char *path, size_t len,
                            uint64_t *steps)
 {
   uint64_t local = 0;
@@ -526,7 +526,7 @@ trawl_pattern_match_engine(const trawl_pattern *p, const char *path, size_t len,
  * used up at a globstar, the globstar absorbs the rest of DIR and the
  * remaining pattern can always be completed below it. */
 static bool
-alt_may_match_below(const trawl_pattern *p, const struct alt *a,
+alt_may_match_below(const TrawlPattern *p, const struct alt *a,
                     const char *dir, size_t len)
 {
   const struct comp *c = p->comps + a->comp_first;
@@ -547,7 +547,7 @@ alt_may_match_below(const trawl_pattern *p, const struct alt *a,
 }
 
 bool
-trawl_pattern_may_match_below(const trawl_pattern *p, const char *dir,
+trawl_pattern_may_match_below(const TrawlPattern *p, const char *dir,
                               size_t len)
 {
   if (p->nothing)
@@ -572,7 +572,7 @@ trawl_pattern_may_match_below(const trawl_pattern *p, const char *dir,
 }
 
 bool
-trawl_pattern_covers_below(const trawl_pattern *p, const char *dir, size_t len)
+trawl_pattern_covers_below(const TrawlPattern *p, const char *dir, size_t len)
 {
   if (p->nothing || !strip_cut(p, &dir, &len))
     return false;
@@ -597,7 +597,7 @@ trawl_pattern_covers_below(const trawl_pattern *p, const char *dir, size_t len)
 }
 
 bool
-trawl_pattern_names_hidden(const trawl_pattern *p, const char *name, size_t len)
+trawl_pattern_names_hidden(const TrawlPattern *p, const char *name, size_t len)
 {
   if (p->nothing || len == 0 || name[0] != '.')
     return false;

@@ -111,8 +111,8 @@ struct index {
   struct screen screen;
 };
 
-struct trawl_patset {
-  const trawl_pattern **patterns;
+struct TrawlPatset {
+  const TrawlPattern **patterns;
   size_t n;
   unsigned *keys_of; /* per pattern: TrawlPatsetKey flags */
   uint32_t n_always; /* ids[0 .. n_always): the always list */
@@ -188,7 +188,7 @@ struct sink {
 
 /* Run patterns ids[FIRST .. FIRST + COUNT) against PATH; true when the query is decided. */
 static bool
-run_entry(const trawl_patset *set, uint32_t first, uint32_t count,
+run_entry(const TrawlPatset *set, uint32_t first, uint32_t count,
           const char *path, size_t len, struct sink *k)
 {
   if (count == 0)
@@ -241,7 +241,7 @@ key_equal(const char *key, const char *s, size_t len, bool fold)
 
 /* Find the key of hash HV, the LEN bytes at S, in T and run what is filed. */
 static bool
-lookup(const trawl_patset *set, const struct table *t, uint32_t hv, const char *s,
+lookup(const TrawlPatset *set, const struct table *t, uint32_t hv, const char *s,
        size_t len, bool fold, const char *path, size_t path_len, struct sink *k)
 {
   for (uint32_t i = hv & t->mask;; i = (i + 1) & t->mask) {
@@ -259,7 +259,7 @@ lookup(const trawl_patset *set, const struct table *t, uint32_t hv, const char *
  * The filter answers most probes, the ones no key could answer, with one
  * load and a branch that is almost always taken the same way. */
 static inline bool
-probe(const trawl_patset *set, const struct table *t, uint64_t h, const char *s,
+probe(const TrawlPatset *set, const struct table *t, uint64_t h, const char *s,
       size_t len, bool fold, const char *path, size_t path_len, struct sink *k)
 {
   const uint64_t m = hash_final(h);
@@ -271,7 +271,7 @@ probe(const trawl_patset *set, const struct table *t, uint64_t h, const char *s,
 
 /* Exact and prefix keys: one pass from the first byte. */
 static inline bool
-query_forward(const trawl_patset *set, const struct index *x, const char *path,
+query_forward(const TrawlPatset *set, const struct index *x, const char *path,
               size_t len, struct sink *k, const bool fold)
 {
   const struct table *pre = &x->tables[T_PREFIX], *exact = &x->tables[T_EXACT];
@@ -291,7 +291,7 @@ query_forward(const trawl_patset *set, const struct index *x, const char *path,
  * the longest suffix key, or the longest extension key within the last
  * component, probing extension keys at its dots only. */
 static inline bool
-query_backward(const trawl_patset *set, const struct index *x, const char *path,
+query_backward(const TrawlPatset *set, const struct index *x, const char *path,
                size_t len, struct sink *k, const bool fold)
 {
   const struct table *base = &x->tables[T_BASENAME], *ext = &x->tables[T_EXTENSION],
@@ -326,7 +326,7 @@ query_backward(const trawl_patset *set, const struct index *x, const char *path,
 
 /* Interior literals: one pass of the automaton. */
 static inline bool
-query_screen(const trawl_patset *set, const struct index *x, const char *path,
+query_screen(const TrawlPatset *set, const struct index *x, const char *path,
              size_t len, struct sink *k, const bool fold)
 {
   const struct screen *sc = &x->screen;
@@ -358,7 +358,7 @@ query_screen(const trawl_patset *set, const struct index *x, const char *path,
 }
 
 static bool
-query(const trawl_patset *set, const char *path, size_t len, struct sink *k)
+query(const TrawlPatset *set, const char *path, size_t len, struct sink *k)
 {
   g_return_val_if_fail(set != NULL, false);
   g_return_val_if_fail(path != NULL || len == 0, false);
@@ -379,7 +379,7 @@ query(const trawl_patset *set, const char *path, size_t len, struct sink *k)
 }
 
 bool
-trawl_patset_any(const trawl_patset *set, const char *path, size_t len)
+trawl_patset_any(const TrawlPatset *set, const char *path, size_t len)
 {
   struct sink k = {.mode = SINK_ANY};
   return query(set, path, len, &k);
@@ -393,7 +393,7 @@ compare_guint(const void *a, const void *b)
 }
 
 size_t
-trawl_patset_matches(const trawl_patset *set, const char *path, size_t len,
+trawl_patset_matches(const TrawlPatset *set, const char *path, size_t len,
                      GArray *out)
 {
   g_return_val_if_fail(out != NULL && g_array_get_element_size(out) == sizeof(guint), 0);
@@ -415,7 +415,7 @@ trawl_patset_matches(const trawl_patset *set, const char *path, size_t len,
 }
 
 size_t
-trawl_patset_candidates(const trawl_patset *set, const char *path, size_t len)
+trawl_patset_candidates(const TrawlPatset *set, const char *path, size_t len)
 {
   struct sink k = {.mode = SINK_COUNT};
   query(set, path, len, &k);
@@ -423,14 +423,14 @@ trawl_patset_candidates(const trawl_patset *set, const char *path, size_t len)
 }
 
 size_t
-trawl_patset_size(const trawl_patset *set)
+trawl_patset_size(const TrawlPatset *set)
 {
   g_return_val_if_fail(set != NULL, 0);
   return set->n;
 }
 
 unsigned
-trawl_patset_pattern_keys(const trawl_patset *set, size_t index)
+trawl_patset_pattern_keys(const TrawlPatset *set, size_t index)
 {
   g_return_val_if_fail(set != NULL && index < set->n, 0);
   return set->keys_of[index];
@@ -469,7 +469,7 @@ add_key(struct builder *b, uint32_t pattern, bool fold, int kind,
  * SCREEN_MAX_LEN: a literal component, a literal run of a wildcard
  * component, or git's cut. */
 static const char *
-required_literal(const trawl_pattern *p, const struct alt *a, size_t *len)
+required_literal(const TrawlPattern *p, const struct alt *a, size_t *len)
 {
   const char *best = p->strip;
   size_t best_len = p->strip_len;
@@ -494,7 +494,7 @@ required_literal(const trawl_pattern *p, const struct alt *a, size_t *len)
 
 /* File alternative A of pattern ID under one key; false if it has none. */
 static bool
-key_alternative(struct builder *b, uint32_t id, const trawl_pattern *p,
+key_alternative(struct builder *b, uint32_t id, const TrawlPattern *p,
                 const struct alt *a)
 {
   const bool fold = p->icase;
@@ -695,7 +695,7 @@ screen_build(struct screen *sc, GArray *entries, const char *keys)
 
 /* Turn the sorted pending keys of one index into its tables and automaton. */
 static void
-index_build(trawl_patset *set, struct index *x, const struct pending *k,
+index_build(TrawlPatset *set, struct index *x, const struct pending *k,
             size_t n, GArray *ids)
 {
   GArray *entries[N_TABLES + 1];
@@ -728,7 +728,7 @@ index_build(trawl_patset *set, struct index *x, const struct pending *k,
 
 /* A screen too large to build: its patterns go to the always list. */
 static void
-drop_oversized_screens(trawl_patset *set, struct builder *b)
+drop_oversized_screens(TrawlPatset *set, struct builder *b)
 {
   for (int f = 0; f < 2; f++) {
     GArray *lits = g_array_new(FALSE, FALSE, sizeof(struct entry));
@@ -750,21 +750,21 @@ drop_oversized_screens(trawl_patset *set, struct builder *b)
   }
 }
 
-trawl_patset *
-trawl_patset_new(const trawl_pattern *const *patterns, size_t n)
+TrawlPatset *
+trawl_patset_new(const TrawlPattern *const *patterns, size_t n)
 {
   g_return_val_if_fail(patterns != NULL || n == 0, NULL);
   g_return_val_if_fail(n < NONE, NULL);
-  trawl_patset *set = g_new0(trawl_patset, 1);
+  TrawlPatset *set = g_new0(TrawlPatset, 1);
   set->n = n;
-  set->patterns = g_new0(const trawl_pattern *, MAX(n, 1));
+  set->patterns = g_new0(const TrawlPattern *, MAX(n, 1));
   set->keys_of = g_new0(unsigned, MAX(n, 1));
   if (n)
     memcpy(set->patterns, patterns, n * sizeof *patterns);
 
   struct builder b = {g_string_new(NULL), g_array_new(FALSE, FALSE, sizeof(struct pending))};
   for (size_t i = 0; i < n; i++) {
-    const trawl_pattern *p = patterns[i];
+    const TrawlPattern *p = patterns[i];
     g_return_val_if_fail(p != NULL, NULL);
     if (p->nothing)
       continue; /* never a match: never run */
@@ -815,7 +815,7 @@ trawl_patset_new(const trawl_pattern *const *patterns, size_t n)
 }
 
 void
-trawl_patset_free(trawl_patset *set)
+trawl_patset_free(TrawlPatset *set)
 {
   if (set == NULL)
     return;

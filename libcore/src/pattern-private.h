@@ -79,7 +79,7 @@ struct alt {
   uint32_t ext_off, ext_len;       /* required extension of the last component, or 0 */
 };
 
-struct trawl_pattern {
+struct TrawlPattern {
   char *text;
   size_t text_len;
   TrawlDialect dialect;
@@ -107,8 +107,7 @@ struct trawl_pattern {
   size_t suffix_len;
   char *ext;
   size_t ext_len;
-  char **roots;         /* NULL-terminated */
-  size_t n_roots;
+  GPtrArray *roots;     /* char * (owned) */
 
   /* git: the literal bytes before the first wildcard, compared on their own
    * when they end inside a component and a "**" follows (see pattern.c). The
@@ -143,11 +142,11 @@ trawl_bytes_equal(const char *a, const char *b, size_t n, bool icase)
 
 /* The engine alone, without the prefilters or strategy shortcuts, counting
  * the elementary steps it takes into *STEPS (for the linear-time tests). */
-bool trawl_pattern_match_engine(const trawl_pattern *p, const char *path,
+bool trawl_pattern_match_engine(const TrawlPattern *p, const char *path,
                                 size_t len, uint64_t *steps);
 
 /* Does component C of P match the LEN bytes at S (one path component)? */
-bool trawl_comp_match(const trawl_pattern *p, const struct comp *c,
+bool trawl_comp_match(const TrawlPattern *p, const struct comp *c,
                       const char *s, size_t len, uint64_t *steps);
 
 /* Is P matched by exactly the paths that end with its literal suffix
@@ -155,12 +154,12 @@ bool trawl_comp_match(const trawl_pattern *p, const struct comp *c,
  * with the suffix alone. `**` then `/` then `*.ts` is; the same below
  * `src/`, `*.ts` alone (one component), and bazel's (no hidden last name)
  * are not. */
-bool trawl_pattern_suffix_decides(const trawl_pattern *p);
+bool trawl_pattern_suffix_decides(const TrawlPattern *p);
 
 /* Does every path strictly below directory DIR match P? True when an
  * alternative ends in a globstar ("build/ **") and what precedes it matches
  * DIR: the walker then leaves DIR closed for an exclude. */
-bool trawl_pattern_covers_below(const trawl_pattern *p, const char *dir,
+bool trawl_pattern_covers_below(const TrawlPattern *p, const char *dir,
                                 size_t len);
 
 /* Given that P matches PATH (LEN bytes), does it match PATH as an entry
@@ -173,11 +172,11 @@ bool trawl_pattern_covers_below(const trawl_pattern *p, const char *dir,
  * needs one more: "src/ **" matches a file when it has a '/'. Apart from
  * the matcher's own functions so that the untyped path, every dialect's,
  * keeps its code as compiled before (bench/match_ab.py). */
-bool trawl_pattern_file_ok(const trawl_pattern *p, const char *path, size_t len);
+bool trawl_pattern_file_ok(const TrawlPattern *p, const char *path, size_t len);
 
 /* Does P name a hidden entry NAME explicitly: does one of its components
  * start with a literal '.' and match NAME? (".github/ **", "**" "/.env") */
-bool trawl_pattern_names_hidden(const trawl_pattern *p, const char *name,
+bool trawl_pattern_names_hidden(const TrawlPattern *p, const char *name,
                                 size_t len);
 
 #endif /* TRAWL_PATTERN_PRIVATE_H */

@@ -1089,7 +1089,7 @@ build_alt(struct builder *b, const struct tok *t, size_t n, GError **error)
 /* ---- whole-pattern facts ------------------------------------------------ */
 
 static void
-derive_pattern_facts(trawl_pattern *p)
+derive_pattern_facts(TrawlPattern *p)
 {
   bool icase = p->icase;
   const struct alt *a0 = &p->alts[0];
@@ -1137,7 +1137,7 @@ compare_roots(const void *x, const void *y)
  * (it names the entry, not a directory). Case-folded patterns must start at
  * the root: the directory on disk may be spelled in any case. */
 static void
-derive_roots(trawl_pattern *p)
+derive_roots(TrawlPattern *p)
 {
   GPtrArray *roots = g_ptr_array_new();
   if (!p->nothing) {
@@ -1186,9 +1186,8 @@ derive_roots(trawl_pattern *p)
       g_ptr_array_add(kept, r);
   }
   g_ptr_array_free(roots, TRUE);
-  p->n_roots = kept->len;
-  g_ptr_array_add(kept, NULL);
-  p->roots = (char **)g_ptr_array_free(kept, FALSE);
+  g_ptr_array_set_free_func(kept, g_free);
+  p->roots = kept;
 }
 
 /* ---- public ----------------------------------------------------------- */
@@ -1199,9 +1198,9 @@ steal_array(GArray *a)
   return g_array_free(a, FALSE);
 }
 
-static trawl_pattern *compile_plain(const char *text, size_t len,
-                                    TrawlDialect dialect, unsigned flags,
-                                    GError **error);
+static TrawlPattern *compile_plain(const char *text, size_t len,
+                                   TrawlDialect dialect, unsigned flags,
+                                   GError **error);
 
 /* Where git's pathspec matching would cut PATTERN before handing it to
  * wildmatch: git compares the bytes before the first wildcard ('*', '?',
@@ -1220,7 +1219,7 @@ git_literal_cut(const char *text, size_t len)
   return f;
 }
 
-trawl_pattern *
+TrawlPattern *
 trawl_pattern_compile(const char *text, size_t len, TrawlDialect dialect,
                       unsigned flags, GError **error)
 {
@@ -1231,7 +1230,7 @@ trawl_pattern_compile(const char *text, size_t len, TrawlDialect dialect,
   if (cut == 0)
     return compile_plain(text, len, dialect, flags, error);
 
-  trawl_pattern *p = compile_plain(text + cut, len - cut, dialect, flags, error);
+  TrawlPattern *p = compile_plain(text + cut, len - cut, dialect, flags, error);
   if (p == NULL)
     return NULL;
   g_free(p->text);
@@ -1246,17 +1245,16 @@ trawl_pattern_compile(const char *text, size_t len, TrawlDialect dialect,
     p->prefix_len += cut;
     p->min_len += cut;
     /* Roots: the directory part of the cut (the rest starts with "**"). */
-    g_strfreev(p->roots);
     const char *slash = strrchr(p->strip, '/');
-    p->roots = g_new0(char *, 2);
-    p->roots[0] = (slash && !p->icase) ? g_strndup(p->strip, (size_t)(slash - p->strip))
-                                       : g_strdup("");
-    p->n_roots = 1;
+    g_ptr_array_set_size(p->roots, 0);
+    g_ptr_array_add(p->roots, (slash && !p->icase)
+                                  ? g_strndup(p->strip, (size_t)(slash - p->strip))
+                                  : g_strdup(""));
   }
   return p;
 }
 
-static trawl_pattern *
+static TrawlPattern *
 compile_plain(const char *text, size_t len, TrawlDialect dialect,
               unsigned flags, GError **error)
 {
@@ -1324,7 +1322,7 @@ compile_plain(const char *text, size_t len, TrawlDialect dialect,
     return NULL;
   }
 
-  trawl_pattern *p = g_new0(trawl_pattern, 1);
+  TrawlPattern *p = g_new0(TrawlPattern, 1);
   p->text = g_strndup(b.text, len);
   p->text_len = len;
   p->dialect = dialect;
@@ -1360,7 +1358,7 @@ compile_plain(const char *text, size_t len, TrawlDialect dialect,
 }
 
 void
-trawl_pattern_free(trawl_pattern *p)
+trawl_pattern_free(TrawlPattern *p)
 {
   if (p == NULL)
     return;
@@ -1373,7 +1371,8 @@ trawl_pattern_free(trawl_pattern *p)
   g_free(p->prefix);
   g_free(p->suffix);
   g_free(p->ext);
-  g_strfreev(p->roots);
+  if (p->roots)
+    g_ptr_array_unref(p->roots);
   g_free(p->strip);
   g_free(p);
 }
@@ -1397,7 +1396,7 @@ trawl_pattern_escape(GString *out, const char *path, size_t len)
 }
 
 const char *
-trawl_pattern_text(const trawl_pattern *p, size_t *len)
+trawl_pattern_text(const TrawlPattern *p, size_t *len)
 {
   if (len)
     *len = p->text_len;
@@ -1405,25 +1404,25 @@ trawl_pattern_text(const trawl_pattern *p, size_t *len)
 }
 
 TrawlDialect
-trawl_pattern_dialect(const trawl_pattern *p)
+trawl_pattern_dialect(const TrawlPattern *p)
 {
   return p->dialect;
 }
 
 unsigned
-trawl_pattern_flags(const trawl_pattern *p)
+trawl_pattern_flags(const TrawlPattern *p)
 {
   return p->flags;
 }
 
 bool
-trawl_pattern_matches_nothing(const trawl_pattern *p)
+trawl_pattern_matches_nothing(const TrawlPattern *p)
 {
   return p->nothing;
 }
 
 const char *
-trawl_pattern_literal_prefix(const trawl_pattern *p, size_t *len)
+trawl_pattern_literal_prefix(const TrawlPattern *p, size_t *len)
 {
   if (len)
     *len = p->prefix_len;
@@ -1431,7 +1430,7 @@ trawl_pattern_literal_prefix(const trawl_pattern *p, size_t *len)
 }
 
 const char *
-trawl_pattern_literal_suffix(const trawl_pattern *p, size_t *len)
+trawl_pattern_literal_suffix(const TrawlPattern *p, size_t *len)
 {
   if (len)
     *len = p->suffix_len;
@@ -1439,7 +1438,7 @@ trawl_pattern_literal_suffix(const trawl_pattern *p, size_t *len)
 }
 
 const char *
-trawl_pattern_extension(const trawl_pattern *p, size_t *len)
+trawl_pattern_extension(const TrawlPattern *p, size_t *len)
 {
   if (len)
     *len = p->ext_len;
@@ -1447,21 +1446,19 @@ trawl_pattern_extension(const trawl_pattern *p, size_t *len)
 }
 
 size_t
-trawl_pattern_min_length(const trawl_pattern *p)
+trawl_pattern_min_length(const TrawlPattern *p)
 {
   return p->min_len;
 }
 
-const char *const *
-trawl_pattern_roots(const trawl_pattern *p, size_t *n)
+const GPtrArray *
+trawl_pattern_roots(const TrawlPattern *p)
 {
-  if (n)
-    *n = p->n_roots;
-  return (const char *const *)p->roots;
+  return p->roots;
 }
 
 size_t
-trawl_pattern_alternative_count(const trawl_pattern *p)
+trawl_pattern_alternative_count(const TrawlPattern *p)
 {
   return p->n_alts;
 }

@@ -24,27 +24,27 @@ struct walk_memo;
 /* What query Q was added with. */
 struct plan_query_view {
   const char *root;
-  const GPtrArray *includes;     /* const trawl_pattern * */
+  const GPtrArray *includes;     /* const TrawlPattern * */
   const GPtrArray *excludes;
-  const trawl_walk_options *opt;
+  const TrawlWalkOptions *opt;
 };
-void plan_query_view(const trawl_plan *plan, size_t q, struct plan_query_view *out);
+void plan_query_view(const TrawlPlan *plan, size_t q, struct plan_query_view *out);
 
 /* Give query Q the patterns INCLUDES and EXCLUDES (added to what it has;
  * borrowed, as trawl_plan_add() borrows). For a plan whose queries were
  * added before their patterns were compiled. */
-void plan_query_add_patterns(trawl_plan *plan, size_t q, const trawl_pattern *const *includes,
-                             size_t n_includes, const trawl_pattern *const *excludes,
+void plan_query_add_patterns(TrawlPlan *plan, size_t q, const TrawlPattern *const *includes,
+                             size_t n_includes, const TrawlPattern *const *excludes,
                              size_t n_excludes);
 
 /* Free P with PLAN (patterns compiled for a plan of one's own making). */
-void plan_own_pattern(trawl_plan *plan, trawl_pattern *p);
+void plan_own_pattern(TrawlPlan *plan, TrawlPattern *p);
 
 /* Called before the plan's patterns are needed (a query added, a walk):
  * false with ERROR set if they cannot be made (then no query is answered).
  * For a plan whose patterns are compiled only when a walk needs them. */
-typedef bool (*plan_prepare_fn)(trawl_plan *plan, GError **error);
-void plan_set_prepare(trawl_plan *plan, plan_prepare_fn fn);
+typedef bool (*plan_prepare_fn)(TrawlPlan *plan, GError **error);
+void plan_set_prepare(TrawlPlan *plan, plan_prepare_fn fn);
 
 /* ---- a run, in steps ---- */
 
@@ -52,11 +52,11 @@ void plan_set_prepare(trawl_plan *plan, plan_prepare_fn fn);
  * group's root opened; false with ERROR set for the first root that
  * failed (its queries have trawl_plan_error()). Results and problems of
  * the last run are forgotten. */
-bool plan_group(trawl_plan *plan, GError **error);
+bool plan_group(TrawlPlan *plan, GError **error);
 
 /* How many runs plan_group() has started: a run's own state is its while
  * this count stays. */
-unsigned plan_runs(const trawl_plan *plan);
+unsigned plan_runs(const TrawlPlan *plan);
 
 /* Group G of the current run: its root as the first member gave it, the
  * root's descriptor (open from plan_group() to plan_close_roots(), -1
@@ -69,28 +69,28 @@ struct plan_group_view {
   ino_t ino;
   const GArray *members;
 };
-void plan_group_view(const trawl_plan *plan, size_t g, struct plan_group_view *out);
+void plan_group_view(const TrawlPlan *plan, size_t g, struct plan_group_view *out);
 
 /* Close the groups' roots. */
-void plan_close_roots(trawl_plan *plan);
+void plan_close_roots(TrawlPlan *plan);
 
 /* The memos group G's walk trusts (OLD, may be NULL) and records into
  * (OUT, may be NULL); borrowed until the next run (walk-shared.h). */
-void plan_group_set_memos(trawl_plan *plan, size_t g, const struct walk_memo *old,
+void plan_group_set_memos(TrawlPlan *plan, size_t g, const struct walk_memo *old,
                           struct walk_memo *out);
 
 /* Walk every group and file the results (or hand them over, as set). */
-bool plan_walk(trawl_plan *plan, GError **error);
+bool plan_walk(TrawlPlan *plan, GError **error);
 
 /* Hand every result to FN as trawl_plan_run_each() does (NULL: keep them). */
-void plan_set_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data);
-bool plan_each_set(const trawl_plan *plan);
+void plan_set_each(TrawlPlan *plan, TrawlPlanResultFunc fn, void *data);
+bool plan_each_set(const TrawlPlan *plan);
 
 /* The current run's results come from FN instead of the walks (the cache's
  * records, when nothing changed): trawl_plan_results() asks it. Until the
  * next plan_group(). */
-typedef const char *const *(*plan_results_fn)(const trawl_plan *plan, size_t q, size_t *n);
-void plan_set_results(trawl_plan *plan, plan_results_fn fn);
+typedef const GPtrArray *(*plan_results_fn)(const TrawlPlan *plan, size_t q);
+void plan_set_results(TrawlPlan *plan, plan_results_fn fn);
 
 /* ---- the cache's state, kept with the plan ---- */
 
@@ -98,9 +98,9 @@ void plan_set_results(trawl_plan *plan, plan_results_fn fn);
  * with FREE when the plan is, or when another is kept. */
 struct cache_state;
 typedef void (*plan_cache_free_fn)(struct cache_state *st);
-void plan_keep_cache(trawl_plan *plan, struct cache_state *st, plan_cache_free_fn free);
+void plan_keep_cache(TrawlPlan *plan, struct cache_state *st, plan_cache_free_fn free);
 /* What plan_keep_cache() kept, or NULL. */
-struct cache_state *plan_cache(const trawl_plan *plan);
+struct cache_state *plan_cache(const TrawlPlan *plan);
 
 G_END_DECLS
 

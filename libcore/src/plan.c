@@ -18,25 +18,18 @@
 #include "plan-shared.h"
 #include "walk/walk-shared.h"
 
-/* A query's result paths of the last run, NULL-terminated once it ended;
- * they point into the plan's arena. */
-struct pathvec {
-  const char **v;
-  size_t n, cap;
-};
-
 struct pquery {
   char *root;
-  GPtrArray *includes;     /* const trawl_pattern * (borrowed) */
+  GPtrArray *includes;     /* const TrawlPattern * (borrowed) */
   GPtrArray *excludes;
-  trawl_walk_options opt;
-  struct pathvec paths;    /* results of the last run */
+  TrawlWalkOptions opt;
+  GPtrArray *paths;        /* results of the last run: char * into the plan's arena */
   GError *error;
   size_t group;
 };
 
 struct group {
-  trawl_walker *walker;    /* made by plan_walk(): a run that does not walk needs none */
+  TrawlWalker *walker;    /* made by plan_walk(): a run that does not walk needs none */
   GArray *members;         /* size_t: query indices, bit i of an entry's mask is members[i] */
   dev_t dev;               /* its root */
   ino_t ino;
@@ -46,14 +39,14 @@ struct group {
   struct walk_memo *memo_out;
 };
 
-struct trawl_plan {
+struct TrawlPlan {
   GPtrArray *queries;      /* struct pquery * */
   GPtrArray *groups;       /* struct group * of the last run */
   struct arena arena;      /* result paths */
-  trawl_plan_result_fn each; /* set: results are handed to it, not kept */
+  TrawlPlanResultFunc each; /* set: results are handed to it, not kept */
   void *each_data;
   GPtrArray *no_problems;  /* empty, for queries whose root failed */
-  GPtrArray *owned;        /* trawl_pattern *: freed with the plan */
+  GPtrArray *owned;        /* TrawlPattern *: freed with the plan */
   plan_prepare_fn prepare; /* before the patterns are needed */
   plan_results_fn results; /* this run's results come from it */
   unsigned runs;
@@ -61,30 +54,13 @@ struct trawl_plan {
   plan_cache_free_fn cache_free;
 };
 
-static inline void
-pathvec_push(struct pathvec *p, const char *path)
-{
-  if (G_UNLIKELY(p->n == p->cap)) {
-    p->cap = p->cap ? 2 * p->cap : 64;
-    p->v = g_renew(const char *, p->v, p->cap);
-  }
-  p->v[p->n++] = path;
-}
-
-static void
-pathvec_clear(struct pathvec *p)
-{
-  g_free(p->v);
-  memset(p, 0, sizeof *p);
-}
-
 static void
 pquery_free(struct pquery *q)
 {
   g_free(q->root);
   g_ptr_array_unref(q->includes);
   g_ptr_array_unref(q->excludes);
-  pathvec_clear(&q->paths);
+  g_ptr_array_unref(q->paths);
   g_clear_error(&q->error);
   g_free(q);
 }
@@ -100,10 +76,10 @@ group_free(struct group *g)
   g_free(g);
 }
 
-trawl_plan *
+TrawlPlan *
 trawl_plan_new(void)
 {
-  trawl_plan *plan = g_new0(trawl_plan, 1);
+  TrawlPlan *plan = g_new0(TrawlPlan, 1);
   plan->queries = g_ptr_array_new_with_free_func((GDestroyNotify)pquery_free);
   plan->groups = g_ptr_array_new_with_free_func((GDestroyNotify)group_free);
   plan->no_problems = g_ptr_array_new();
@@ -111,7 +87,7 @@ trawl_plan_new(void)
 }
 
 void
-trawl_plan_free(trawl_plan *plan)
+trawl_plan_free(TrawlPlan *plan)
 {
   if (plan == NULL)
     return;
@@ -127,13 +103,14 @@ trawl_plan_free(trawl_plan *plan)
 }
 
 size_t
-trawl_plan_add(trawl_plan *plan, const trawl_query *query)
+trawl_plan_add(TrawlPlan *plan, const TrawlQuery *query)
 {
   /* Patterns still to be made come first: the queries added before are
    * theirs. (A failure is kept for the next run to report.) */
   if (plan->prepare)
     plan->prepare(plan, NULL);
   struct pquery *q = g_new0(struct pquery, 1);
+  q->paths = g_ptr_array_new();
   q->root = g_strdup(query->root ? query->root : ".");
   q->includes = g_ptr_array_sized_new((guint)query->n_includes);
   for (size_t i = 0; i < query->n_includes; i++)
@@ -152,13 +129,13 @@ trawl_plan_add(trawl_plan *plan, const trawl_query *query)
 }
 
 size_t
-trawl_plan_size(const trawl_plan *plan)
+trawl_plan_size(const TrawlPlan *plan)
 {
   return plan->queries->len;
 }
 
 const char *
-trawl_plan_query_root(const trawl_plan *plan, size_t q)
+trawl_plan_query_root(const TrawlPlan *plan, size_t q)
 {
   g_return_val_if_fail(q < plan->queries->len, NULL);
   return ((const struct pquery *)plan->queries->pdata[q])->root;
@@ -181,12 +158,12 @@ same_group(const struct gkey *a, const struct gkey *b)
 }
 
 struct sink {
-  trawl_plan *plan;
+  TrawlPlan *plan;
   struct group *group;
 };
 
 static bool
-file_result(const trawl_entry *e, void *data)
+file_result(const TrawlEntry *e, void *data)
 {
   struct sink *s = data;
   const char *copy = NULL;
@@ -202,13 +179,13 @@ file_result(const trawl_entry *e, void *data)
     struct pquery *q = s->plan->queries->pdata[qi];
     if (copy == NULL)
       copy = arena_copy(&s->plan->arena, e->path, e->len);
-    pathvec_push(&q->paths, copy);
+    g_ptr_array_add(q->paths, (gpointer)copy);
   }
   return true;
 }
 
 bool
-plan_group(trawl_plan *plan, GError **error)
+plan_group(TrawlPlan *plan, GError **error)
 {
   g_ptr_array_set_size(plan->groups, 0);
   plan->results = NULL;
@@ -222,7 +199,7 @@ plan_group(trawl_plan *plan, GError **error)
   for (guint i = 0; i < plan->queries->len; i++) {
     struct pquery *q = plan->queries->pdata[i];
     g_clear_error(&q->error);
-    q->paths.n = 0;
+    g_ptr_array_set_size(q->paths, 0);
     q->group = (size_t)-1;
     struct stat st;
     int fd = open(q->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -269,7 +246,7 @@ plan_group(trawl_plan *plan, GError **error)
 
 
 void
-plan_close_roots(trawl_plan *plan)
+plan_close_roots(TrawlPlan *plan)
 {
   for (guint g = 0; g < plan->groups->len; g++) {
     struct group *grp = plan->groups->pdata[g];
@@ -281,24 +258,24 @@ plan_close_roots(trawl_plan *plan)
 
 /* Group GRP's walker, made now: its root and every member's query. */
 static void
-group_walker(trawl_plan *plan, struct group *grp)
+group_walker(TrawlPlan *plan, struct group *grp)
 {
   if (grp->walker)
     return;
   const struct pquery *q0 = plan->queries->pdata[g_array_index(grp->members, size_t, 0)];
-  trawl_walk_options go = q0->opt;
+  TrawlWalkOptions go = q0->opt;
   grp->walker = trawl_walker_new_shared(&go);
   trawl_walker_add_root(grp->walker, q0->root);
   for (guint m = 0; m < grp->members->len; m++) {
     const struct pquery *q = plan->queries->pdata[g_array_index(grp->members, size_t, m)];
-    trawl_walker_add_query(grp->walker, (const trawl_pattern *const *)q->includes->pdata,
-                           q->includes->len, (const trawl_pattern *const *)q->excludes->pdata,
+    trawl_walker_add_query(grp->walker, (const TrawlPattern *const *)q->includes->pdata,
+                           q->includes->len, (const TrawlPattern *const *)q->excludes->pdata,
                            q->excludes->len, &q->opt);
   }
 }
 
 bool
-plan_walk(trawl_plan *plan, GError **error)
+plan_walk(TrawlPlan *plan, GError **error)
 {
   bool ok = true;
   GError *perr = NULL;
@@ -323,7 +300,7 @@ plan_walk(trawl_plan *plan, GError **error)
       /* The root went away between the check and the walk. */
       for (guint m = 0; m < grp->members->len; m++) {
         struct pquery *q = plan->queries->pdata[g_array_index(grp->members, size_t, m)];
-        q->paths.n = 0;
+        g_ptr_array_set_size(q->paths, 0);
         q->error = g_error_copy(err);
       }
       if (ok && error)
@@ -332,15 +309,11 @@ plan_walk(trawl_plan *plan, GError **error)
       g_error_free(err);
     }
   }
-  for (guint i = 0; i < plan->queries->len; i++) {
-    struct pquery *q = plan->queries->pdata[i];
-    pathvec_push(&q->paths, NULL);
-  }
   return ok;
 }
 
 bool
-trawl_plan_run(trawl_plan *plan, GError **error)
+trawl_plan_run(TrawlPlan *plan, GError **error)
 {
   GError *first = NULL;
   bool grouped = plan_group(plan, &first);
@@ -352,7 +325,7 @@ trawl_plan_run(trawl_plan *plan, GError **error)
 }
 
 bool
-trawl_plan_run_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data, GError **error)
+trawl_plan_run_each(TrawlPlan *plan, TrawlPlanResultFunc fn, void *data, GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
   plan->each = fn;
@@ -363,33 +336,25 @@ trawl_plan_run_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data, GErro
   return ok;
 }
 
-const char *const *
-trawl_plan_results(const trawl_plan *plan, size_t q, size_t *n)
+const GPtrArray *
+trawl_plan_results(const TrawlPlan *plan, size_t q)
 {
   g_return_val_if_fail(q < plan->queries->len, NULL);
   if (plan->results)
-    return plan->results(plan, q, n);
-  struct pquery *pq = plan->queries->pdata[q];
-  static const char *const none[] = {NULL};
-  if (pq->paths.n == 0) {
-    if (n)
-      *n = 0;
-    return none;
-  }
-  if (n)
-    *n = pq->paths.n - 1;
-  return pq->paths.v;
+    return plan->results(plan, q);
+  const struct pquery *pq = plan->queries->pdata[q];
+  return pq->paths;
 }
 
 const GError *
-trawl_plan_error(const trawl_plan *plan, size_t q)
+trawl_plan_error(const TrawlPlan *plan, size_t q)
 {
   g_return_val_if_fail(q < plan->queries->len, NULL);
   return ((struct pquery *)plan->queries->pdata[q])->error;
 }
 
 const GPtrArray *
-trawl_plan_problems(const trawl_plan *plan, size_t q)
+trawl_plan_problems(const TrawlPlan *plan, size_t q)
 {
   g_return_val_if_fail(q < plan->queries->len, NULL);
   struct pquery *pq = plan->queries->pdata[q];
@@ -400,20 +365,20 @@ trawl_plan_problems(const trawl_plan *plan, size_t q)
 }
 
 size_t
-trawl_plan_group(const trawl_plan *plan, size_t q)
+trawl_plan_group(const TrawlPlan *plan, size_t q)
 {
   g_return_val_if_fail(q < plan->queries->len, (size_t)-1);
   return ((struct pquery *)plan->queries->pdata[q])->group;
 }
 
 size_t
-trawl_plan_groups(const trawl_plan *plan)
+trawl_plan_groups(const TrawlPlan *plan)
 {
   return plan->groups->len;
 }
 
 void
-trawl_plan_stats(const trawl_plan *plan, size_t g, trawl_walk_stats *out)
+trawl_plan_stats(const TrawlPlan *plan, size_t g, TrawlWalkStats *out)
 {
   memset(out, 0, sizeof *out);
   g_return_if_fail(g < plan->groups->len);
@@ -425,7 +390,7 @@ trawl_plan_stats(const trawl_plan *plan, size_t g, trawl_walk_stats *out)
 /* ---- plan-shared.h ---- */
 
 void
-plan_query_view(const trawl_plan *plan, size_t q, struct plan_query_view *out)
+plan_query_view(const TrawlPlan *plan, size_t q, struct plan_query_view *out)
 {
   g_return_if_fail(q < plan->queries->len);
   const struct pquery *pq = plan->queries->pdata[q];
@@ -436,8 +401,8 @@ plan_query_view(const trawl_plan *plan, size_t q, struct plan_query_view *out)
 }
 
 void
-plan_query_add_patterns(trawl_plan *plan, size_t q, const trawl_pattern *const *includes,
-                        size_t n_includes, const trawl_pattern *const *excludes,
+plan_query_add_patterns(TrawlPlan *plan, size_t q, const TrawlPattern *const *includes,
+                        size_t n_includes, const TrawlPattern *const *excludes,
                         size_t n_excludes)
 {
   g_return_if_fail(q < plan->queries->len);
@@ -449,7 +414,7 @@ plan_query_add_patterns(trawl_plan *plan, size_t q, const trawl_pattern *const *
 }
 
 void
-plan_own_pattern(trawl_plan *plan, trawl_pattern *p)
+plan_own_pattern(TrawlPlan *plan, TrawlPattern *p)
 {
   if (plan->owned == NULL)
     plan->owned = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_pattern_free);
@@ -457,19 +422,19 @@ plan_own_pattern(trawl_plan *plan, trawl_pattern *p)
 }
 
 void
-plan_set_prepare(trawl_plan *plan, plan_prepare_fn fn)
+plan_set_prepare(TrawlPlan *plan, plan_prepare_fn fn)
 {
   plan->prepare = fn;
 }
 
 unsigned
-plan_runs(const trawl_plan *plan)
+plan_runs(const TrawlPlan *plan)
 {
   return plan->runs;
 }
 
 void
-plan_group_view(const trawl_plan *plan, size_t g, struct plan_group_view *out)
+plan_group_view(const TrawlPlan *plan, size_t g, struct plan_group_view *out)
 {
   g_return_if_fail(g < plan->groups->len);
   const struct group *grp = plan->groups->pdata[g];
@@ -481,7 +446,7 @@ plan_group_view(const trawl_plan *plan, size_t g, struct plan_group_view *out)
 }
 
 void
-plan_group_set_memos(trawl_plan *plan, size_t g, const struct walk_memo *old,
+plan_group_set_memos(TrawlPlan *plan, size_t g, const struct walk_memo *old,
                      struct walk_memo *out)
 {
   g_return_if_fail(g < plan->groups->len);
@@ -491,26 +456,26 @@ plan_group_set_memos(trawl_plan *plan, size_t g, const struct walk_memo *old,
 }
 
 void
-plan_set_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data)
+plan_set_each(TrawlPlan *plan, TrawlPlanResultFunc fn, void *data)
 {
   plan->each = fn;
   plan->each_data = data;
 }
 
 bool
-plan_each_set(const trawl_plan *plan)
+plan_each_set(const TrawlPlan *plan)
 {
   return plan->each != NULL;
 }
 
 void
-plan_set_results(trawl_plan *plan, plan_results_fn fn)
+plan_set_results(TrawlPlan *plan, plan_results_fn fn)
 {
   plan->results = fn;
 }
 
 void
-plan_keep_cache(trawl_plan *plan, struct cache_state *st, plan_cache_free_fn free_fn)
+plan_keep_cache(TrawlPlan *plan, struct cache_state *st, plan_cache_free_fn free_fn)
 {
   if (plan->cache_free)
     plan->cache_free(plan->cache);
@@ -519,7 +484,7 @@ plan_keep_cache(trawl_plan *plan, struct cache_state *st, plan_cache_free_fn fre
 }
 
 struct cache_state *
-plan_cache(const trawl_plan *plan)
+plan_cache(const TrawlPlan *plan)
 {
   return plan->cache;
 }

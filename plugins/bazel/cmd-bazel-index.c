@@ -55,7 +55,7 @@
  * trawl that wrote the caches (another's are not trusted: everything is
  * made again).
  *
- * Each run re-checks every part from its cache (trawl_plan_run_cached(),
+ * Each run re-checks every part from its cache (trawl_cache_run(),
  * which stats the directories the last walk read and reads only those that
  * changed). A part where nothing changed, or only files that git does not
  * ignore were added or removed (the same change in both views, no BUILD
@@ -231,7 +231,7 @@ normalise_ignore_line(const char *line, size_t n, GString *out)
  * `.git`'s (the queries that read no ignore file leave it out). */
 typedef struct {
   GPtrArray *texts;    /* GString */
-  GPtrArray *patterns; /* trawl_pattern */
+  GPtrArray *patterns; /* TrawlPattern */
 } excludes;
 
 static void
@@ -475,20 +475,19 @@ kept_dir(const pkg_set *gd, const char *d, size_t n)
 
 /* A query's answer as a path_list (the plan's strings, borrowed). */
 static path_list
-answer(const trawl_plan *plan, size_t q)
+answer(const TrawlPlan *plan, size_t q)
 {
-  size_t n = 0;
-  const char *const *r = trawl_plan_results(plan, q, &n);
+  const GPtrArray *r = trawl_plan_results(plan, q);
   path_list l = {0};
-  for (size_t i = 0; i < n; i++)
-    list_add(&l, r[i], strlen(r[i]));
+  for (guint i = 0; i < r->len; i++)
+    list_add(&l, r->pdata[i], strlen(r->pdata[i]));
   return l;
 }
 
 /* One part's facts from its plan's answers (the paths are copied into F's
  * own strings, which the facts file is written from). */
 static void
-summarize(const trawl_plan *plan, facts *out)
+summarize(const TrawlPlan *plan, facts *out)
 {
   path_list lists[N_QUERIES];
   for (int q = 0; q < N_QUERIES; q++)
@@ -954,7 +953,7 @@ typedef struct {
                            files in STATE/parts/ */
   GString *prefix;      /* its includes' prefix: "" or the directory escaped, and '/' */
   GPtrArray *patterns;  /* the compiled patterns its queries borrow */
-  trawl_plan *plan;     /* its five queries: from its cache, or made (part_plan) */
+  TrawlPlan *plan;     /* its five queries: from its cache, or made (part_plan) */
   bool redo;            /* its facts are to be made again */
 } part;
 
@@ -963,11 +962,11 @@ typedef struct {
   size_t n;
 } part_list;
 
-static const trawl_pattern *
+static const TrawlPattern *
 compile(GPtrArray *into, const char *text, size_t len)
 {
   GError *error = NULL;
-  trawl_pattern *pat = trawl_pattern_compile(text, len, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *pat = trawl_pattern_compile(text, len, TRAWL_DIALECT_TRAWL, 0, &error);
   if (!pat)
     fail(3, "%s", error->message); /* an escaped path: not expected */
   g_ptr_array_add(into, pat);
@@ -1012,7 +1011,7 @@ part_plan(part *p, const char *root, const excludes *x, GString *id, bool build)
     p->plan = trawl_plan_new();
   }
   for (int i = 0; i < N_QUERIES; i++) {
-    const trawl_pattern *inc[2];
+    const TrawlPattern *inc[2];
     size_t n_inc = 0;
     g_string_append_printf(id, "%d %u %d\n", i, spec[i].type, spec[i].ignore);
     /* Two patterns for BUILD and BUILD.bazel; and a directory's part lists
@@ -1042,14 +1041,14 @@ part_plan(part *p, const char *root, const excludes *x, GString *id, bool build)
       g_string_append_len(id, git_exclude, (gssize)sizeof git_exclude);
     if (!build)
       continue;
-    trawl_walk_options o;
+    TrawlWalkOptions o;
     trawl_walk_options_init(&o);
     o.hidden = true;
     o.follow = true;
     o.types = spec[i].type;
     o.ignore = spec[i].ignore ? TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT : 0;
-    const trawl_query q = {.root = root, .includes = inc, .n_includes = n_inc,
-                           .excludes = (const trawl_pattern *const *)x->patterns->pdata,
+    const TrawlQuery q = {.root = root, .includes = inc, .n_includes = n_inc,
+                           .excludes = (const TrawlPattern *const *)x->patterns->pdata,
                            .n_excludes = n_exc, .options = &o};
     trawl_plan_add(p->plan, &q);
   }
@@ -1149,17 +1148,17 @@ static void
 recheck_part(const char *state, part *p)
 {
   char *cache = part_file(state, p, ".cache");
-  trawl_cache_report rep;
+  TrawlCacheReport rep;
   GError *error = NULL;
-  if (!trawl_plan_run_cached(p->plan, cache, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error))
+  if (!trawl_cache_run(p->plan, cache, TRAWL_CACHE_WRITE_ON_CHANGE, &rep, &error))
     fail(3, "%s", error->message);
   if (rep.write_error)
-    fail(3, "%s: %s", cache, rep.write_error);
+    fail(3, "%s: %s", cache, rep.write_error->message);
   if (!rep.trusted) {
     p->redo = true;
   } else if (rep.changed) {
     struct change_scan s = {g_string_new(NULL), g_string_new(NULL), false};
-    trawl_plan_changes(p->plan, on_change, &s);
+    trawl_cache_changes(p->plan, on_change, &s);
     p->redo = p->redo || s.other || s.f->len != s.gf->len || memcmp(s.f->str, s.gf->str, s.f->len) != 0;
     g_string_free(s.f, TRUE);
     g_string_free(s.gf, TRUE);
@@ -1316,7 +1315,7 @@ cli_bazel_index(int argc, char **argv)
     char *cache = part_file(state, p, ".cache");
     p->redo = access(facts_file, R_OK) != 0;
     if (!p->redo)
-      p->plan = trawl_plan_new_from_cache(cache, NULL);
+      p->plan = trawl_cache_load_plan(cache, NULL);
     if (!p->plan) {
       if (!x.patterns)
         compile_excludes(&x);

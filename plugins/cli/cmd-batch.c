@@ -194,7 +194,7 @@ get_varint(const guint8 *at, size_t *v)
   return at;
 }
 
-/* trawl_plan_result_fn: PATH, a result of query Q, onto its spool. */
+/* TrawlPlanResultFunc: PATH, a result of query Q, onto its spool. */
 static void
 spool_path(size_t q, const char *path, size_t len, void *data)
 {
@@ -287,7 +287,7 @@ digest_item(output *out, bool first, const char *s, size_t len, void *data)
 static bool
 bump_results(const char *stamp, const struct spool *spools, size_t n)
 {
-  trawl_digest *d = trawl_digest_new();
+  TrawlDigest *d = trawl_digest_new();
   for (size_t i = 0; i < n; i++) {
     print_spool(NULL, &spools[i], digest_item, d);
     trawl_digest_end_query(d);
@@ -330,7 +330,7 @@ print_results(const struct query_reader *b, bool cmake, const struct spool *spoo
 
 /* Each query whose root could not be walked, by its line. */
 static void
-report_root_errors(struct query_reader *b, const trawl_plan *plan)
+report_root_errors(struct query_reader *b, const TrawlPlan *plan)
 {
   for (guint i = 0; i < b->queries->len; i++) {
     const GError *error = trawl_plan_error(plan, i);
@@ -346,21 +346,21 @@ static int
 run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 start,
             const char *cache, const char *bump)
 {
-  trawl_plan *plan = trawl_plan_new();
+  TrawlPlan *plan = trawl_plan_new();
   for (guint i = 0; i < b->queries->len; i++) {
     const struct query *q = b->queries->pdata[i];
-    trawl_query tq = {
+    TrawlQuery tq = {
       .root = q->root,
-      .includes = (const trawl_pattern *const *)q->includes->pdata,
+      .includes = (const TrawlPattern *const *)q->includes->pdata,
       .n_includes = q->includes->len,
-      .excludes = (const trawl_pattern *const *)q->excludes->pdata,
+      .excludes = (const TrawlPattern *const *)q->excludes->pdata,
       .n_excludes = q->excludes->len,
       .options = &q->options,
     };
     trawl_plan_add(plan, &tq);
   }
   int status = EXIT_OK;
-  trawl_cache_report rep;
+  TrawlCacheReport rep;
   memset(&rep, 0, sizeof rep);
   /* The results go straight into the spools, with a cache too (from its
    * records, when the tree is as it was). */
@@ -371,8 +371,8 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
    * build watches still holds the old digest (Bazel's output bases share
    * both). */
   const unsigned flags = bump ? TRAWL_CACHE_HOLD_CHANGED : 0;
-  bool ran = cache ? trawl_plan_run_each_cached(plan, cache, flags, spool_path, spools, &rep,
-                                                NULL)
+  bool ran = cache ? trawl_cache_run_each(plan, cache, flags, spool_path, spools, &rep,
+                                          NULL)
                    : trawl_plan_run_each(plan, spool_path, spools, NULL);
   if (!ran) {
     report_root_errors(b, plan);
@@ -390,7 +390,7 @@ run_queries(struct query_reader *b, bool cmake, bool strict, bool stats, gint64 
     if (bump && !bump_results(bump, spools, b->queries->len))
       status = EXIT_IO;
     else if (cache)
-      trawl_plan_store_cache(plan, &rep);
+      trawl_cache_store(plan, &rep);
   }
   if (cache)
     cli_report_cache(cache, &rep);

@@ -4,7 +4,7 @@
  *   trawl check [--touch STAMP | --bump STAMP] [--stats] --cache FILE...
  *
  * Each cache file holds the queries it was written for; they are asked
- * again through trawl_plan_run_cached(), which stats the recorded
+ * again through trawl_cache_run(), which stats the recorded
  * directories and reads only the changed ones. If some query's results
  * changed: the paths added and removed printed, STAMP touched (mtime) or
  * rewritten (content: a digest of the new results), and only then the
@@ -47,14 +47,14 @@ static const char check_description[] =
  * first change), the query last headed. */
 struct changes {
   const char *cache;
-  const trawl_plan *plan;
+  const TrawlPlan *plan;
   check_labels *labels;   /* NULL: none, or not read yet */
   bool labels_read;
   size_t headed;          /* the query whose header was printed, + 1 */
   GString *line;
 };
 
-/* trawl_change_fn: a header line before a query's first change — its label
+/* TrawlCacheChangeFunc: a header line before a query's first change — its label
  * (check-labels.h), else "CACHE: query N (ROOT)" — then the change, each
  * name shown as messages show it (report.h). */
 static void
@@ -112,9 +112,9 @@ touch(const char *stamp)
 /* One cache's re-check, its file held back when it changed. */
 struct held_cache {
   const char *cache;
-  trawl_plan *plan;
+  TrawlPlan *plan;
   bool owned;              /* freed with this (else in `plans`, for --bump) */
-  trawl_cache_report report;
+  TrawlCacheReport report;
   bool unproven;           /* its run failed (a root gone) */
   double ms;
 };
@@ -135,9 +135,9 @@ held_free(gpointer data)
 static bool
 held_done(struct held_cache *h, bool stats)
 {
-  const trawl_cache_report *rep = &h->report;
+  const TrawlCacheReport *rep = &h->report;
   if (rep->write_error) {
-    char *m = g_strdup_printf("cache not written: %s", rep->write_error);
+    char *m = g_strdup_printf("cache not written: %s", rep->write_error->message);
     cli_print_message(m);
     g_free(m);
   }
@@ -238,7 +238,7 @@ cli_check(int argc, char **argv)
   const unsigned flags = (depfile ? 0 : TRAWL_CACHE_WRITE_ON_CHANGE) | TRAWL_CACHE_HOLD_CHANGED;
   for (char **c = caches; c && *c; c++) {
     const gint64 start = g_get_monotonic_time();
-    trawl_plan *plan = trawl_plan_new_from_cache(*c, &error);
+    TrawlPlan *plan = trawl_cache_load_plan(*c, &error);
     /* Kept for --bump's digest only: a plan whose check found nothing
      * changed keeps its cache file open (its records are read only when
      * its results are asked), one descriptor per cache. */
@@ -256,8 +256,8 @@ cli_check(int argc, char **argv)
     h->cache = *c;
     h->plan = plan;
     h->owned = !bump_stamp;
-    trawl_cache_report *rep = &h->report;
-    bool ran = trawl_plan_run_cached(plan, *c, flags, rep, &error);
+    TrawlCacheReport *rep = &h->report;
+    bool ran = trawl_cache_run(plan, *c, flags, rep, &error);
     h->unproven = !ran;
     if (!ran) {
       /* A root that is gone: its results are gone too. */
@@ -267,14 +267,14 @@ cli_check(int argc, char **argv)
       g_clear_error(&error);
     }
     if (rep->warning) {
-      char *m = g_strdup_printf("cache %s %s; counted as a change", *c, rep->warning);
+      char *m = g_strdup_printf("cache %s %s; counted as a change", *c, rep->warning->message);
       cli_print_message(m);
       g_free(m);
     }
     if (rep->changed) {
       changed = true;
       struct changes ch = {.cache = *c, .plan = plan, .line = g_string_new(NULL)};
-      trawl_plan_changes(plan, on_change, &ch);
+      trawl_cache_changes(plan, on_change, &ch);
       check_labels_free(ch.labels);
       g_string_free(ch.line, TRUE);
     }
@@ -291,7 +291,7 @@ cli_check(int argc, char **argv)
   if (changed && touch_stamp && !touch(touch_stamp))
     status = EXIT_IO;
   if (changed && bump_stamp) {
-    char *digest = trawl_plans_digest((trawl_plan *const *)plans->pdata, plans->len);
+    char *digest = trawl_digest_plans((TrawlPlan *const *)plans->pdata, plans->len);
     if (!stamp_bump(bump_stamp, digest))
       status = EXIT_IO;
     g_free(digest);
@@ -301,7 +301,7 @@ cli_check(int argc, char **argv)
   for (guint i = 0; i < held->len; i++) {
     struct held_cache *h = held->pdata[i];
     if (status != EXIT_IO)
-      trawl_plan_store_cache(h->plan, &h->report);
+      trawl_cache_store(h->plan, &h->report);
     unproven = held_done(h, stats) || unproven;
   }
   g_ptr_array_unref(held);

@@ -14,7 +14,7 @@
 #include "cli.h"
 
 struct match_run {
-  const trawl_pattern *pattern;
+  const TrawlPattern *pattern;
   TrawlEntryType type; /* every path's, or unknown */
   char terminator;
   size_t matched;
@@ -68,7 +68,7 @@ cli_match(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   GError *error = NULL;
   int status = EXIT_USAGE;
-  trawl_pattern *p = NULL;
+  TrawlPattern *p = NULL;
   TrawlDialect dialect = TRAWL_DIALECT_TRAWL;
 
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {

@@ -83,8 +83,8 @@ struct walk_args {
 /* One run: what the callback and the reports need. */
 struct walk_run {
   output out;
-  GPtrArray *patterns; /* trawl_pattern *, includes then excludes */
-  trawl_walker *walker;
+  GPtrArray *patterns; /* TrawlPattern *, includes then excludes */
+  TrawlWalker *walker;
 };
 
 static bool
@@ -158,7 +158,7 @@ parse_count(int value, const char *option, int fallback, int *out)
 /* Build the walker's options from the command line. */
 static bool
 walk_options(const struct walk_args *args, TrawlDialect dialect,
-             trawl_walk_options *options)
+             TrawlWalkOptions *options)
 {
   trawl_walk_options_init(options);
   /* Hidden entries are a rule of the trawl dialect; the compatibility
@@ -187,8 +187,8 @@ compile_patterns(struct walk_run *run, char **texts, int n, TrawlDialect dialect
   bool ok = true;
   for (int i = 0; i < n; i++) {
     GError *error = NULL;
-    trawl_pattern *p = trawl_pattern_compile(texts[i], strlen(texts[i]), dialect,
-                                             0, &error);
+    TrawlPattern *p = trawl_pattern_compile(texts[i], strlen(texts[i]), dialect,
+                                            0, &error);
     if (p == NULL) {
       cli_report_pattern_error(texts[i], error);
       g_error_free(error);
@@ -262,7 +262,7 @@ absolute_root(const char *root)
 }
 
 static bool
-print_entry(const trawl_entry *entry, void *data)
+print_entry(const TrawlEntry *entry, void *data)
 {
   struct walk_run *run = data;
   return output_path_locked(&run->out, entry->path, entry->len);
@@ -270,7 +270,7 @@ print_entry(const trawl_entry *entry, void *data)
 
 /* Sorted: called on this thread, in order, as the walk goes. */
 static bool
-print_sorted(const trawl_entry *entry, void *data)
+print_sorted(const TrawlEntry *entry, void *data)
 {
   struct walk_run *run = data;
   output_path(&run->out, entry->path, entry->len);
@@ -285,9 +285,9 @@ ms(gint64 us)
 }
 
 static void
-report_stats(const trawl_walker *walker, gint64 start, gint64 printed)
+report_stats(const TrawlWalker *walker, gint64 start, gint64 printed)
 {
-  trawl_walk_stats stats;
+  TrawlWalkStats stats;
   trawl_walker_stats(walker, &stats);
   fprintf(stderr,
           "trawl: directories opened: %" G_GUINT64_FORMAT "\n"
@@ -335,13 +335,13 @@ json_field(GString *out, const char *key, const char *value)
 }
 
 static const char *
-pattern_text(const trawl_pattern *p)
+pattern_text(const TrawlPattern *p)
 {
   return p ? trawl_pattern_text(p, NULL) : NULL;
 }
 
 static void
-explain_json(GString *out, const char *path, const trawl_explanation *e)
+explain_json(GString *out, const char *path, const TrawlExplanation *e)
 {
   g_string_append(out, "{\"path\": ");
   output_json_string(out, path, strlen(path));
@@ -377,7 +377,7 @@ explain_json(GString *out, const char *path, const trawl_explanation *e)
 }
 
 static void
-explain_lines(GString *out, const char *path, const trawl_explanation *e)
+explain_lines(GString *out, const char *path, const TrawlExplanation *e)
 {
   output_lines_string(out, path, strlen(path));
   if (e->selected) {
@@ -456,7 +456,7 @@ explain_paths(struct walk_run *run, const struct walk_args *args, int n_patterns
   GString *out = g_string_new(NULL);
   int status = EXIT_OK;
   for (int i = 0; i < args->n_paths; i++) {
-    trawl_explanation e;
+    TrawlExplanation e;
     GError *error = NULL;
     if (!trawl_walker_explain(run->walker, args->paths[i], &e, &error)) {
       cli_print_message(error->message);
@@ -537,18 +537,21 @@ print_cached(size_t q, const char *path, size_t len, void *data)
  * in the plan. */
 static int
 walk_cached(struct walk_run *run, const struct walk_args *args, int n, const char *root,
-            const trawl_walk_options *options)
+            const TrawlWalkOptions *options)
 {
   gint64 start = g_get_monotonic_time();
-  trawl_plan *plan = trawl_plan_new();
-  trawl_query q = {root, (const trawl_pattern *const *)run->patterns->pdata, (size_t)n,
-                   (const trawl_pattern *const *)run->patterns->pdata + n,
-                   run->patterns->len - (size_t)n, options};
+  TrawlPlan *plan = trawl_plan_new();
+  TrawlQuery q = {.root = root,
+                  .includes = (const TrawlPattern *const *)run->patterns->pdata,
+                  .n_includes = (size_t)n,
+                  .excludes = (const TrawlPattern *const *)run->patterns->pdata + n,
+                  .n_excludes = run->patterns->len - (size_t)n,
+                  .options = options};
   trawl_plan_add(plan, &q);
-  trawl_cache_report rep;
+  TrawlCacheReport rep;
   GError *error = NULL;
   struct cached_print printer = {run, 0};
-  bool ran = trawl_plan_run_each_cached(plan, args->cache, 0, print_cached, &printer, &rep, &error);
+  bool ran = trawl_cache_run_each(plan, args->cache, 0, print_cached, &printer, &rep, &error);
   cli_report_cache(args->cache, &rep);
   int status = EXIT_OK;
   if (!ran) {
@@ -597,7 +600,7 @@ walk_command(const struct walk_args *args, char **patterns, int n)
   }
   TrawlDialect dialect = TRAWL_DIALECT_TRAWL;
   OutputFormat format;
-  trawl_walk_options options;
+  TrawlWalkOptions options;
   if ((args->dialect && !cli_parse_dialect(args->dialect, &dialect)) ||
       !parse_format(args, &format) || !walk_options(args, dialect, &options))
     return EXIT_USAGE;

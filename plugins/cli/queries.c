@@ -163,7 +163,7 @@ decode_patterns(struct decode *d, const char *key, const json_value *v, GPtrArra
       wrong_type(d, field, "a string", item);
     } else if (d->q->dialect_ok) {
       GError *error = NULL;
-      trawl_pattern *p = trawl_pattern_compile(item->str, item->len, d->q->dialect, 0, &error);
+      TrawlPattern *p = trawl_pattern_compile(item->str, item->len, d->q->dialect, 0, &error);
       if (p != NULL) {
         g_ptr_array_add(out, p);
       } else {

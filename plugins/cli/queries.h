@@ -25,9 +25,9 @@ struct query {
   TrawlDialect dialect;
   bool dialect_ok;           /* false: the patterns are not compiled */
   bool hidden;
-  GPtrArray *includes;       /* trawl_pattern *, owned */
+  GPtrArray *includes;       /* TrawlPattern *, owned */
   GPtrArray *excludes;
-  trawl_walk_options options;
+  TrawlWalkOptions options;
 };
 
 /* Free a query and its patterns. */

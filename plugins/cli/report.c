@@ -94,24 +94,24 @@ cli_report_pattern_error_at(const char *where, const char *pattern, size_t len,
 }
 
 void
-cli_report_cache(const char *path, const trawl_cache_report *rep)
+cli_report_cache(const char *path, const TrawlCacheReport *rep)
 {
   if (rep->warning) {
     char *m = g_strdup_printf("cache %s %s; walking in full and writing it again", path,
-                              rep->warning);
+                              rep->warning->message);
     cli_print_message(m);
     g_free(m);
   }
   if (rep->write_error) {
     char *m = g_strdup_printf("cache not written: %s (the results are right)",
-                              rep->write_error);
+                              rep->write_error->message);
     cli_print_message(m);
     g_free(m);
   }
 }
 
 unsigned
-cli_report_plan_problems(const trawl_plan *plan, void (*print)(const char *message))
+cli_report_plan_problems(const TrawlPlan *plan, void (*print)(const char *message))
 {
   if (print == NULL)
     print = cli_print_message;
@@ -133,7 +133,7 @@ cli_report_plan_problems(const trawl_plan *plan, void (*print)(const char *messa
 }
 
 unsigned
-cli_report_walker_problems(const trawl_walker *walker)
+cli_report_walker_problems(const TrawlWalker *walker)
 {
   const GPtrArray *problems = trawl_walker_problems(walker);
   if (problems == NULL)
@@ -144,13 +144,13 @@ cli_report_walker_problems(const trawl_walker *walker)
 }
 
 void
-cli_report_plan_stats(size_t n, const char *one, const char *many, const trawl_plan *plan,
-                      const trawl_cache_report *cache, gint64 start)
+cli_report_plan_stats(size_t n, const char *one, const char *many, const TrawlPlan *plan,
+                      const TrawlCacheReport *cache, gint64 start)
 {
   const size_t groups = trawl_plan_groups(plan);
   guint64 dirs = cache ? cache->dirs_read : 0;
   for (size_t g = 0; !cache && g < groups; g++) {
-    trawl_walk_stats stats;
+    TrawlWalkStats stats;
     trawl_plan_stats(plan, g, &stats);
     dirs += stats.dirs_opened;
   }
@@ -167,17 +167,20 @@ cli_report_plan_stats(size_t n, const char *one, const char *many, const trawl_p
 }
 
 void
-cli_report_watchman(const char *file, const trawl_cache_report *cache)
+cli_report_watchman(const char *file, const TrawlCacheReport *cache)
 {
-  if (cache == NULL || cache->watchman == NULL)
+  if (cache == NULL || cache->watchman == TRAWL_CACHE_WATCHMAN_OFF)
     return;
   GString *line = g_string_new("trawl: ");
   if (file)
     g_string_append_printf(line, "%s: ", file);
-  g_string_append_printf(line, "watchman %s", cache->watchman);
-  if (g_str_has_prefix(cache->watchman, "used"))
-    g_string_append_printf(line, ", %" G_GUINT64_FORMAT " %s stat'ed", cache->dirs_stated,
-                           cache->dirs_stated == 1 ? "directory" : "directories");
+  if (cache->watchman == TRAWL_CACHE_WATCHMAN_USED)
+    g_string_append_printf(line, "watchman used: %" G_GUINT64_FORMAT " paths changed, %"
+                           G_GUINT64_FORMAT " %s stat'ed", cache->watchman_changes,
+                           cache->dirs_stated, cache->dirs_stated == 1 ? "directory" : "directories");
+  else
+    g_string_append_printf(line, "watchman not used (%s)",
+                           cache->watchman_error ? cache->watchman_error->message : "?");
   fprintf(stderr, "%s\n", line->str);
   g_string_free(line, TRUE);
 }

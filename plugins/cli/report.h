@@ -49,15 +49,15 @@ void cli_report_pattern_error_at(const char *where, const char *pattern, size_t 
 
 /* A cached run's warning and write error on cache file PATH, one line
  * each. */
-void cli_report_cache(const char *path, const trawl_cache_report *report);
+void cli_report_cache(const char *path, const TrawlCacheReport *report);
 
 /* The problems (a directory that could not be read, a link loop) of every
  * walk of PLAN's last run, once per walk however many queries shared it,
  * each through PRINT (cli_print_message when NULL). Returns how many. */
-unsigned cli_report_plan_problems(const trawl_plan *plan, void (*print)(const char *message));
+unsigned cli_report_plan_problems(const TrawlPlan *plan, void (*print)(const char *message));
 
 /* The same for one walker's run. */
-unsigned cli_report_walker_problems(const trawl_walker *walker);
+unsigned cli_report_walker_problems(const TrawlWalker *walker);
 
 /* One --stats line of a plan's run: "trawl: 3 queries, 1 walk, 12
  * directories read[, 40 reused (cache trusted[, written])], 1.2 ms" —
@@ -65,14 +65,14 @@ unsigned cli_report_walker_problems(const trawl_walker *walker);
  * directories read (the cache's count when CACHE is not NULL: a run of an
  * unchanged tree has no walk), and the time since START (a monotonic
  * clock, microseconds). */
-void cli_report_plan_stats(size_t n, const char *one, const char *many, const trawl_plan *plan,
-                           const trawl_cache_report *cache, gint64 start);
+void cli_report_plan_stats(size_t n, const char *one, const char *many, const TrawlPlan *plan,
+                           const TrawlCacheReport *cache, gint64 start);
 
 /* With CACHE's watchman back-end asked (not TRAWL_WATCHMAN=off), a --stats
  * line on it: "trawl: [FILE: ]watchman used: N paths changed, M
  * directories stat'ed" or "... watchman not used (WHY)" — why the stat
  * path was taken (docs/cache.md, "Watchman"). cli_report_plan_stats()
  * prints it after its own. */
-void cli_report_watchman(const char *file, const trawl_cache_report *cache);
+void cli_report_watchman(const char *file, const TrawlCacheReport *cache);
 
 #endif /* TRAWL_CLI_REPORT_H */

@@ -1,5 +1,5 @@
 /* trawl — `--bump STAMP` (trawl check, trawl batch): a file whose content is
- * a digest of the results (trawl_plans_digest()), for build tools that
+ * a digest of the results (trawl_digest_plans()), for build tools that
  * compare contents (Bazel reads it through a label; docs/bazel.md).
  *
  * What it promises: after a run that succeeded, STAMP holds the digest of

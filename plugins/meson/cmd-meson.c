@@ -99,9 +99,9 @@ struct list {
   GPtrArray *written;        /* const char *, the list's arguments as written (argv) */
   GPtrArray *include_texts;  /* const char *, borrowed from argv */
   GPtrArray *exclude_texts;
-  GPtrArray *includes;       /* trawl_pattern *, owned */
+  GPtrArray *includes;       /* TrawlPattern *, owned */
   GPtrArray *excludes;
-  trawl_walk_options options;
+  TrawlWalkOptions options;
   char *root;                /* the directory walked */
   GString *prefix;           /* printed before each path: "" or "DIR/" */
   GString *out;              /* the answer: paths joined by '\n' */
@@ -335,7 +335,7 @@ compile_list(struct list *l)
     for (guint i = 0; i < texts[k]->len; i++) {
       const char *text = texts[k]->pdata[i];
       GError *error = NULL;
-      trawl_pattern *p = trawl_pattern_compile(text, strlen(text), dialect, 0, &error);
+      TrawlPattern *p = trawl_pattern_compile(text, strlen(text), dialect, 0, &error);
       if (p != NULL) {
         g_ptr_array_add(outs[k], p);
         continue;
@@ -383,8 +383,8 @@ exclude_dir(struct list *l, const char *rel)
 {
   GString *pattern = escape_as_pattern(rel);
   g_string_append(pattern, "/**");
-  trawl_pattern *p = trawl_pattern_compile(pattern->str, pattern->len, TRAWL_DIALECT_TRAWL, 0,
-                                           NULL);
+  TrawlPattern *p = trawl_pattern_compile(pattern->str, pattern->len, TRAWL_DIALECT_TRAWL, 0,
+                                          NULL);
   if (p != NULL)
     g_ptr_array_add(l->excludes, p);
   g_string_free(pattern, TRUE);
@@ -469,7 +469,7 @@ place_list(struct list *l, const char *base)
     g_string_append_c(l->prefix, '/');
 }
 
-/* trawl_plan_result_fn: PATH, a result of list Q, onto its answer, or onto
+/* TrawlPlanResultFunc: PATH, a result of list Q, onto its answer, or onto
  * the bad names. */
 static void
 take_path(size_t q, const char *path, size_t len, void *data)
@@ -587,7 +587,7 @@ write_labels(const struct discovery *d, const char *base)
 
 /* Each list whose root could not be walked; returns how many. */
 static unsigned
-report_root_errors(const struct discovery *d, const trawl_plan *plan)
+report_root_errors(const struct discovery *d, const TrawlPlan *plan)
 {
   unsigned n = 0;
   for (guint i = 0; i < d->lists->len; i++) {
@@ -605,29 +605,30 @@ report_root_errors(const struct discovery *d, const trawl_plan *plan)
 static int
 discover(struct discovery *d, const char *build_root, const char *base)
 {
-  trawl_plan *plan = trawl_plan_new();
+  TrawlPlan *plan = trawl_plan_new();
   for (guint i = 0; i < d->lists->len; i++) {
     struct list *l = d->lists->pdata[i];
     l->options.threads = (unsigned)d->threads;
-    trawl_query q = {
+    TrawlQuery q = {
       .root = l->root,
-      .includes = (const trawl_pattern *const *)l->includes->pdata,
+      .includes = (const TrawlPattern *const *)l->includes->pdata,
       .n_includes = l->includes->len,
-      .excludes = (const trawl_pattern *const *)l->excludes->pdata,
+      .excludes = (const TrawlPattern *const *)l->excludes->pdata,
       .n_excludes = l->excludes->len,
       .options = &l->options,
     };
     trawl_plan_add(plan, &q);
   }
-  trawl_cache_report rep;
+  TrawlCacheReport rep;
   memset(&rep, 0, sizeof rep);
-  bool ran = d->cache ? trawl_plan_run_each_cached(plan, d->cache, 0, take_path, d, &rep, NULL)
+  bool ran = d->cache ? trawl_cache_run_each(plan, d->cache, 0, take_path, d, &rep, NULL)
                       : trawl_plan_run_each(plan, take_path, d, NULL);
   int status = EXIT_OK;
   if (rep.warning)
-    meson_messagef("cache %s %s; walking in full and writing it again", d->cache, rep.warning);
+    meson_messagef("cache %s %s; walking in full and writing it again", d->cache,
+                   rep.warning->message);
   if (rep.write_error)
-    meson_messagef("cache not written: %s", rep.write_error);
+    meson_messagef("cache not written: %s", rep.write_error->message);
   if (!ran) {
     report_root_errors(d, plan);
     status = EXIT_USAGE;

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # `meson install` into a staging prefix puts headers, both libraries, the
 # pkg-config file and the CLI in place; a program built against the installed
-# pkg-config file links and runs; the shared library exports only trawl_ names.
+# pkg-config file links and runs; the shared library exports only trawl_ names;
+# api_every.c (EVERY), which calls every public function and checks its
+# answer, runs as C and as C++ against both libraries.
 set -euo pipefail
 build=$1
+every_src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix="$tmp/prefix"
@@ -37,7 +40,7 @@ cat >"$tmp/use.c" <<'C'
 #include <string.h>
 int main(void) {
   GError *error = NULL;
-  trawl_pattern *p = trawl_pattern_compile("src/**/*.c", 10, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *p = trawl_pattern_compile("src/**/*.c", 10, TRAWL_DIALECT_TRAWL, 0, &error);
   if (!p) { fprintf(stderr, "%s\n", error->message); return 1; }
   int ok = trawl_pattern_match(p, "src/x/y.c", 9) && !trawl_pattern_match(p, "lib/y.c", 7);
   trawl_pattern_free(p);
@@ -96,7 +99,7 @@ int cache_load(void) { return 1; }
 int item_free(void) { return 0; }
 int main(void) {
   GError *error = NULL;
-  trawl_pattern *p = trawl_pattern_compile("*.c", 3, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *p = trawl_pattern_compile("*.c", 3, TRAWL_DIALECT_TRAWL, 0, &error);
   if (!p) { fprintf(stderr, "%s\n", error->message); return 1; }
   int ok = trawl_pattern_match(p, "a.c", 3) && dir_check() + cache_load() + item_free() == 42;
   trawl_pattern_free(p);
@@ -133,4 +136,36 @@ c++ -std=c++11 -Wall -Werror "$tmp/every.cpp" "$libdir/libtrawl.a" \
   $(pkg-config --cflags --libs --static trawl | sed 's/-ltrawl//') -o "$tmp/every-static" ||
   fail "C++ does not link every public function against libtrawl.a"
 "$tmp/every-static" >/dev/null || fail "C++ program against libtrawl.a did not run"
-echo "ok: install into $prefix ($(echo "$declared" | wc -l) public functions)"
+
+# Every public function called, its answer checked, from C and from C++:
+# api_every.c is both. It must call each function the headers declare
+# TRAWL_API (a function added to a header without a call there fails here).
+for f in $declared; do
+  grep -qE "\b$f[[:space:]]*\(" "$every_src" || fail "api_every.c does not call $f"
+done
+mkdir -p "$tmp/t/tree/src/d" "$tmp/t/tree/build" "$tmp/t/other"
+touch "$tmp/t/tree/a.c" "$tmp/t/tree/b.h" "$tmp/t/tree/src/c.c" "$tmp/t/tree/src/d/e.c" \
+  "$tmp/t/tree/build/gen.c" "$tmp/t/other/x.c"
+echo 'build/' >"$tmp/t/tree/.ignore"
+echo '*.h' >"$tmp/t/ignore"
+run_every() { # NAME: run $tmp/NAME on a fresh cache path
+  rm -f "$tmp/t/c.cache"
+  TRAWL_WATCHMAN=off LD_LIBRARY_PATH="$libdir" "$tmp/$1" "$tmp/t/tree" "$tmp/t/other" \
+    "$tmp/t/c.cache" "$tmp/t/ignore" >"$tmp/$1.out" 2>&1 ||
+    fail "$1: $(cat "$tmp/$1.out")"
+  grep -q '^ok [0-9]' "$tmp/$1.out" || fail "$1 printed $(cat "$tmp/$1.out")"
+}
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror -x c "$every_src" -x none $flags -o "$tmp/every-c" ||
+  fail "api_every.c does not build as C against libtrawl.so"
+run_every every-c
+# shellcheck disable=SC2086
+c++ -std=c++11 -Wall -Wextra -Werror -x c++ "$every_src" -x none $flags -o "$tmp/every-cxx" ||
+  fail "api_every.c does not build as C++ against libtrawl.so"
+run_every every-cxx
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror -x c "$every_src" -x none "$libdir/libtrawl.a" \
+  $(pkg-config --cflags --libs --static trawl | sed 's/-ltrawl//') -o "$tmp/every-c-static" ||
+  fail "api_every.c does not build as C against libtrawl.a"
+run_every every-c-static
+echo "ok: install into $prefix ($(echo "$declared" | wc -l) public functions, each called from C and C++: $(cat "$tmp/every-c.out"))"

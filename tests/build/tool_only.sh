@@ -37,7 +37,7 @@ cat >"$tmp/my.c" <<'C'
 #include <stdio.h>
 int main(void) {
   GError *error = NULL;
-  trawl_pattern *p = trawl_pattern_compile("**/*.c", 6, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *p = trawl_pattern_compile("**/*.c", 6, TRAWL_DIALECT_TRAWL, 0, &error);
   if (!p) { fprintf(stderr, "%s\n", error->message); return 1; }
   int ok = trawl_pattern_match(p, "src/a.c", 7);
   trawl_pattern_free(p);

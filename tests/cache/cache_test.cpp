@@ -1,4 +1,4 @@
-// Result caches (trawl_plan_run_cached, docs/cache.md): a cached run
+// Result caches (trawl_cache_run, docs/cache.md): a cached run
 // answers what a fresh run does, reads only what changed, and never trusts a
 // cache file that does not check out — nor leaves a torn one behind.
 #include <signal.h>
@@ -54,7 +54,7 @@ void spit(const std::string &path, const std::string &data)
 // A plan of one query per include list, all on ROOT.
 struct Fixture {
   std::vector<Pattern> pats;
-  std::vector<std::vector<const trawl_pattern *>> lists;
+  std::vector<std::vector<const TrawlPattern *>> lists;
   Plan plan{trawl_plan_new()};
 
   Fixture(const std::string &root, const std::vector<std::vector<std::string>> &queries,
@@ -67,20 +67,22 @@ struct Fixture {
         pats.push_back(compile(t));
         lists.back().push_back(pats.back().get());
       }
-      trawl_walk_options o;
+      TrawlWalkOptions o;
       trawl_walk_options_init(&o);
       o.threads = 1;
       o.ignore = ignore;
-      trawl_query tq = {root.c_str(), lists.back().data(), lists.back().size(), nullptr, 0, &o};
+      TrawlQuery tq{};
+      tq.root = root.c_str();
+      tq.includes = lists.back().data();
+      tq.n_includes = lists.back().size();
+      tq.options = &o;
       trawl_plan_add(plan.get(), &tq);
     }
   }
 
   std::vector<std::string> results(size_t q) const
   {
-    size_t n;
-    const char *const *r = trawl_plan_results(plan.get(), q, &n);
-    return std::vector<std::string>(r, r + n);
+    return strings_of(trawl_plan_results(plan.get(), q));
   }
 };
 
@@ -92,22 +94,53 @@ struct CacheRun {
   std::string watchman; // the report's word on watchman ("" when off)
 };
 
+// A report's GError as the tests compare it: its message ("" for none), once
+// its domain and code are checked.
+std::string report_message(const GError *e, TrawlCacheError code)
+{
+  if (e == nullptr)
+    return "";
+  EXPECT_EQ(e->domain, TRAWL_CACHE_ERROR) << e->message;
+  EXPECT_EQ(e->code, static_cast<int>(code)) << e->message;
+  return e->message;
+}
+
+// The report's word on watchman, as `trawl` prints it ("" when off).
+std::string watchman_word(const TrawlCacheReport &rep)
+{
+  switch (rep.watchman) {
+  case TRAWL_CACHE_WATCHMAN_OFF:
+    EXPECT_EQ(rep.watchman_error, nullptr);
+    return "";
+  case TRAWL_CACHE_WATCHMAN_USED:
+    EXPECT_EQ(rep.watchman_error, nullptr);
+    return "used: " + std::to_string(rep.watchman_changes) + " paths changed";
+  case TRAWL_CACHE_WATCHMAN_NOT_USED:
+    return "not used (" + report_message(rep.watchman_error, TRAWL_CACHE_ERROR_WATCHMAN) + ")";
+  }
+  ADD_FAILURE() << "watchman " << rep.watchman;
+  return "?";
+}
+
 CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
 {
-  trawl_cache_report rep;
+  TrawlCacheReport rep;
+  memset(&rep, 0xff, sizeof rep); // the run fills all of it, its reserved slots with zero
   GError *error = nullptr;
   CacheRun r{};
-  r.ok = trawl_plan_run_cached(f.plan.get(), cache.c_str(), flags, &rep, &error);
+  r.ok = trawl_cache_run(f.plan.get(), cache.c_str(), flags, &rep, &error);
   if (error)
     g_error_free(error);
+  for (uint64_t slot : rep.reserved)
+    EXPECT_EQ(slot, 0u) << "a reserved slot of the report (docs/library.md)";
   r.trusted = rep.trusted;
   r.changed = rep.changed;
   r.written = rep.written;
-  r.warning = rep.warning ? rep.warning : "";
-  r.write_error = rep.write_error ? rep.write_error : "";
+  r.warning = report_message(rep.warning, TRAWL_CACHE_ERROR_UNTRUSTED);
+  r.write_error = report_message(rep.write_error, TRAWL_CACHE_ERROR_WRITE);
   r.read = rep.dirs_read;
   r.reused = rep.dirs_reused;
-  r.watchman = rep.watchman ? rep.watchman : "";
+  r.watchman = watchman_word(rep);
   trawl_cache_report_clear(&rep);
   return r;
 }
@@ -258,10 +291,9 @@ TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
   EXPECT_TRUE(r.written);
   EXPECT_EQ(r.read, 2u); // src/d and lib
   EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
-  size_t n;
-  const char *const *was = trawl_plan_previous_results(f.plan.get(), 0, &n);
+  const GPtrArray *was = trawl_cache_previous_results(f.plan.get(), 0);
   ASSERT_NE(was, nullptr);
-  EXPECT_EQ(std::vector<std::string>(was, was + n),
+  EXPECT_EQ(strings_of(was),
             (std::vector<std::string>{"a.c", "lib/f.c", "src/c.c", "src/d/e.c"}));
 }
 
@@ -297,7 +329,7 @@ TEST(Cache, AStartDirectoryThatAppearsIsWalked)
   }
 }
 
-// trawl_plan_changes(): what was added to and removed from each query's
+// trawl_cache_changes(): what was added to and removed from each query's
 // results, in bytewise order, query by query; and the digest of all the
 // results, which changes exactly when an answer does.
 TEST(Cache, ChangesAndDigest)
@@ -307,8 +339,8 @@ TEST(Cache, ChangesAndDigest)
   auto digest = [&]() {
     Fixture f(tmp / "tree", {{"**/*.c"}});
     EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
-    trawl_plan *plans[] = {f.plan.get(), nullptr};
-    char *d = trawl_plans_digest(plans, 2);
+    TrawlPlan *plans[] = {f.plan.get(), nullptr};
+    char *d = trawl_digest_plans(plans, 2);
     std::string out = d;
     g_free(d);
     return out;
@@ -320,7 +352,7 @@ TEST(Cache, ChangesAndDigest)
     // The streaming form (trawl batch --bump) makes the same digest.
     Fixture f(tmp / "tree", {{"**/*.c"}});
     ASSERT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
-    trawl_digest *d = trawl_digest_new();
+    TrawlDigest *d = trawl_digest_new();
     for (const std::string &r : f.results(0))
       trawl_digest_result(d, r.data(), r.size());
     trawl_digest_end_query(d);
@@ -343,7 +375,7 @@ TEST(Cache, ChangesAndDigest)
   Fixture g(tmp / "tree", {{"**/*.c"}, {"*.h"}});
   EXPECT_TRUE(run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE).changed);
   std::vector<std::string> got;
-  const size_t n = trawl_plan_changes(
+  const size_t n = trawl_cache_changes(
       g.plan.get(),
       [](size_t q, const char *path, bool added, void *data) {
         static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
@@ -352,7 +384,7 @@ TEST(Cache, ChangesAndDigest)
       &got);
   EXPECT_EQ(got, (std::vector<std::string>{"0 + lib/a.c", "0 - src/d/z.c", "1 + a.h", "1 - b.h"}));
   EXPECT_EQ(n, got.size());
-  EXPECT_EQ(trawl_plan_changes(g.plan.get(), nullptr, nullptr), n);
+  EXPECT_EQ(trawl_cache_changes(g.plan.get(), nullptr, nullptr), n);
   EXPECT_NE(digest(), before);
 }
 
@@ -739,7 +771,7 @@ TEST(Cache, ConcurrentWritersNeverTearTheFile)
     for (pid_t p : kids)
       done = done && waitpid(p, nullptr, WNOHANG) != 0;
     GError *error = nullptr;
-    trawl_plan *p = trawl_plan_new_from_cache(cache.c_str(), &error);
+    TrawlPlan *p = trawl_cache_load_plan(cache.c_str(), &error);
     if (p) {
       loads++;
       trawl_plan_free(p);
@@ -769,23 +801,21 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
     run(f, cache);
   }
   GError *error = nullptr;
-  Plan p(trawl_plan_new_from_cache(cache.c_str(), &error));
+  Plan p(trawl_cache_load_plan(cache.c_str(), &error));
   ASSERT_NE(p, nullptr) << error->message;
   EXPECT_EQ(trawl_plan_size(p.get()), 2u);
-  trawl_cache_report rep;
-  EXPECT_TRUE(trawl_plan_run_cached(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
-                                    nullptr));
-  EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning : "");
+  TrawlCacheReport rep;
+  EXPECT_TRUE(trawl_cache_run(p.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                              nullptr));
+  EXPECT_TRUE(rep.trusted) << (rep.warning ? rep.warning->message : "");
   EXPECT_FALSE(rep.changed);
   EXPECT_FALSE(rep.written);
   trawl_cache_report_clear(&rep);
-  size_t n;
-  const char *const *r = trawl_plan_results(p.get(), 0, &n);
-  EXPECT_EQ(std::vector<std::string>(r, r + n),
+  EXPECT_EQ(strings_of(trawl_plan_results(p.get(), 0)),
             (std::vector<std::string>{"a.c", "lib/f.c", "lib/g.md", "src/c.c", "src/d/e.c"}));
   EXPECT_TRUE(cache_run_was_quick(p.get()));
   EXPECT_TRUE(cache_patterns_pending(p.get())) << "the re-check compiled patterns it did not need";
-  EXPECT_EQ(trawl_plan_new_from_cache((tmp / "none").c_str(), nullptr), nullptr);
+  EXPECT_EQ(trawl_cache_load_plan((tmp / "none").c_str(), nullptr), nullptr);
 
   // A change: the plan's patterns are compiled for the walk, and ask what
   // they asked when the cache was written.
@@ -793,39 +823,38 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   add_file(tmp / "tree", "x.h");
   settle();
   {
-    Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
+    Plan q(trawl_cache_load_plan(cache.c_str(), &error));
     ASSERT_NE(q, nullptr) << error->message;
-    EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
-                                      nullptr));
+    EXPECT_TRUE(trawl_cache_run(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                                nullptr));
     EXPECT_TRUE(rep.trusted);
     EXPECT_TRUE(rep.changed);
     EXPECT_EQ(rep.dirs_read, 2u);
     trawl_cache_report_clear(&rep);
     EXPECT_FALSE(cache_patterns_pending(q.get()));
-    r = trawl_plan_results(q.get(), 0, &n);
-    EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
-    r = trawl_plan_results(q.get(), 1, &n);
-    EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"b.h", "x.h"}));
+    EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 0)), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
+    EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 1)), (std::vector<std::string>{"b.h", "x.h"}));
   }
 
   // A query added to a plan read from a cache: the plan asks three
   // questions now, not the file's two.
-  Plan q(trawl_plan_new_from_cache(cache.c_str(), &error));
+  Plan q(trawl_cache_load_plan(cache.c_str(), &error));
   ASSERT_NE(q, nullptr) << error->message;
   Pattern md = compile("**/*.md");
-  const trawl_pattern *mds[] = {md.get()};
+  const TrawlPattern *mds[] = {md.get()};
   const std::string root = tmp / "tree";
-  trawl_query extra = {root.c_str(), mds, 1, nullptr, 0, nullptr};
+  TrawlQuery extra{};
+  extra.root = root.c_str();
+  extra.includes = mds;
+  extra.n_includes = 1;
   EXPECT_EQ(trawl_plan_add(q.get(), &extra), 2u);
-  EXPECT_TRUE(trawl_plan_run_cached(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
-                                    nullptr));
+  EXPECT_TRUE(trawl_cache_run(q.get(), cache.c_str(), TRAWL_CACHE_WRITE_ON_CHANGE, &rep,
+                              nullptr));
   EXPECT_FALSE(rep.trusted);
-  EXPECT_NE(std::string(rep.warning ? rep.warning : ""), "");
+  EXPECT_NE(report_message(rep.warning, TRAWL_CACHE_ERROR_UNTRUSTED), "");
   trawl_cache_report_clear(&rep);
-  r = trawl_plan_results(q.get(), 0, &n);
-  EXPECT_EQ(std::vector<std::string>(r, r + n), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
-  r = trawl_plan_results(q.get(), 2, &n);
-  EXPECT_EQ(std::vector<std::string>(r, r + n), (std::vector<std::string>{"lib/g.md"}));
+  EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 0)), fresh(tmp / "tree", {"**/*.c", "lib/**"}));
+  EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 2)), (std::vector<std::string>{"lib/g.md"}));
 }
 
 // A directory the walk could not read has no stamp: making it readable
@@ -910,8 +939,8 @@ TEST(Cache, ResultsFromTheRecordsComeInTheWalksOrder)
     }
     Fixture f(tmp / "tree", queries);
     std::vector<std::vector<std::string>> got(queries.size());
-    trawl_cache_report rep;
-    ASSERT_TRUE(trawl_plan_run_each_cached(
+    TrawlCacheReport rep;
+    ASSERT_TRUE(trawl_cache_run_each(
         f.plan.get(), cache.c_str(), 0,
         [](size_t q, const char *path, size_t len, void *data) {
           (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path,
@@ -1084,7 +1113,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     Fixture f(world.root, incs, ig);
     run(f, cache);
   }
-  auto problems_of = [](const trawl_plan *plan, size_t q) {
+  auto problems_of = [](const TrawlPlan *plan, size_t q) {
     std::vector<std::string> v;
     const GPtrArray *p = trawl_plan_problems(plan, q);
     for (guint i = 0; i < p->len; i++)
@@ -1179,9 +1208,9 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     std::vector<std::vector<std::string>> got(2);
     CacheRun r;
     if (each) {
-      trawl_cache_report rep;
+      TrawlCacheReport rep;
       GError *error = nullptr;
-      r.ok = trawl_plan_run_each_cached(
+      r.ok = trawl_cache_run_each(
           f.plan.get(), cache.c_str(), 0,
           [](size_t q, const char *path, size_t len, void *data) {
             (*static_cast<std::vector<std::vector<std::string>> *>(data))[q].emplace_back(path, len);
@@ -1192,10 +1221,10 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       r.trusted = rep.trusted;
       r.changed = rep.changed;
       r.written = rep.written;
-      r.warning = rep.warning ? rep.warning : "";
+      r.warning = report_message(rep.warning, TRAWL_CACHE_ERROR_UNTRUSTED);
       r.read = rep.dirs_read;
       r.reused = rep.dirs_reused;
-      r.watchman = rep.watchman ? rep.watchman : "";
+      r.watchman = watchman_word(rep);
       trawl_cache_report_clear(&rep);
     } else {
       r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);

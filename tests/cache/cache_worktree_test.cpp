@@ -67,11 +67,15 @@ Answer query(const std::string &root, const std::string &include, const std::str
           unsigned flags = 0)
 {
   Pattern p = compile(include);
-  const trawl_pattern *list[] = {p.get()};
-  trawl_walk_options o;
+  const TrawlPattern *list[] = {p.get()};
+  TrawlWalkOptions o;
   trawl_walk_options_init(&o);
   o.ignore = kIgnore;
-  trawl_query tq = {root.c_str(), list, 1, nullptr, 0, &o};
+  TrawlQuery tq{};
+  tq.root = root.c_str();
+  tq.includes = list;
+  tq.n_includes = 1;
+  tq.options = &o;
   Plan plan(trawl_plan_new());
   trawl_plan_add(plan.get(), &tq);
   Answer r;
@@ -79,8 +83,8 @@ Answer query(const std::string &root, const std::string &include, const std::str
   if (cache.empty()) {
     EXPECT_TRUE(trawl_plan_run(plan.get(), &error));
   } else {
-    trawl_cache_report rep;
-    EXPECT_TRUE(trawl_plan_run_cached(plan.get(), cache.c_str(), flags, &rep, &error));
+    TrawlCacheReport rep;
+    EXPECT_TRUE(trawl_cache_run(plan.get(), cache.c_str(), flags, &rep, &error));
     r.changed = rep.changed;
     r.trusted = rep.trusted;
     trawl_cache_report_clear(&rep);
@@ -89,9 +93,7 @@ Answer query(const std::string &root, const std::string &include, const std::str
     ADD_FAILURE() << error->message;
     g_error_free(error);
   }
-  size_t n;
-  const char *const *v = trawl_plan_results(plan.get(), 0, &n);
-  r.results.assign(v, v + n);
+  r.results = strings_of(trawl_plan_results(plan.get(), 0));
   return r;
 }
 

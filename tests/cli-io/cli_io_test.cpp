@@ -256,15 +256,16 @@ TEST(CliIo, NamesAreShownWithTheirBackslashesDoubled)
 
 TEST(CliIo, APlanRunsStatsLine)
 {
-  trawl_plan *plan = trawl_plan_new();
-  trawl_query q = {"/nonexistent-trawl-root", nullptr, 0, nullptr, 0, nullptr};
+  TrawlPlan *plan = trawl_plan_new();
+  TrawlQuery q{};
+  q.root = "/nonexistent-trawl-root";
   trawl_plan_add(plan, &q);
   trawl_plan_run(plan, nullptr);
   const std::string line = stderr_of([&] {
     cli_report_plan_stats(1, "query", "queries", plan, nullptr, g_get_monotonic_time());
   });
   EXPECT_EQ(line.rfind("trawl: 1 query, 0 walks, 0 directories read, ", 0), 0u) << line;
-  trawl_cache_report rep{};
+  TrawlCacheReport rep{};
   rep.trusted = true;
   rep.written = true;
   rep.dirs_read = 1;

@@ -63,7 +63,7 @@ static const char *const dialect_names[] = {"trawl", "git", "cmake", "bazel"};
 
 /* Report which invariant broke, with the inputs, then abort. */
 static void
-violation(const char *what, const trawl_pattern *p, const char *path,
+violation(const char *what, const TrawlPattern *p, const char *path,
           size_t len)
 {
   size_t tl;
@@ -132,7 +132,7 @@ check_error(const GError *error, size_t pattern_len)
 /* Check PATH against P; GIT, when not NULL, is P's text compiled in the git
  * dialect, which must agree. */
 static void
-check_path(const trawl_pattern *p, const trawl_pattern *git, const char *path,
+check_path(const TrawlPattern *p, const TrawlPattern *git, const char *path,
            size_t len)
 {
   const bool icase = (trawl_pattern_flags(p) & TRAWL_PATTERN_ICASE) != 0;
@@ -201,8 +201,9 @@ check_path(const trawl_pattern *p, const trawl_pattern *git, const char *path,
       violation("may_match_below is false for an ancestor of a match", p,
                 path, len);
   bool covered = false;
-  for (const char *const *r = trawl_pattern_roots(p, NULL); *r && !covered; r++)
-    covered = under_root(path, len, *r);
+  const GPtrArray *roots = trawl_pattern_roots(p);
+  for (guint r = 0; r < roots->len && !covered; r++)
+    covered = under_root(path, len, g_ptr_array_index(roots, r));
   if (!covered)
     violation("match lies under none of trawl_pattern_roots", p, path, len);
 }
@@ -211,7 +212,7 @@ check_path(const trawl_pattern *p, const trawl_pattern *git, const char *path,
  * and classes by one member, '*' and globstars by a filler that VARIANT
  * picks (nothing, one name, two names). */
 static void
-build_witness(const trawl_pattern *p, const struct alt *a, int variant,
+build_witness(const TrawlPattern *p, const struct alt *a, int variant,
               GString *out)
 {
   static const char *const star_fill[WITNESS_VARIANTS] = {"", "s", "s.t"};
@@ -270,7 +271,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   const size_t pattern_len = end ? (size_t)(end - rest) : rest_len;
 
   GError *error = NULL;
-  trawl_pattern *p = trawl_pattern_compile(rest, pattern_len, dialect, flags, &error);
+  TrawlPattern *p = trawl_pattern_compile(rest, pattern_len, dialect, flags, &error);
   if (p == NULL) {
     check_error(error, pattern_len);
     g_error_free(error);
@@ -290,7 +291,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     first++;
   bool cut = first > 0 && first + 1 < pattern_len && rest[first - 1] != '/' &&
              rest[first] == '*' && rest[first + 1] == '*';
-  trawl_pattern *git = NULL;
+  TrawlPattern *git = NULL;
   if (dialect == TRAWL_DIALECT_TRAWL && flags == 0 && !cut &&
       !memchr(rest, '{', pattern_len) && !memchr(rest, '}', pattern_len))
     git = trawl_pattern_compile(rest, pattern_len, TRAWL_DIALECT_GIT, flags, NULL);

@@ -205,9 +205,7 @@ void check_facts(const Row &row)
     }
   } else if (row.key == "roots") {
     std::vector<std::string> got = roots(p.get()), want = row.values;
-    size_t count = 0;
-    trawl_pattern_roots(p.get(), &count);
-    EXPECT_EQ(count, got.size()) << ctx << "\n  *n disagrees with the NULL-terminated array";
+    EXPECT_TRUE(std::is_sorted(got.begin(), got.end())) << ctx << "\n  roots not sorted";
     std::sort(got.begin(), got.end());
     std::sort(want.begin(), want.end());
     std::string g, w;

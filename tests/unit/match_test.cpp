@@ -88,14 +88,14 @@ struct EngineRun {
   uint64_t steps;
 };
 
-EngineRun run_engine(const trawl_pattern *p, const std::string &path)
+EngineRun run_engine(const TrawlPattern *p, const std::string &path)
 {
   uint64_t steps = 0;
   bool m = engine(p, path, &steps);
   return {m, steps};
 }
 
-uint64_t product_bound(const trawl_pattern *p, const std::string &path)
+uint64_t product_bound(const TrawlPattern *p, const std::string &path)
 {
   size_t len = 0;
   trawl_pattern_text(p, &len);
@@ -250,7 +250,7 @@ TEST(LinearTime, EveryDialectIsBounded)
 // ---- threads -------------------------------------------------------------
 
 struct ThreadJob {
-  const trawl_pattern *pattern;
+  const TrawlPattern *pattern;
   const std::vector<std::string> *paths;
   const std::vector<bool> *expected;
   std::atomic<int> *mismatches;
@@ -315,11 +315,11 @@ gpointer compile_many(gpointer data)
   auto *failures = static_cast<std::atomic<int> *>(data);
   for (int i = 0; i < 300; i++) {
     GError *error = nullptr;
-    trawl_pattern *p = trawl_pattern_compile("{a,b}/**/*.c", 12, TRAWL_DIALECT_TRAWL, 0, &error);
+    TrawlPattern *p = trawl_pattern_compile("{a,b}/**/*.c", 12, TRAWL_DIALECT_TRAWL, 0, &error);
     if (!p || !trawl_pattern_match(p, "a/x/y.c", 7))
       failures->fetch_add(1);
     trawl_pattern_free(p);
-    trawl_pattern *bad = trawl_pattern_compile("a/[b", 4, TRAWL_DIALECT_TRAWL, 0, &error);
+    TrawlPattern *bad = trawl_pattern_compile("a/[b", 4, TRAWL_DIALECT_TRAWL, 0, &error);
     if (bad || trawl_pattern_error_offset(error) != 2)
       failures->fetch_add(1);
     g_clear_error(&error);

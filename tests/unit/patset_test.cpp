@@ -38,7 +38,7 @@ public:
       texts_.push_back(s.text);
       patterns_.push_back(std::move(p));
     }
-    std::vector<const trawl_pattern *> raw;
+    std::vector<const TrawlPattern *> raw;
     for (const Pattern &p : patterns_)
       raw.push_back(p.get());
     set_ = trawl_patset_new(raw.data(), raw.size());
@@ -109,7 +109,7 @@ public:
            << "path " << show(path) << ": matches" << list(got) << ", loop" << list(want)
            << ", any " << a << pats;
   }
-  trawl_patset *get() const { return set_; }
+  TrawlPatset *get() const { return set_; }
 
 private:
   static std::vector<Spec> specs(const std::vector<std::string> &texts, unsigned flags)
@@ -121,7 +121,7 @@ private:
   }
   std::vector<Pattern> patterns_;
   std::vector<std::string> texts_;
-  trawl_patset *set_ = nullptr;
+  TrawlPatset *set_ = nullptr;
 };
 
 // splitmix64, for the hand cases that need volume.
@@ -152,7 +152,7 @@ void expect_agrees(const Set &set)
 
 TEST(Patset, EmptySet)
 {
-  trawl_patset *set = trawl_patset_new(nullptr, 0);
+  TrawlPatset *set = trawl_patset_new(nullptr, 0);
   EXPECT_EQ(0u, trawl_patset_size(set));
   EXPECT_FALSE(trawl_patset_any(set, "", 0));
   EXPECT_FALSE(trawl_patset_any(set, "a/b", 3));

@@ -23,7 +23,7 @@ const TrawlDialect all_dialects[] = {TRAWL_DIALECT_TRAWL, TRAWL_DIALECT_GIT,
 TEST(PatternLifecycle, CompileMatchFree)
 {
   GError *error = nullptr;
-  trawl_pattern *p = trawl_pattern_compile("src/*.c", 7, TRAWL_DIALECT_TRAWL, 0, &error);
+  TrawlPattern *p = trawl_pattern_compile("src/*.c", 7, TRAWL_DIALECT_TRAWL, 0, &error);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(error, nullptr);
   EXPECT_TRUE(trawl_pattern_match(p, "src/a.c", 7));
@@ -55,7 +55,7 @@ TEST(PatternLifecycle, AccessorsReportWhatWasCompiled)
 TEST(PatternLifecycle, PatternOwnsACopyOfItsText)
 {
   char buf[] = "src/**/*.c";
-  trawl_pattern *p = trawl_pattern_compile(buf, sizeof buf - 1, TRAWL_DIALECT_TRAWL, 0, nullptr);
+  TrawlPattern *p = trawl_pattern_compile(buf, sizeof buf - 1, TRAWL_DIALECT_TRAWL, 0, nullptr);
   ASSERT_NE(p, nullptr);
   std::memset(buf, 'x', sizeof buf - 1);
   size_t len = 0;
@@ -88,7 +88,7 @@ TEST(PatternLifecycle, EmptyTextMayBeNull)
 {
   Error error;
   GError *e = nullptr;
-  trawl_pattern *p = trawl_pattern_compile(nullptr, 0, TRAWL_DIALECT_TRAWL, 0, &e);
+  TrawlPattern *p = trawl_pattern_compile(nullptr, 0, TRAWL_DIALECT_TRAWL, 0, &e);
   error.reset(e);
   EXPECT_EQ(p, nullptr);
   ASSERT_TRUE(error);
@@ -235,7 +235,7 @@ TEST(PatternError, BracesNestedTooDeep)
 #if defined(__clang__)
 __attribute__((no_sanitize("enum")))
 #endif
-static trawl_pattern *
+static TrawlPattern *
 compile_with_raw_dialect(int raw, GError **error)
 {
   TrawlDialect dialect;
@@ -295,11 +295,9 @@ TEST(PatternFacts, BraceExpandedRoots)
 {
   Pattern p = compile("{src,packages}/**/*.ts");
   ASSERT_TRUE(p);
-  size_t n = 0;
-  const char *const *r = trawl_pattern_roots(p.get(), &n);
-  ASSERT_EQ(n, 2u);
+  const GPtrArray *r = trawl_pattern_roots(p.get());
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r[2], nullptr);
+  ASSERT_EQ(r->len, 2u);
   std::vector<std::string> got = roots(p.get());
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"packages", "src"}));
@@ -389,12 +387,13 @@ TEST(PatternFacts, PointersLiveAsLongAsThePattern)
   ASSERT_TRUE(p);
   size_t n1 = 0, n2 = 0;
   const char *a = trawl_pattern_literal_prefix(p.get(), &n1);
-  const char *const *r1 = trawl_pattern_roots(p.get(), &n1);
+  const GPtrArray *r1 = trawl_pattern_roots(p.get());
+  const char *root0 = static_cast<const char *>(g_ptr_array_index(r1, 0));
   match(p.get(), "src/a/b/c.rs");
   EXPECT_EQ(trawl_pattern_literal_prefix(p.get(), &n2), a);
-  EXPECT_EQ(trawl_pattern_roots(p.get(), &n2), r1);
   EXPECT_EQ(n1, n2);
-  EXPECT_EQ(trawl_pattern_roots(p.get(), nullptr), r1);
+  EXPECT_EQ(trawl_pattern_roots(p.get()), r1);
+  EXPECT_EQ(g_ptr_array_index(trawl_pattern_roots(p.get()), 0), root0);
 }
 
 TEST(PatternFacts, AlternativeCount)

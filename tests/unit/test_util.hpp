@@ -24,9 +24,9 @@ extern "C" {
 namespace testutil {
 
 struct PatternFree {
-  void operator()(trawl_pattern *p) const { trawl_pattern_free(p); }
+  void operator()(TrawlPattern *p) const { trawl_pattern_free(p); }
 };
-using Pattern = std::unique_ptr<trawl_pattern, PatternFree>;
+using Pattern = std::unique_ptr<TrawlPattern, PatternFree>;
 
 struct ErrorFree {
   void operator()(GError *e) const { g_error_free(e); }
@@ -58,7 +58,7 @@ inline Pattern compile(const std::string &text, TrawlDialect dialect = TRAWL_DIA
 {
   Exact buf(text);
   GError *e = nullptr;
-  trawl_pattern *p = trawl_pattern_compile(buf.data(), buf.size(), dialect, flags, &e);
+  TrawlPattern *p = trawl_pattern_compile(buf.data(), buf.size(), dialect, flags, &e);
   if (error)
     error->reset(e);
   else if (e)
@@ -66,39 +66,39 @@ inline Pattern compile(const std::string &text, TrawlDialect dialect = TRAWL_DIA
   return Pattern(p);
 }
 
-inline bool match(const trawl_pattern *p, const std::string &path)
+inline bool match(const TrawlPattern *p, const std::string &path)
 {
   Exact buf(path);
   return trawl_pattern_match(p, buf.data(), buf.size());
 }
 
-inline bool match_entry(const trawl_pattern *p, const std::string &path, TrawlEntryType type)
+inline bool match_entry(const TrawlPattern *p, const std::string &path, TrawlEntryType type)
 {
   Exact buf(path);
   return trawl_pattern_match_entry(p, buf.data(), buf.size(), type);
 }
 
-inline bool engine(const trawl_pattern *p, const std::string &path, uint64_t *steps = nullptr)
+inline bool engine(const TrawlPattern *p, const std::string &path, uint64_t *steps = nullptr)
 {
   Exact buf(path);
   uint64_t local = 0;
   return trawl_pattern_match_engine(p, buf.data(), buf.size(), steps ? steps : &local);
 }
 
-inline bool below(const trawl_pattern *p, const std::string &dir)
+inline bool below(const TrawlPattern *p, const std::string &dir)
 {
   Exact buf(dir);
   return trawl_pattern_may_match_below(p, buf.data(), buf.size());
 }
 
-inline std::string prefix(const trawl_pattern *p)
+inline std::string prefix(const TrawlPattern *p)
 {
   size_t n = 0;
   const char *s = trawl_pattern_literal_prefix(p, &n);
   return std::string(s ? s : "", s ? n : 0);
 }
 
-inline std::string suffix(const trawl_pattern *p)
+inline std::string suffix(const TrawlPattern *p)
 {
   size_t n = 0;
   const char *s = trawl_pattern_literal_suffix(p, &n);
@@ -106,7 +106,7 @@ inline std::string suffix(const trawl_pattern *p)
 }
 
 // The extension, or "" when there is none (has_ext tells them apart).
-inline std::string extension(const trawl_pattern *p, bool *has_ext = nullptr)
+inline std::string extension(const TrawlPattern *p, bool *has_ext = nullptr)
 {
   size_t n = 0;
   const char *s = trawl_pattern_extension(p, &n);
@@ -115,13 +115,12 @@ inline std::string extension(const trawl_pattern *p, bool *has_ext = nullptr)
   return std::string(s ? s : "", s ? n : 0);
 }
 
-inline std::vector<std::string> roots(const trawl_pattern *p)
+inline std::vector<std::string> roots(const TrawlPattern *p)
 {
-  size_t n = 0;
-  const char *const *r = trawl_pattern_roots(p, &n);
+  const GPtrArray *r = trawl_pattern_roots(p);
   std::vector<std::string> out;
-  for (size_t i = 0; r && r[i]; i++)
-    out.emplace_back(r[i]);
+  for (guint i = 0; i < r->len; i++)
+    out.emplace_back(static_cast<const char *>(g_ptr_array_index(r, i)));
   return out;
 }
 

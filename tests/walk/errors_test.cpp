@@ -294,7 +294,7 @@ struct Deleter {
 
 // Delete the victim subtree the first time the walk reports a path in it
 // (its listing is read, its subdirectories queued but not yet opened).
-bool delete_on_victim(const trawl_entry *e, void *data)
+bool delete_on_victim(const TrawlEntry *e, void *data)
 {
   auto *d = static_cast<Deleter *>(data);
   std::string path(e->path, e->len);

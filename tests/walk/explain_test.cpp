@@ -34,7 +34,7 @@ TEST_P(ExplainProperty, SelectedExactlyWhenTheWalkReturnsIt)
     const std::set<std::string> results(walked.paths.begin(), walked.paths.end());
     Walker w = make_walker(q, {tmp.path()}, nullptr);
     for (const auto &e : entries) {
-      trawl_explanation why;
+      TrawlExplanation why;
       GError *error = nullptr;
       ASSERT_TRUE(trawl_walker_explain(w.get(), e.path.c_str(), &why, &error))
           << (error ? error->message : "");

@@ -31,7 +31,7 @@ using Memo = std::unique_ptr<walk_memo, MemoFree>;
 
 struct Result {
   std::vector<std::string> paths;
-  trawl_walk_stats stats;
+  TrawlWalkStats stats;
   std::vector<std::string> opened;
   std::vector<std::string> problems;
 };

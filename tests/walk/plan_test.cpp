@@ -17,19 +17,19 @@ using namespace walkgen;
 
 namespace {
 
-std::vector<const trawl_pattern *> raw(const std::vector<Pattern> &v)
+std::vector<const TrawlPattern *> raw(const std::vector<Pattern> &v)
 {
-  std::vector<const trawl_pattern *> out;
+  std::vector<const TrawlPattern *> out;
   for (const auto &p : v)
     out.push_back(p.get());
   return out;
 }
 
 // Add Q (root ROOT) to PLAN; the pattern arrays are copied by the plan.
-size_t add(trawl_plan *plan, const Query &q, const std::string &root)
+size_t add(TrawlPlan *plan, const Query &q, const std::string &root)
 {
   auto inc = raw(q.inc), exc = raw(q.exc);
-  trawl_query tq = {};
+  TrawlQuery tq = {};
   tq.root = root.c_str();
   tq.includes = inc.data();
   tq.n_includes = inc.size();
@@ -39,15 +39,11 @@ size_t add(trawl_plan *plan, const Query &q, const std::string &root)
   return trawl_plan_add(plan, &tq);
 }
 
-std::vector<std::string> results(const trawl_plan *plan, size_t q)
+std::vector<std::string> results(const TrawlPlan *plan, size_t q)
 {
-  size_t n = 0;
-  const char *const *paths = trawl_plan_results(plan, q, &n);
-  std::vector<std::string> out;
-  for (size_t i = 0; i < n; i++)
-    out.push_back(paths[i]);
-  EXPECT_EQ(paths[n], nullptr);
-  return out;
+  const GPtrArray *paths = trawl_plan_results(plan, q);
+  EXPECT_NE(paths, nullptr);
+  return strings_of(paths);
 }
 
 Query make(std::vector<std::string> includes, std::vector<std::string> excludes = {})
@@ -72,16 +68,16 @@ template <typename... Q> std::vector<Query> group(Q &&...q)
 // results, and the directories read (in LOG).
 std::vector<std::vector<std::string>> shared_walk(const std::vector<Query> &queries,
                                                   const std::string &root, unsigned threads,
-                                                  HookLog &log, trawl_walk_stats *stats = nullptr)
+                                                  HookLog &log, TrawlWalkStats *stats = nullptr)
 {
-  trawl_walk_options opt = queries[0].opt;
+  TrawlWalkOptions opt = queries[0].opt;
   opt.threads = threads;
   Walker w(trawl_walker_new_shared(&opt));
   trawl_walker_add_root(w.get(), root.c_str());
   if (threads > 1)
     trawl_walker_set_helper_floor(w.get(), 0);
   trawl_walker_set_open_hook(w.get(), record_open, &log);
-  std::vector<std::vector<const trawl_pattern *>> keep;
+  std::vector<std::vector<const TrawlPattern *>> keep;
   keep.reserve(2 * queries.size()); // the references below stay valid
   for (const auto &q : queries) {
     keep.push_back(raw(q.inc));
@@ -91,7 +87,7 @@ std::vector<std::vector<std::string>> shared_walk(const std::vector<Query> &quer
     trawl_walker_add_query(w.get(), inc.data(), inc.size(), exc.data(), exc.size(), &q.opt);
   }
   std::vector<std::vector<std::string>> out(queries.size());
-  auto fn = [](const trawl_entry *e, void *data) -> bool {
+  auto fn = [](const TrawlEntry *e, void *data) -> bool {
     auto *o = static_cast<std::vector<std::vector<std::string>> *>(data);
     EXPECT_NE(e->queries, 0u);
     for (size_t i = 0; i < o->size(); i++)
@@ -233,7 +229,7 @@ TEST_P(GeneratedSets, SameAnswersAsLoops)
       auto &list = rng.chance(3) ? loop.excludes : loop.includes;
       if (loop.dialect != TRAWL_DIALECT_TRAWL && t.find('{') != std::string::npos)
         continue;
-      trawl_pattern *p = trawl_pattern_compile(t.data(), t.size(), loop.dialect, loop.flags, nullptr);
+      TrawlPattern *p = trawl_pattern_compile(t.data(), t.size(), loop.dialect, loop.flags, nullptr);
       if (p)
         list.push_back(t);
       trawl_pattern_free(p);
@@ -274,10 +270,81 @@ TEST(Plan, FourExtensionsOneWalk)
   EXPECT_EQ(results(plan.get(), 1), (std::vector<std::string>{"b.js", "docs/i.js"}));
   EXPECT_EQ(results(plan.get(), 2), (std::vector<std::string>{"c.md", "src/g.md"}));
   EXPECT_EQ(results(plan.get(), 3), (std::vector<std::string>{"d.txt", "src/deep/h.txt"}));
-  trawl_walk_stats st;
+  TrawlWalkStats st;
   trawl_plan_stats(plan.get(), 0, &st);
   EXPECT_EQ(st.dirs_opened, 4u); // the root, src, src/deep, docs: once each
   check_group(qs, tmp.path(), "four extensions");
+}
+
+// The structs a caller allocates end in reserved slots that later fields
+// take (docs/library.md, "Structs a caller allocates"): the library writes
+// them as zero, whatever the caller's memory held, so a program built against
+// a later header reads a later field as 0 from this library; and it never
+// reads them from a caller, so a later field set there changes nothing here.
+template <typename T> bool reserved_zero(const T &s)
+{
+  for (uint64_t r : s.reserved)
+    if (r != 0)
+      return false;
+  return true;
+}
+
+TEST(Abi, ReservedSlotsWrittenAsZeroAndNeverRead)
+{
+  TempDir tmp;
+  for (const char *f : {"a.c", "src/b.c", "src/c.h"})
+    add_file(tmp.path(), f);
+  TrawlWalkOptions o;
+  memset(&o, 0xff, sizeof o);
+  trawl_walk_options_init(&o);
+  EXPECT_TRUE(reserved_zero(o));
+  o.threads = 1;
+  Pattern c = compile("**/*.c");
+  const TrawlPattern *inc[] = {c.get()};
+
+  // A query and options whose reserved slots hold garbage answer as zeroed ones.
+  TrawlWalkOptions dirty = o;
+  memset(dirty.reserved, 0xa5, sizeof dirty.reserved);
+  Plan plan(trawl_plan_new());
+  for (const TrawlWalkOptions *opt : {&o, &dirty}) {
+    TrawlQuery q{};
+    q.root = tmp.path().c_str();
+    q.includes = inc;
+    q.n_includes = 1;
+    q.options = opt;
+    if (opt == &dirty)
+      memset(q.reserved, 0x5a, sizeof q.reserved);
+    trawl_plan_add(plan.get(), &q);
+  }
+  ASSERT_TRUE(trawl_plan_run(plan.get(), nullptr));
+  EXPECT_EQ(results(plan.get(), 0), (std::vector<std::string>{"a.c", "src/b.c"}));
+  EXPECT_EQ(results(plan.get(), 1), results(plan.get(), 0));
+  EXPECT_EQ(trawl_plan_groups(plan.get()), 1u) << "reserved slots told the queries apart";
+
+  TrawlWalkStats st;
+  memset(&st, 0xff, sizeof st);
+  trawl_plan_stats(plan.get(), 0, &st);
+  EXPECT_TRUE(reserved_zero(st));
+  EXPECT_EQ(st.results, 2u);
+
+  Walker w(trawl_walker_new(&dirty));
+  trawl_walker_add_root(w.get(), tmp.path().c_str());
+  trawl_walker_add_include(w.get(), c.get());
+  GPtrArray *paths = trawl_walker_collect(w.get(), nullptr);
+  ASSERT_NE(paths, nullptr);
+  EXPECT_EQ(strings_of(paths), (std::vector<std::string>{"a.c", "src/b.c"}));
+  g_ptr_array_unref(paths);
+  memset(&st, 0xff, sizeof st);
+  trawl_walker_stats(w.get(), &st);
+  EXPECT_TRUE(reserved_zero(st));
+  EXPECT_EQ(st.results, 2u);
+
+  TrawlExplanation e;
+  memset(&e, 0xff, sizeof e);
+  ASSERT_TRUE(trawl_walker_explain(w.get(), "src/c.h", &e, nullptr));
+  EXPECT_TRUE(reserved_zero(e));
+  EXPECT_EQ(e.reason, TRAWL_EXPLAIN_NOT_INCLUDED);
+  trawl_explanation_clear(&e);
 }
 
 TEST(Plan, OneQuerysExcludeDoesNotCloseAnothersDirectory)

@@ -109,7 +109,7 @@ TEST_F(Prune, NoMatchBelow)
   q.includes = {"src/*/test/*.c"};
   expect_walk(q, {{"src", "src/x", "src/y", "src/x/test", "src/y/test"},
                   {"src/x/test/c.c", "src/y/test/e.c"}});
-  trawl_walk_stats st;
+  TrawlWalkStats st;
   {
     // src/x/other and src/y/test/deep are left closed by the pattern.
     q.opt.threads = 1;

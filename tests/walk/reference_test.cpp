@@ -200,7 +200,8 @@ TEST_P(GeneratedFollow, MatchesReference)
 
 INSTANTIATE_TEST_SUITE_P(Seeds, GeneratedFollow, ::testing::Values(1u, 2u, 3u, 4u));
 
-// Several roots: results carry their root's index; collect merges them.
+// Several roots: results carry their root's index; collect merges them;
+// collect_entries keeps each path's root, in run_sorted's order.
 TEST(MultipleRoots, IndexAndMerge)
 {
   TempDir a, b;
@@ -225,13 +226,34 @@ TEST(MultipleRoots, IndexAndMerge)
     Outcome c = walk_collect(rq, {a.path(), b.path()});
     EXPECT_EQ(c.paths, merged) << route.name << "\n" << diff(c.paths, merged);
 
+    {
+      Walker w = make_walker(rq, {a.path(), b.path()}, nullptr);
+      GPtrArray *entries = trawl_walker_collect_entries(w.get(), nullptr);
+      ASSERT_NE(entries, nullptr);
+      std::vector<std::pair<std::string, unsigned>> got[2];
+      std::vector<unsigned> order;
+      for (guint i = 0; i < entries->len; i++) {
+        const auto *e = static_cast<const TrawlEntry *>(g_ptr_array_index(entries, i));
+        ASSERT_LT(e->root, 2u) << route.name;
+        EXPECT_EQ(e->len, strlen(e->path));
+        EXPECT_EQ(e->queries, 1u);
+        got[e->root].push_back({std::string(e->path, e->len), (unsigned)e->type});
+        order.push_back(e->root);
+      }
+      g_ptr_array_unref(entries);
+      EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << route.name << ": roots interleaved";
+      EXPECT_EQ(paths_of(got[0]), paths_of(want_a)) << route.name << ": not root 0's, sorted";
+      EXPECT_EQ(got[0], want_a) << route.name;
+      EXPECT_EQ(got[1], want_b) << route.name;
+    }
+
     struct PerRoot {
       std::mutex lock;
       std::vector<std::pair<std::string, unsigned>> seen[2];
       bool bad = false;
     } per;
     Walker w = make_walker(rq, {a.path(), b.path()}, nullptr);
-    auto fn = [](const trawl_entry *e, void *data) -> bool {
+    auto fn = [](const TrawlEntry *e, void *data) -> bool {
       auto *p = static_cast<PerRoot *>(data);
       std::lock_guard<std::mutex> guard(p->lock);
       if (e->root > 1)
@@ -395,7 +417,7 @@ TEST(Rerun, SameResultsEveryTime)
       got.push_back(static_cast<const char *>(res->pdata[k]));
     g_ptr_array_unref(res);
     EXPECT_EQ(got, want) << "run " << i;
-    trawl_walk_stats st;
+    TrawlWalkStats st;
     trawl_walker_stats(w.get(), &st);
     EXPECT_EQ(st.results, want.size()) << "run " << i;
   }
@@ -478,7 +500,7 @@ TEST(Sorted, RootsInTheOrderAdded)
     std::vector<std::pair<unsigned, std::string>> v;
   } seen;
   Walker w = make_walker(q, {b.path(), a.path()}, nullptr);
-  auto fn = [](const trawl_entry *e, void *data) -> bool {
+  auto fn = [](const TrawlEntry *e, void *data) -> bool {
     static_cast<Seen *>(data)->v.push_back({e->root, std::string(e->path, e->len)});
     return true;
   };

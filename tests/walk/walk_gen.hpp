@@ -207,7 +207,7 @@ inline void gen_query(Rng &rng, const TreeFacts &f, Query &q)
     if (q.dialect != TRAWL_DIALECT_TRAWL && t.find('{') != std::string::npos)
       return false;
     // Not every template compiles in every dialect (bazel: "s**").
-    trawl_pattern *p = trawl_pattern_compile(t.data(), t.size(), q.dialect, 0, nullptr);
+    TrawlPattern *p = trawl_pattern_compile(t.data(), t.size(), q.dialect, 0, nullptr);
     trawl_pattern_free(p);
     return p != nullptr;
   };

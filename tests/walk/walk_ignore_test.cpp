@@ -50,7 +50,7 @@ const char *mode_name(Mode m)
   return m == Mode::Collect ? "collect" : m == Mode::Run ? "run" : "run_sorted";
 }
 
-void add_ignore_files(trawl_walker *w, const std::vector<std::string> &files)
+void add_ignore_files(TrawlWalker *w, const std::vector<std::string> &files)
 {
   for (const auto &f : files) {
     GError *error = nullptr;
@@ -200,7 +200,7 @@ Why explain(const Query &q0, const std::string &root, const std::string &path,
   q.compile_all();
   Walker w = make_walker(q, {root}, nullptr);
   add_ignore_files(w.get(), custom);
-  trawl_explanation e;
+  TrawlExplanation e;
   GError *error = nullptr;
   Why why;
   why.ok = trawl_walker_explain(w.get(), path.c_str(), &e, &error);

@@ -62,24 +62,24 @@ namespace walktest {
 // ---- small owning handles ---------------------------------------------------
 
 struct PatternFree {
-  void operator()(trawl_pattern *p) const { trawl_pattern_free(p); }
+  void operator()(TrawlPattern *p) const { trawl_pattern_free(p); }
 };
-using Pattern = std::unique_ptr<trawl_pattern, PatternFree>;
+using Pattern = std::unique_ptr<TrawlPattern, PatternFree>;
 
 struct WalkerFree {
-  void operator()(trawl_walker *w) const { trawl_walker_free(w); }
+  void operator()(TrawlWalker *w) const { trawl_walker_free(w); }
 };
-using Walker = std::unique_ptr<trawl_walker, WalkerFree>;
+using Walker = std::unique_ptr<TrawlWalker, WalkerFree>;
 struct PlanFree {
-  void operator()(trawl_plan *p) const { trawl_plan_free(p); }
+  void operator()(TrawlPlan *p) const { trawl_plan_free(p); }
 };
-using Plan = std::unique_ptr<trawl_plan, PlanFree>;
+using Plan = std::unique_ptr<TrawlPlan, PlanFree>;
 
 inline Pattern compile(const std::string &text, unsigned flags = 0,
                        TrawlDialect dialect = TRAWL_DIALECT_TRAWL)
 {
   GError *e = nullptr;
-  trawl_pattern *p = trawl_pattern_compile(text.data(), text.size(), dialect, flags, &e);
+  TrawlPattern *p = trawl_pattern_compile(text.data(), text.size(), dialect, flags, &e);
   if (e) {
     ADD_FAILURE() << "pattern does not compile: " << text << ": " << e->message;
     g_error_free(e);
@@ -439,7 +439,7 @@ struct Query {
   // components starting with '.', after brace expansion) is the trawl
   // dialect's: other dialects are generated with options.hidden.
   TrawlDialect dialect = TRAWL_DIALECT_TRAWL;
-  trawl_walk_options opt;
+  TrawlWalkOptions opt;
   int helper_floor = -1; // >= 0: trawl_walker_set_helper_floor()
   unsigned patset_min = 0; // > 0: trawl_walker_set_patset_min()
 
@@ -574,6 +574,15 @@ inline std::vector<std::pair<std::string, unsigned>> reference(const Query &q,
   return out;
 }
 
+// The strings of an array the library lists (trawl_plan_results(), ...).
+inline std::vector<std::string> strings_of(const GPtrArray *a)
+{
+  std::vector<std::string> out;
+  for (guint i = 0; a && i < a->len; i++)
+    out.emplace_back(static_cast<const char *>(g_ptr_array_index(a, i)));
+  return out;
+}
+
 inline std::vector<std::string> paths_of(const std::vector<std::pair<std::string, unsigned>> &v)
 {
   std::vector<std::string> out;
@@ -663,7 +672,7 @@ struct Outcome {
   std::vector<std::pair<std::string, unsigned>> typed; // run only: path, type
   std::vector<std::string> opened;                    // directories read, in order
   std::vector<Problem> problems;
-  trawl_walk_stats stats{};
+  TrawlWalkStats stats{};
   unsigned callbacks = 0;
 };
 
@@ -717,7 +726,7 @@ inline Walker make_walker(const Query &q, const std::vector<std::string> &roots,
   return w;
 }
 
-inline void finish(trawl_walker *w, HookLog &log, Outcome &out)
+inline void finish(TrawlWalker *w, HookLog &log, Outcome &out)
 {
   const GPtrArray *problems = trawl_walker_problems(w);
   for (guint i = 0; i < problems->len; i++) {
@@ -770,7 +779,7 @@ struct Sink {
   bool other_thread = false;
 };
 
-inline bool sink_entry(const trawl_entry *e, void *data)
+inline bool sink_entry(const TrawlEntry *e, void *data)
 {
   auto *s = static_cast<Sink *>(data);
   std::lock_guard<std::mutex> guard(s->lock);

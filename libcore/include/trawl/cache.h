@@ -9,6 +9,10 @@
  * ever an error of the run: a file that is missing, corrupt or another's is
  * walked past and replaced (REPORT says why).
  *
+ * Two families: trawl_cache_* run a plan against a cache file and read
+ * what the file holds; trawl_digest_* (TrawlDigest) digest results, with no
+ * file (docs/library.md, "Names").
+ *
  * Ownership and threads: as trawl/plan.h; a plan remembers what its last
  * cached run read until it runs again or is freed.
  */
@@ -24,6 +28,27 @@
 
 G_BEGIN_DECLS
 
+/* What a cached run's report says of the cache file and of watchman: none of
+ * these is an error of the run (the results stand); each is a GError in
+ * TRAWL_CACHE_ERROR whose message is one line. */
+#define TRAWL_CACHE_ERROR (trawl_cache_error_quark())
+typedef enum {
+  TRAWL_CACHE_ERROR_UNTRUSTED, /* a cache file is there and was not used: truncated, corrupt,
+                                  another format or trawl version's, other queries' or roots' */
+  TRAWL_CACHE_ERROR_WRITE,     /* the cache file could not be written */
+  TRAWL_CACHE_ERROR_WATCHMAN,  /* watchman was asked and could not answer for every walk */
+} TrawlCacheError;
+
+/* The error domain of a cached run's report. */
+TRAWL_API GQuark trawl_cache_error_quark(void);
+
+/* What a cached run did about watchman (docs/cache.md, "Watchman"). */
+typedef enum {
+  TRAWL_CACHE_WATCHMAN_OFF = 0, /* not asked: TRAWL_WATCHMAN=off, or a plan of no walk */
+  TRAWL_CACHE_WATCHMAN_USED,    /* its answers told which directories to stat */
+  TRAWL_CACHE_WATCHMAN_NOT_USED,/* asked, not used (watchman_error says why): every one stat'ed */
+} TrawlCacheWatchman;
+
 /* A cache file holds a plan's queries, every directory its walks read —
  * with its stamp (device, inode, mtime and ctime in ns) and what the walk
  * decided there — and the stamps of every ignore source outside the walked
@@ -32,17 +57,21 @@ G_BEGIN_DECLS
  * decisions stand; the results are exactly a fresh walk's. */
 typedef struct {
   bool trusted;          /* a cache file was read and its records used */
-  char *warning;         /* why an existing cache file was not used (one line), or NULL */
+  GError *warning;       /* TRAWL_CACHE_ERROR_UNTRUSTED: why an existing cache file was not
+                            used ("is corrupt (...)"), or NULL */
   bool changed;          /* some query's results differ from the cache's (or there was none) */
   bool written;          /* the cache file was written */
-  char *write_error;     /* why it could not be written (the results stand), or NULL */
+  GError *write_error;   /* TRAWL_CACHE_ERROR_WRITE: why it could not be written (the results
+                            stand), or NULL */
   uint64_t dirs_read;    /* directories read, every walk */
   uint64_t dirs_reused;  /* directories not read: their record was trusted */
-  char *watchman;        /* "used: N paths changed", or "not used (WHY)": the stat path; NULL
-                            when TRAWL_WATCHMAN=off (docs/cache.md, "Watchman") */
+  TrawlCacheWatchman watchman;
+  uint64_t watchman_changes; /* watchman used: the paths its answers named */
+  GError *watchman_error;    /* watchman not used: TRAWL_CACHE_ERROR_WATCHMAN, why */
   uint64_t dirs_stated;  /* with watchman used: the directories stat'ed (the others it vouched
                             for); without, every directory of a quick re-check is */
-} trawl_cache_report;
+  uint64_t reserved[4];  /* written as zero */
+} TrawlCacheReport;
 
 typedef enum {
   /* Rewrite the cache file when some query's results changed, or when a
@@ -51,7 +80,7 @@ typedef enum {
    * Otherwise it is rewritten whenever a directory was read. */
   TRAWL_CACHE_WRITE_ON_CHANGE = 1 << 0,
   /* When some query's results changed, keep the file the run would write
-   * instead of writing it, until trawl_plan_store_cache(). A re-check that
+   * instead of writing it, until trawl_cache_store(). A re-check that
    * tells a build of the change (a stamp touched) before the cache says it
    * is current can be killed between the two without the next re-check
    * finding nothing to tell: the reverse order would leave the build stale
@@ -67,27 +96,27 @@ typedef enum {
  * trawl_plan_run(); trouble with the cache file itself is never an error,
  * only REPORT->warning or REPORT->write_error. Clear REPORT with
  * trawl_cache_report_clear(). */
-TRAWL_API bool trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
-                                     trawl_cache_report *report, GError **error);
-TRAWL_API void trawl_cache_report_clear(trawl_cache_report *report);
+TRAWL_API bool trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
+                               TrawlCacheReport *report, GError **error);
+TRAWL_API void trawl_cache_report_clear(TrawlCacheReport *report);
 
-/* After trawl_plan_run_cached() with TRAWL_CACHE_HOLD_CHANGED: write the
+/* After trawl_cache_run() with TRAWL_CACHE_HOLD_CHANGED: write the
  * cache file that run held back, as it would have (REPORT->written,
  * REPORT->write_error); true when it was written or nothing was held. A
  * plan freed or run again first drops it: the cache file stays as it was,
  * and the next run finds the change again. */
-TRAWL_API bool trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *report);
+TRAWL_API bool trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report);
 
-/* trawl_plan_run_cached(), handing every result to FN as
+/* trawl_cache_run(), handing every result to FN as
  * trawl_plan_run_each() does instead of keeping it (a tree unchanged since
  * the cache was written: from the cache's records, in the same order; then
  * trawl_plan_results() lists them too, from the records, when asked, else
  * nothing). REPORT->changed says whether the results may differ from the
  * cache's (a directory was read, or a record was not replayed), not that
  * they do. */
-TRAWL_API bool trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
-                                          trawl_plan_result_fn fn, void *data,
-                                          trawl_cache_report *report, GError **error);
+TRAWL_API bool trawl_cache_run_each(TrawlPlan *plan, const char *path, unsigned flags,
+                                    TrawlPlanResultFunc fn, void *data,
+                                    TrawlCacheReport *report, GError **error);
 
 /* Is TRAWL_WATCHMAN one of auto, on, off (or unset: auto)? False with
  * ERROR naming it otherwise (a cached run then uses no watchman). */
@@ -96,15 +125,15 @@ TRAWL_API bool trawl_cache_watchman_setting(GError **error);
 /* A plan of the queries cache file PATH was written for (patterns compiled
  * again, owned by the plan), or NULL with ERROR set when the file cannot be
  * read or is not a valid cache. */
-TRAWL_API trawl_plan *trawl_plan_new_from_cache(const char *path, GError **error);
+TRAWL_API TrawlPlan *trawl_cache_load_plan(const char *path, GError **error);
 
-/* After trawl_plan_run_cached(): the results the cache file held for query
- * Q (sorted, NULL-terminated), or NULL when no cache file was trusted. */
-TRAWL_API const char *const *trawl_plan_previous_results(const trawl_plan *plan, size_t q,
-                                                        size_t *n);
+/* After trawl_cache_run(): the results the cache file held for query
+ * Q, as trawl_plan_results() lists results (owned by the plan until its next
+ * run), or NULL when no cache file was trusted. */
+TRAWL_API const GPtrArray *trawl_cache_previous_results(const TrawlPlan *plan, size_t q);
 
 /* Called with each path a watch list holds (trawl_cache_watch). */
-typedef void (*trawl_watch_fn)(const char *path, void *data);
+typedef void (*TrawlCacheWatchFunc)(const char *path, void *data);
 
 /* What a re-check of cache file PATH depends on, as paths a build tool can
  * watch for a newer modification time (Ninja's depfiles): every directory
@@ -126,35 +155,35 @@ typedef void (*trawl_watch_fn)(const char *path, void *data);
  * as the cache does — for changes that move modification times. A change
  * whose directory's mtime is put back, or a directory's permissions changed
  * (its ctime moves, no mtime does), is seen by a re-check, not by a list. */
-TRAWL_API bool trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always,
+TRAWL_API bool trawl_cache_watch(const char *path, TrawlCacheWatchFunc fn, void *data, bool *always,
                                  GError **error);
 
 /* A change of query Q's results: PATH (NUL-terminated, valid during the
  * call) is in them now and was not in the cache's (ADDED), or the reverse. */
-typedef void (*trawl_change_fn)(size_t q, const char *path, bool added, void *data);
+typedef void (*TrawlCacheChangeFunc)(size_t q, const char *path, bool added, void *data);
 
-/* After trawl_plan_run_cached(): every path added to or removed from each
+/* After trawl_cache_run(): every path added to or removed from each
  * query's results, compared with the cache's, handed to FN (may be NULL) —
  * query by query, each query's in bytewise order, an added and a removed
  * path in the order of their bytes. Returns how many. With no cache
  * trusted, every result counts as added. */
-TRAWL_API size_t trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data);
+TRAWL_API size_t trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data);
 
 /* A digest of every result of the N plans (each query's results in order,
  * the queries in order), as 64 hex digits (SHA-256; g_free() it): what
  * changes exactly when some answer does. For builds that hash contents
  * (`trawl check --bump`). A NULL plan counts as none. */
-TRAWL_API char *trawl_plans_digest(trawl_plan *const *plans, size_t n);
+TRAWL_API char *trawl_digest_plans(TrawlPlan *const *plans, size_t n);
 
 /* The same digest made from results as they stream by (a batch that writes
  * them out as they come, trawl_plan_run_each()): each query's results in
  * order, then trawl_digest_end_query(), the queries in order. */
-typedef struct trawl_digest trawl_digest;
-TRAWL_API trawl_digest *trawl_digest_new(void);
-TRAWL_API void trawl_digest_result(trawl_digest *d, const char *path, size_t len);
-TRAWL_API void trawl_digest_end_query(trawl_digest *d);
+typedef struct TrawlDigest TrawlDigest;
+TRAWL_API TrawlDigest *trawl_digest_new(void);
+TRAWL_API void trawl_digest_result(TrawlDigest *d, const char *path, size_t len);
+TRAWL_API void trawl_digest_end_query(TrawlDigest *d);
 /* The 64 hex digits (g_free() them); frees D. */
-TRAWL_API char *trawl_digest_finish(trawl_digest *d);
+TRAWL_API char *trawl_digest_finish(TrawlDigest *d);
 
 G_END_DECLS
 

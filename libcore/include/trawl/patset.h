@@ -29,7 +29,7 @@
 
 G_BEGIN_DECLS
 
-typedef struct trawl_patset trawl_patset;
+typedef struct TrawlPatset TrawlPatset;
 
 /* How a pattern is indexed (trawl_patset_pattern_keys): a pattern with
  * braces may be keyed in several classes, one key per alternative. */
@@ -46,22 +46,22 @@ typedef enum {
 /* Build a set of the N patterns in PATTERNS (borrowed; none NULL). N may be 0.
  * Pattern i of the array is index i in every answer. Returns a new set (free
  * with trawl_patset_free); never fails. */
-TRAWL_API trawl_patset *trawl_patset_new(const trawl_pattern *const *patterns,
-                                         size_t n);
+TRAWL_API TrawlPatset *trawl_patset_new(const TrawlPattern *const *patterns,
+                                        size_t n);
 
 /* Release a set (not its patterns); NULL is allowed. */
-TRAWL_API void trawl_patset_free(trawl_patset *set);
+TRAWL_API void trawl_patset_free(TrawlPatset *set);
 
 /* Number of patterns in the set. */
-TRAWL_API size_t trawl_patset_size(const trawl_patset *set);
+TRAWL_API size_t trawl_patset_size(const TrawlPatset *set);
 
 /* Does any pattern match the whole of PATH (LEN bytes)? Never allocates. */
-TRAWL_API bool trawl_patset_any(const trawl_patset *set, const char *path,
+TRAWL_API bool trawl_patset_any(const TrawlPatset *set, const char *path,
                                 size_t len);
 
 /* Append to OUT (a GArray of guint) the index of every pattern that matches
  * PATH (LEN bytes), ascending, each once. Returns how many were appended. */
-TRAWL_API size_t trawl_patset_matches(const trawl_patset *set,
+TRAWL_API size_t trawl_patset_matches(const TrawlPatset *set,
                                       const char *path, size_t len,
                                       GArray *out);
 
@@ -69,12 +69,12 @@ TRAWL_API size_t trawl_patset_matches(const trawl_patset *set,
 
 /* The TrawlPatsetKey classes pattern INDEX is keyed in; 0 for a pattern that
  * matches nothing (it is never run). */
-TRAWL_API unsigned trawl_patset_pattern_keys(const trawl_patset *set,
+TRAWL_API unsigned trawl_patset_pattern_keys(const TrawlPatset *set,
                                              size_t index);
 
 /* How many pattern runs a query for PATH would make (a pattern found under
  * two keys counts twice); matching stops at none of them. Never allocates. */
-TRAWL_API size_t trawl_patset_candidates(const trawl_patset *set,
+TRAWL_API size_t trawl_patset_candidates(const TrawlPatset *set,
                                          const char *path, size_t len);
 
 G_END_DECLS

@@ -72,7 +72,7 @@ typedef enum {
   TRAWL_PATTERN_ERROR_DIALECT,  /* unknown dialect value */
 } TrawlPatternError;
 
-typedef struct trawl_pattern trawl_pattern;
+typedef struct TrawlPattern TrawlPattern;
 
 /* The error domain of pattern compilation. */
 TRAWL_API GQuark trawl_pattern_error_quark(void);
@@ -83,15 +83,15 @@ TRAWL_API gssize trawl_pattern_error_offset(const GError *error);
 
 /* Compile LEN bytes of TEXT in DIALECT with FLAGS (TrawlPatternFlags). Returns
  * a new pattern (free with trawl_pattern_free), or NULL with ERROR set. */
-TRAWL_API trawl_pattern *trawl_pattern_compile(const char *text, size_t len,
-                                               TrawlDialect dialect,
-                                               unsigned flags, GError **error);
+TRAWL_API TrawlPattern *trawl_pattern_compile(const char *text, size_t len,
+                                              TrawlDialect dialect,
+                                              unsigned flags, GError **error);
 
 /* Release a pattern; NULL is allowed. */
-TRAWL_API void trawl_pattern_free(trawl_pattern *p);
+TRAWL_API void trawl_pattern_free(TrawlPattern *p);
 
 /* Does the whole of PATH (LEN bytes) match? Never allocates. */
-TRAWL_API bool trawl_pattern_match(const trawl_pattern *p, const char *path,
+TRAWL_API bool trawl_pattern_match(const TrawlPattern *p, const char *path,
                                    size_t len);
 
 /* Does PATH (LEN bytes) match as an entry of TYPE? The answer of
@@ -101,25 +101,25 @@ TRAWL_API bool trawl_pattern_match(const trawl_pattern *p, const char *path,
  * selects). Anything but TRAWL_ENTRY_DIR is not a directory;
  * TRAWL_ENTRY_UNKNOWN answers as trawl_pattern_match(). A typed answer is
  * never a match the untyped one is not. Never allocates. */
-TRAWL_API bool trawl_pattern_match_entry(const trawl_pattern *p, const char *path,
+TRAWL_API bool trawl_pattern_match_entry(const TrawlPattern *p, const char *path,
                                          size_t len, TrawlEntryType type);
 
 /* Can the answer of trawl_pattern_match_entry() for some path depend on its
  * type (false: it is always trawl_pattern_match()'s)? */
-TRAWL_API bool trawl_pattern_typed(const trawl_pattern *p);
+TRAWL_API bool trawl_pattern_typed(const TrawlPattern *p);
 
 /* Can any path strictly below directory DIR (LEN bytes, relative, no trailing
  * '/'; LEN 0 is the root) match? false means the walker may leave DIR closed:
  * a wrong false loses files, so any doubt answers true. */
-TRAWL_API bool trawl_pattern_may_match_below(const trawl_pattern *p,
+TRAWL_API bool trawl_pattern_may_match_below(const TrawlPattern *p,
                                              const char *dir, size_t len);
 
 /* The pattern text as compiled (not NUL-terminated in general). */
-TRAWL_API const char *trawl_pattern_text(const trawl_pattern *p, size_t *len);
+TRAWL_API const char *trawl_pattern_text(const TrawlPattern *p, size_t *len);
 
 /* The dialect and flags the pattern was compiled with. */
-TRAWL_API TrawlDialect trawl_pattern_dialect(const trawl_pattern *p);
-TRAWL_API unsigned trawl_pattern_flags(const trawl_pattern *p);
+TRAWL_API TrawlDialect trawl_pattern_dialect(const TrawlPattern *p);
+TRAWL_API unsigned trawl_pattern_flags(const TrawlPattern *p);
 
 /* Append to OUT the trawl-dialect pattern that matches exactly PATH (LEN
  * bytes, components separated by '/'): each byte the dialect reads as
@@ -136,33 +136,33 @@ TRAWL_API void trawl_pattern_escape(GString *out, const char *path, size_t len);
  * reported as written and compared ASCII-case-insensitively. */
 
 /* True if the pattern can match no path at all (git dialect: malformed). */
-TRAWL_API bool trawl_pattern_matches_nothing(const trawl_pattern *p);
+TRAWL_API bool trawl_pattern_matches_nothing(const TrawlPattern *p);
 
 /* Bytes every match starts with; *LEN may be 0. */
-TRAWL_API const char *trawl_pattern_literal_prefix(const trawl_pattern *p,
+TRAWL_API const char *trawl_pattern_literal_prefix(const TrawlPattern *p,
                                                    size_t *len);
 
 /* Bytes every match ends with; *LEN may be 0. */
-TRAWL_API const char *trawl_pattern_literal_suffix(const trawl_pattern *p,
+TRAWL_API const char *trawl_pattern_literal_suffix(const TrawlPattern *p,
                                                    size_t *len);
 
 /* The extension (".c", with its dot) every match's last component ends with,
  * or NULL when there is none common to all alternatives. */
-TRAWL_API const char *trawl_pattern_extension(const trawl_pattern *p,
+TRAWL_API const char *trawl_pattern_extension(const TrawlPattern *p,
                                               size_t *len);
 
 /* Fewest bytes a matching path can have. */
-TRAWL_API size_t trawl_pattern_min_length(const trawl_pattern *p);
+TRAWL_API size_t trawl_pattern_min_length(const TrawlPattern *p);
 
 /* The literal leading directories a walk must start from to find every match:
  * "{src,packages}/x.c" gives "src" and "packages"; "" means the root itself.
- * None is below another. Returns a NULL-terminated array owned by P; *N (if
- * not NULL) receives its length. */
-TRAWL_API const char *const *trawl_pattern_roots(const trawl_pattern *p,
-                                                 size_t *n);
+ * None is below another; none for a pattern that matches nothing. An array
+ * of NUL-terminated strings, sorted bytewise, owned by P (do not change or
+ * unref it). */
+TRAWL_API const GPtrArray *trawl_pattern_roots(const TrawlPattern *p);
 
 /* Number of alternatives the braces expanded to (1 without braces). */
-TRAWL_API size_t trawl_pattern_alternative_count(const trawl_pattern *p);
+TRAWL_API size_t trawl_pattern_alternative_count(const TrawlPattern *p);
 
 G_END_DECLS
 

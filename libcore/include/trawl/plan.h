@@ -38,33 +38,37 @@
 
 G_BEGIN_DECLS
 
-/* One question: what one trawl_walker would be configured with. */
+/* One question: what one TrawlWalker would be configured with. Fill it with
+ * a designated initializer ({.root = ..., .includes = ...}) or from zero:
+ * a field added later takes a reserved slot and means at zero what the
+ * query meant before it. */
 typedef struct {
   const char *root;                     /* directory; NULL means "." */
-  const trawl_pattern *const *includes; /* borrowed; none: everything */
+  const TrawlPattern *const *includes; /* borrowed; none: everything */
   size_t n_includes;
-  const trawl_pattern *const *excludes; /* borrowed */
+  const TrawlPattern *const *excludes; /* borrowed */
   size_t n_excludes;
-  const trawl_walk_options *options;    /* NULL: trawl_walk_options_init() */
-} trawl_query;
+  const TrawlWalkOptions *options;    /* NULL: trawl_walk_options_init() */
+  uint64_t reserved[4];                 /* zero: initialize by name or with {0}; never read */
+} TrawlQuery;
 
-typedef struct trawl_plan trawl_plan;
+typedef struct TrawlPlan TrawlPlan;
 
 /* An empty plan. Free with trawl_plan_free(). */
-TRAWL_API trawl_plan *trawl_plan_new(void);
+TRAWL_API TrawlPlan *trawl_plan_new(void);
 
 /* Release a plan and its results; NULL is allowed. */
-TRAWL_API void trawl_plan_free(trawl_plan *plan);
+TRAWL_API void trawl_plan_free(TrawlPlan *plan);
 
 /* Add a query (copied; its patterns borrowed). Returns its index: 0, 1, ...
  * in the order added. */
-TRAWL_API size_t trawl_plan_add(trawl_plan *plan, const trawl_query *query);
+TRAWL_API size_t trawl_plan_add(TrawlPlan *plan, const TrawlQuery *query);
 
 /* Number of queries added. */
-TRAWL_API size_t trawl_plan_size(const trawl_plan *plan);
+TRAWL_API size_t trawl_plan_size(const TrawlPlan *plan);
 
 /* The root of query Q, as added. */
-TRAWL_API const char *trawl_plan_query_root(const trawl_plan *plan, size_t q);
+TRAWL_API const char *trawl_plan_query_root(const TrawlPlan *plan, size_t q);
 
 /* Group the queries and walk every group once. Returns false only if some
  * query could not be answered at all (its root is missing or not a readable
@@ -72,40 +76,41 @@ TRAWL_API const char *trawl_plan_query_root(const trawl_plan *plan, size_t q);
  * trawl_plan_error() tells which queries failed; the other queries are
  * answered all the same. Problems below a root do not fail a run (see
  * trawl_plan_problems). A plan may be run again: results are replaced. */
-TRAWL_API bool trawl_plan_run(trawl_plan *plan, GError **error);
+TRAWL_API bool trawl_plan_run(TrawlPlan *plan, GError **error);
 
 /* Called with each result of query Q: PATH (LEN bytes, NUL-terminated,
  * relative to Q's root; valid during the call only). Each query's results
  * come in the order trawl_plan_results() lists them, one call at a time, on
  * the thread that runs the plan. */
-typedef void (*trawl_plan_result_fn)(size_t q, const char *path, size_t len, void *data);
+typedef void (*TrawlPlanResultFunc)(size_t q, const char *path, size_t len, void *data);
 
 /* trawl_plan_run(), handing every result to FN as the walks find them
  * instead of keeping it: trawl_plan_results() then lists nothing. For a
  * caller that writes the results out in its own form (trawl batch): the plan
  * holds no copy of them. */
-TRAWL_API bool trawl_plan_run_each(trawl_plan *plan, trawl_plan_result_fn fn, void *data,
+TRAWL_API bool trawl_plan_run_each(TrawlPlan *plan, TrawlPlanResultFunc fn, void *data,
                                    GError **error);
 
-/* The results of query Q after a run: NUL-terminated paths relative to its
- * root, sorted bytewise, each once; *N receives the count. Owned by the plan
- * until the next run or trawl_plan_free(); the array ends with NULL. */
-TRAWL_API const char *const *trawl_plan_results(const trawl_plan *plan, size_t q, size_t *n);
+/* The results of query Q after a run: an array of NUL-terminated paths
+ * relative to its root, sorted bytewise, each once (as trawl_walker_collect()
+ * returns them). Owned by the plan until the next run or trawl_plan_free():
+ * do not change or unref it. */
+TRAWL_API const GPtrArray *trawl_plan_results(const TrawlPlan *plan, size_t q);
 
 /* Why query Q has no results (its root could not be walked), or NULL. */
-TRAWL_API const GError *trawl_plan_error(const trawl_plan *plan, size_t q);
+TRAWL_API const GError *trawl_plan_error(const TrawlPlan *plan, size_t q);
 
 /* Problems (TRAWL_WALK_ERROR GErrors) of the walk that answered query Q:
  * shared by every query of its group. Never NULL after a run. */
-TRAWL_API const GPtrArray *trawl_plan_problems(const trawl_plan *plan, size_t q);
+TRAWL_API const GPtrArray *trawl_plan_problems(const TrawlPlan *plan, size_t q);
 
 /* The walk that answered query Q (0 .. trawl_plan_groups() - 1), and how many
  * walks the last run made. */
-TRAWL_API size_t trawl_plan_group(const trawl_plan *plan, size_t q);
-TRAWL_API size_t trawl_plan_groups(const trawl_plan *plan);
+TRAWL_API size_t trawl_plan_group(const TrawlPlan *plan, size_t q);
+TRAWL_API size_t trawl_plan_groups(const TrawlPlan *plan);
 
 /* Counters of walk G of the last run. */
-TRAWL_API void trawl_plan_stats(const trawl_plan *plan, size_t g, trawl_walk_stats *out);
+TRAWL_API void trawl_plan_stats(const TrawlPlan *plan, size_t g, TrawlWalkStats *out);
 
 G_END_DECLS
 

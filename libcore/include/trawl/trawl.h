@@ -1,7 +1,10 @@
 /* trawl — finds source files for build systems, fast and exactly.
  *
  * The umbrella header of libcore: include this one, or the header of the
- * service you use. Services: match (trawl/pattern.h), walk (trawl/walk.h).
+ * service you use. Services: match (trawl/pattern.h, trawl/patset.h), walk
+ * (trawl/walk.h), shared walks (trawl/plan.h) and their cache
+ * (trawl/cache.h). Types are TrawlCamelCase, functions trawl_family_verb
+ * (docs/library.md, "Names").
  */
 #ifndef TRAWL_H
 #define TRAWL_H

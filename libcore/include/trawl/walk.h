@@ -67,8 +67,12 @@ typedef struct {
   unsigned threads;     /* 0: online CPUs; 1: serial */
   TrawlReader reader;
   unsigned ignore;      /* TrawlIgnoreFlags; default VCS | DOT; 0: read no ignore file */
-} trawl_walk_options;
+  uint64_t reserved[4]; /* zeroed by trawl_walk_options_init(); never read */
+} TrawlWalkOptions;
 
+/* A result. Only the library makes one and hands it over by pointer (a
+ * caller never allocates one for it to fill), so fields are added at the
+ * end. */
 typedef struct {
   const char *path;     /* relative to its root, NUL-terminated */
   size_t len;
@@ -76,7 +80,7 @@ typedef struct {
   unsigned root;        /* index of its root, in the order added */
   uint64_t queries;     /* a shared walk (trawl/plan.h): bit i for each query i it answers;
                            1 in a walker's own walk */
-} trawl_entry;
+} TrawlEntry;
 
 typedef struct {
   uint64_t dirs_opened;   /* directories read */
@@ -85,12 +89,13 @@ typedef struct {
   uint64_t entries_seen;  /* directory entries examined */
   uint64_t results;       /* entries reported */
   unsigned threads_used;  /* threads that took part (1 when serial) */
-} trawl_walk_stats;
+  uint64_t reserved[4];   /* written as zero */
+} TrawlWalkStats;
 
 /* Called for each result, from worker threads; return false to stop. */
-typedef bool (*trawl_entry_fn)(const trawl_entry *entry, void *data);
+typedef bool (*TrawlEntryFunc)(const TrawlEntry *entry, void *data);
 
-typedef struct trawl_walker trawl_walker;
+typedef struct TrawlWalker TrawlWalker;
 
 #define TRAWL_WALK_ERROR (trawl_walk_error_quark())
 typedef enum {
@@ -107,36 +112,36 @@ TRAWL_API GQuark trawl_walk_error_quark(void);
 /* Options with their defaults: files only, no hidden, no follow, unlimited
  * depth, online CPUs, the default reader, ignore files as git and fd read
  * them (TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT). */
-TRAWL_API void trawl_walk_options_init(trawl_walk_options *options);
+TRAWL_API void trawl_walk_options_init(TrawlWalkOptions *options);
 
 /* A new walker with a copy of OPTIONS (NULL: defaults). Free with
  * trawl_walker_free(). */
-TRAWL_API trawl_walker *trawl_walker_new(const trawl_walk_options *options);
+TRAWL_API TrawlWalker *trawl_walker_new(const TrawlWalkOptions *options);
 
 /* Release a walker; NULL is allowed. */
-TRAWL_API void trawl_walker_free(trawl_walker *w);
+TRAWL_API void trawl_walker_free(TrawlWalker *w);
 
 /* Add a root directory (copied); results carry its index. A walker given
  * none walks ".". */
-TRAWL_API void trawl_walker_add_root(trawl_walker *w, const char *root);
+TRAWL_API void trawl_walker_add_root(TrawlWalker *w, const char *root);
 
 /* Add an include (borrowed). With no include, everything matches. */
-TRAWL_API void trawl_walker_add_include(trawl_walker *w, const trawl_pattern *p);
+TRAWL_API void trawl_walker_add_include(TrawlWalker *w, const TrawlPattern *p);
 
 /* Read the ignore file PATH (gitignore syntax, patterns relative to each
  * root) and apply it after every other ignore file. False with ERROR set
  * (TRAWL_WALK_ERROR_IGNORE) when it cannot be read. Applies whatever
  * options.ignore says. */
-TRAWL_API bool trawl_walker_add_ignore_file(trawl_walker *w, const char *path, GError **error);
+TRAWL_API bool trawl_walker_add_ignore_file(TrawlWalker *w, const char *path, GError **error);
 
 /* Add an exclude (borrowed): matching entries are not reported, and a
  * directory it matches, or covers ("build/ **"), is not entered. */
-TRAWL_API void trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p);
+TRAWL_API void trawl_walker_add_exclude(TrawlWalker *w, const TrawlPattern *p);
 
 /* Walk, calling FN for every result (unsorted, from worker threads). Returns
  * false with ERROR set only when the walk could not run (a bad root); an
  * early stop by FN is a success. */
-TRAWL_API bool trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data,
+TRAWL_API bool trawl_walker_run(TrawlWalker *w, TrawlEntryFunc fn, void *data,
                                 GError **error);
 
 /* Walk, then call FN on the calling thread for every result in order: the
@@ -144,14 +149,23 @@ TRAWL_API bool trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data,
  * FN returning false skips the rest. Errors as trawl_walker_run(). Holds the
  * results until the walk ends: each directory's names once, not whole
  * paths. */
-TRAWL_API bool trawl_walker_run_sorted(trawl_walker *w, trawl_entry_fn fn, void *data,
+TRAWL_API bool trawl_walker_run_sorted(TrawlWalker *w, TrawlEntryFunc fn, void *data,
                                        GError **error);
 
 /* Walk and return the results as an array of NUL-terminated paths, relative
- * to their roots and sorted bytewise (the roots' results merged), or NULL
- * with ERROR set.
- * Free with g_ptr_array_unref(). */
-TRAWL_API GPtrArray *trawl_walker_collect(trawl_walker *w, GError **error);
+ * to their roots and sorted bytewise, or NULL with ERROR set. Over several
+ * roots the roots' results are merged into one sorted array, which does not
+ * say which root a path is below (nor tells apart one path found below two):
+ * trawl_walker_collect_entries() does. Free with g_ptr_array_unref(). */
+TRAWL_API GPtrArray *trawl_walker_collect(TrawlWalker *w, GError **error);
+
+/* Walk and return the results as an array of TrawlEntry *, in the order of
+ * trawl_walker_run_sorted(): the roots in the order added, each root's
+ * results sorted bytewise by path; each entry's root is its root's index
+ * (0 for the "." of a walker given no root), its path relative to that
+ * root. Or NULL with ERROR set. Free with g_ptr_array_unref(): it frees the
+ * entries and their paths. */
+TRAWL_API GPtrArray *trawl_walker_collect_entries(TrawlWalker *w, GError **error);
 
 /* Why a path is, or is not, a result (trawl_walker_explain). */
 typedef enum {
@@ -175,8 +189,8 @@ typedef struct {
   bool selected;
   TrawlExplainReason reason;   /* the first check that failed, in the walk's order */
   unsigned type;               /* TrawlEntryType (lstat), 0 when missing */
-  const trawl_pattern *include; /* the first include that matches the path, or NULL */
-  const trawl_pattern *exclude; /* the exclude that left it out, or NULL */
+  const TrawlPattern *include; /* the first include that matches the path, or NULL */
+  const TrawlPattern *exclude; /* the exclude that left it out, or NULL */
   char *directory;             /* the directory above it where the walk stopped, or NULL */
   /* The ignore rule that decides: the rule that ignores the first ignored
    * directory above the path, else the path's own last matching rule (a
@@ -195,22 +209,23 @@ typedef struct {
    * a rule of git's from leaving it out: git ignores untracked paths only.
    * The ignore_* fields then name the rule that would otherwise apply. */
   bool tracked;
-} trawl_explanation;
+  uint64_t reserved[4];        /* written as zero */
+} TrawlExplanation;
 
 /* Explain PATH (relative to the first root) as a walk with this walker's
  * configuration would decide it, without walking: the directories above it
  * are looked at one by one. False with ERROR set only when the root cannot
  * be opened. Release OUT with trawl_explanation_clear(). */
-TRAWL_API bool trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out,
+TRAWL_API bool trawl_walker_explain(TrawlWalker *w, const char *path, TrawlExplanation *out,
                                     GError **error);
-TRAWL_API void trawl_explanation_clear(trawl_explanation *e);
+TRAWL_API void trawl_explanation_clear(TrawlExplanation *e);
 
 /* Problems of the last run that did not stop it, as GErrors in
  * TRAWL_WALK_ERROR, each naming its path; owned by the walker. */
-TRAWL_API const GPtrArray *trawl_walker_problems(const trawl_walker *w);
+TRAWL_API const GPtrArray *trawl_walker_problems(const TrawlWalker *w);
 
 /* Counters of the last run. */
-TRAWL_API void trawl_walker_stats(const trawl_walker *w, trawl_walk_stats *out);
+TRAWL_API void trawl_walker_stats(const TrawlWalker *w, TrawlWalkStats *out);
 
 G_END_DECLS
 

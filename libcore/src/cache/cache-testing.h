@@ -17,10 +17,10 @@ long cache_read_all(const char *path, char **why);
 
 /* Did the last cached run of PLAN find nothing changed, and answer from the
  * records without a walk? */
-bool cache_run_was_quick(const trawl_plan *plan);
+bool cache_run_was_quick(const TrawlPlan *plan);
 
 /* Are the patterns of PLAN, made from a cache file, still not compiled? */
-bool cache_patterns_pending(const trawl_plan *plan);
+bool cache_patterns_pending(const TrawlPlan *plan);
 
 /* Called, when set, after a cached run's walk and before its cache is
  * written: a change made there is one made while the walk ran, after it

@@ -1,7 +1,7 @@
 /* trawl — result caches: a plan run through a cache file, re-validated by
  * stamps (trawl/cache.h, docs/cache.md).
  *
- * A cached run (trawl_plan_run_cached) goes in phases, each a function
+ * A cached run (trawl_cache_run) goes in phases, each a function
  * below: the cache file read and found to be this plan's or not (same trawl
  * version, same queries: cachefile.h), the queries grouped and the roots
  * compared; each walk's ignore sources outside the walked directories
@@ -61,7 +61,7 @@ struct cache_state {
   GError *pending_error;   /* they did not compile */
   GByteArray *held, *held_recs; /* TRAWL_CACHE_HOLD_CHANGED: the index and the records a
                                  * changed run would have written, until
-                                 * trawl_plan_store_cache() writes them */
+                                 * trawl_cache_store() writes them */
   char *held_path;         /* where */
 };
 
@@ -112,7 +112,7 @@ state_free(struct cache_state *st)
 
 /* PLAN's cache state, made if it has none. */
 static struct cache_state *
-state_of(trawl_plan *plan)
+state_of(TrawlPlan *plan)
 {
   struct cache_state *st = plan_cache(plan);
   if (st == NULL) {
@@ -124,7 +124,7 @@ state_of(trawl_plan *plan)
 
 /* The state of PLAN's last run, if that run was a cached one. */
 static const struct cache_state *
-last_run(const trawl_plan *plan)
+last_run(const TrawlPlan *plan)
 {
   const struct cache_state *st = plan_cache(plan);
   return st && st->run == plan_runs(plan) && st->trusted ? st : NULL;
@@ -132,18 +132,30 @@ last_run(const trawl_plan *plan)
 
 /* ---- runs ---- */
 
-void
-trawl_cache_report_clear(trawl_cache_report *r)
+G_DEFINE_QUARK(trawl-cache-error-quark, trawl_cache_error)
+
+/* *SLOT, a TRAWL_CACHE_ERROR of CODE saying WHY (taken; NULL: none). */
+static void
+report_error(GError **slot, TrawlCacheError code, char *why)
 {
-  g_free(r->watchman);
-  g_free(r->warning);
-  g_free(r->write_error);
+  g_clear_error(slot);
+  if (why)
+    *slot = g_error_new_literal(TRAWL_CACHE_ERROR, (int)code, why);
+  g_free(why);
+}
+
+void
+trawl_cache_report_clear(TrawlCacheReport *r)
+{
+  g_clear_error(&r->watchman_error);
+  g_clear_error(&r->warning);
+  g_clear_error(&r->write_error);
   memset(r, 0, sizeof *r);
 }
 
 /* The queries as the cache records them (cachefile.h). */
 static void
-w_queries(GByteArray *b, trawl_plan *plan, const struct cache_state *st)
+w_queries(GByteArray *b, TrawlPlan *plan, const struct cache_state *st)
 {
   if (st && st->pending) {
     /* A plan from a cache, its patterns not compiled: the file's bytes are
@@ -238,7 +250,7 @@ keep_previous(size_t q, const char *path, size_t len, void *data)
 /* ST->previous from the cache's records: every result recorded, per query,
  * sorted bytewise (rec_pass()). */
 static void
-previous_build(const trawl_plan *plan, struct cache_state *st)
+previous_build(const TrawlPlan *plan, struct cache_state *st)
 {
   st->previous = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
   for (size_t i = 0; i < trawl_plan_size(plan); i++)
@@ -257,43 +269,36 @@ previous_build(const trawl_plan *plan, struct cache_state *st)
         g_ptr_array_set_size(st->previous->pdata[g_array_index(gv.members, size_t, m)], 0);
     }
   }
-  for (guint i = 0; i < st->previous->len; i++)
-    g_ptr_array_add(st->previous->pdata[i], NULL);
 }
 
-const char *const *
-trawl_plan_previous_results(const trawl_plan *plan, size_t q, size_t *n)
+const GPtrArray *
+trawl_cache_previous_results(const TrawlPlan *plan, size_t q)
 {
-  if (n)
-    *n = 0;
   struct cache_state *st = (struct cache_state *)last_run(plan);
   if (st == NULL || q >= trawl_plan_size(plan))
     return NULL;
   if (st->previous == NULL)
     previous_build(plan, st);
-  GPtrArray *list = st->previous->pdata[q];
-  if (n)
-    *n = list->len - 1;
-  return (const char *const *)list->pdata;
+  return st->previous->pdata[q];
 }
 
 /* trawl_plan_results() of a run that took the quick path. */
-static const char *const *
-quick_results(const trawl_plan *plan, size_t q, size_t *n)
+static const GPtrArray *
+quick_results(const TrawlPlan *plan, size_t q)
 {
-  return trawl_plan_previous_results(plan, q, n);
+  return trawl_cache_previous_results(plan, q);
 }
 
 size_t
-trawl_plan_changes(const trawl_plan *plan, trawl_change_fn fn, void *data)
+trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
 {
   size_t changes = 0;
   for (size_t q = 0; q < trawl_plan_size(plan); q++) {
-    size_t n = 0, m = 0;
-    const char *const *now = trawl_plan_results(plan, q, &n);
-    const char *const *was = trawl_plan_previous_results(plan, q, &m);
-    if (was == NULL)
-      m = 0;
+    const GPtrArray *now_list = trawl_plan_results(plan, q);
+    const GPtrArray *was_list = trawl_cache_previous_results(plan, q);
+    const size_t n = now_list->len, m = was_list ? was_list->len : 0;
+    const char *const *now = (const char *const *)now_list->pdata;
+    const char *const *was = was_list ? (const char *const *)was_list->pdata : NULL;
     /* A merge of two sorted lists. */
     size_t i = 0, j = 0;
     while (i < n || j < m) {
@@ -318,14 +323,14 @@ void (*cache_test_after_walk)(void *data);
 void *cache_test_after_walk_data;
 
 bool
-cache_run_was_quick(const trawl_plan *plan)
+cache_run_was_quick(const TrawlPlan *plan)
 {
   const struct cache_state *st = last_run(plan);
   return st && st->quick;
 }
 
 bool
-cache_patterns_pending(const trawl_plan *plan)
+cache_patterns_pending(const TrawlPlan *plan)
 {
   const struct cache_state *st = plan_cache(plan);
   return st && st->pending;
@@ -335,11 +340,11 @@ cache_patterns_pending(const trawl_plan *plan)
 
 /* What the phases of one cached run of a plan hand each other. */
 struct cached_run {
-  trawl_plan *plan;
+  TrawlPlan *plan;
   struct cache_state *st;
   const char *path;
   unsigned flags;
-  trawl_cache_report *report;
+  TrawlCacheReport *report;
   struct cache_file *cache;     /* the file read, until trusted (then st->file) */
   GByteArray *queries;          /* the plan's queries as a cache file records them */
   GError *first;                /* the first error of the run */
@@ -409,7 +414,7 @@ run_group(struct cached_run *r, char *why)
   }
   r->usable = r->cache && why == NULL;
   r->report->trusted = st->trusted = r->usable;
-  r->report->warning = why;
+  report_error(&r->report->warning, TRAWL_CACHE_ERROR_UNTRUSTED, why);
 }
 
 /* Add PATH (LEN bytes, relative to a root) and the directory holding it to
@@ -489,11 +494,15 @@ run_watchman(struct cached_run *r)
       g_free(gwhy);
   }
   wm_close(wm);
-  if (used == r->n_groups)
-    r->report->watchman = g_strdup_printf("used: %" G_GUINT64_FORMAT " paths changed", r->wm_names);
-  else
-    r->report->watchman = g_strdup_printf("not used (%s)", why ? why : "?");
-  g_free(why);
+  if (used == r->n_groups) {
+    r->report->watchman = TRAWL_CACHE_WATCHMAN_USED;
+    r->report->watchman_changes = r->wm_names;
+    g_free(why);
+  } else {
+    r->report->watchman = TRAWL_CACHE_WATCHMAN_NOT_USED;
+    report_error(&r->report->watchman_error, TRAWL_CACHE_ERROR_WATCHMAN,
+                 why ? why : g_strdup("?"));
+  }
 }
 
 /* Each walk's sources, stamped before it reads them (a change after that
@@ -566,7 +575,7 @@ static void
 run_walk_memos(struct cached_run *r)
 {
   struct cache_state *st = r->st;
-  trawl_cache_report *report = r->report;
+  TrawlCacheReport *report = r->report;
   bool records = true;
   for (guint g = 0; r->usable && g < r->n_groups; g++) {
     struct cgroup *cg = &st->groups[g];
@@ -581,7 +590,8 @@ run_walk_memos(struct cached_run *r)
   }
   if (r->usable && !records) {
     /* The index held, the records do not: nothing of it is trusted. */
-    report->warning = g_strdup("is corrupt (its records' checksum does not match)");
+    report_error(&report->warning, TRAWL_CACHE_ERROR_UNTRUSTED,
+                 g_strdup("is corrupt (its records' checksum does not match)"));
     report->trusted = st->trusted = r->usable = false;
     for (guint g = 0; g < r->n_groups; g++) {
       struct cgroup *cg = &st->groups[g];
@@ -600,7 +610,7 @@ run_walk_memos(struct cached_run *r)
   if (cache_test_after_walk)
     cache_test_after_walk(cache_test_after_walk_data);
   for (guint g = 0; g < r->n_groups; g++) {
-    trawl_walk_stats ws;
+    TrawlWalkStats ws;
     trawl_plan_stats(r->plan, g, &ws);
     report->dirs_read += ws.dirs_opened;
     report->dirs_reused += ws.dirs_reused;
@@ -612,7 +622,7 @@ static void
 run_compare(struct cached_run *r)
 {
   struct cache_state *st = r->st;
-  trawl_cache_report *report = r->report;
+  TrawlCacheReport *report = r->report;
   /* Nothing read, and every record the cache held replayed (no start
    * directory newly ignored, say): the results are the records'. */
   bool replayed_all = !r->quick && r->all_trusted && report->dirs_read == 0 && r->walked;
@@ -625,12 +635,11 @@ run_compare(struct cached_run *r)
     report->changed = true;
   } else if (r->usable && !r->quick && !replayed_all) {
     for (size_t i = 0; i < trawl_plan_size(r->plan) && !report->changed; i++) {
-      size_t n = 0, m = 0;
-      const char *const *is = trawl_plan_results(r->plan, i, &n);
-      const char *const *was = trawl_plan_previous_results(r->plan, i, &m);
-      report->changed = n != m;
-      for (size_t k = 0; k < n && !report->changed; k++)
-        report->changed = strcmp(is[k], was[k]) != 0;
+      const GPtrArray *is = trawl_plan_results(r->plan, i);
+      const GPtrArray *was = trawl_cache_previous_results(r->plan, i);
+      report->changed = is->len != (was ? was->len : 0);
+      for (guint k = 0; k < is->len && !report->changed; k++)
+        report->changed = strcmp(is->pdata[k], was->pdata[k]) != 0;
     }
   }
 }
@@ -658,7 +667,9 @@ run_refresh_clocks(struct cached_run *r)
   }
   if (!clocked || r->wm_names < MAX((guint64)CLOCK_REFRESH_NAMES, dirs))
     return;
-  r->report->written = cache_store_clocks(r->path, st->file, r->clocks, &r->report->write_error);
+  char *why = NULL;
+  r->report->written = cache_store_clocks(r->path, st->file, r->clocks, &why);
+  report_error(&r->report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
 }
 
 /* Write the new record to R->path when it is worth a write. */
@@ -666,7 +677,7 @@ static void
 run_write(struct cached_run *r)
 {
   struct cache_state *st = r->st;
-  trawl_cache_report *report = r->report;
+  TrawlCacheReport *report = r->report;
   run_refresh_clocks(r);
   /* A re-check rewrites an unchanged answer only when that spares the next
    * one reading: some directory it read again (a racy one, since settled)
@@ -702,14 +713,16 @@ run_write(struct cached_run *r)
     st->held_path = g_strdup(r->path);
     return;
   }
-  report->written = cache_store(r->path, body, recs, &report->write_error);
+  char *why = NULL;
+  report->written = cache_store(r->path, body, recs, &why);
+  report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
   g_byte_array_unref(body);
   g_byte_array_unref(recs);
 }
 
 bool
-trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
-                      trawl_cache_report *report, GError **error)
+trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
+                TrawlCacheReport *report, GError **error)
 {
   memset(report, 0, sizeof *report);
   struct cache_state *st = state_of(plan);
@@ -750,26 +763,26 @@ trawl_plan_run_cached(trawl_plan *plan, const char *path, unsigned flags,
 }
 
 bool
-trawl_plan_store_cache(trawl_plan *plan, trawl_cache_report *report)
+trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report)
 {
   struct cache_state *st = plan_cache(plan);
   if (st == NULL || st->held == NULL)
     return true;
-  g_free(report->write_error);
-  report->write_error = NULL;
-  report->written = cache_store(st->held_path, st->held, st->held_recs, &report->write_error);
+  char *why = NULL;
+  report->written = cache_store(st->held_path, st->held, st->held_recs, &why);
+  report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
   held_clear(st);
   return report->written;
 }
 
 bool
-trawl_plan_run_each_cached(trawl_plan *plan, const char *path, unsigned flags,
-                           trawl_plan_result_fn fn, void *data, trawl_cache_report *report,
-                           GError **error)
+trawl_cache_run_each(TrawlPlan *plan, const char *path, unsigned flags,
+                     TrawlPlanResultFunc fn, void *data, TrawlCacheReport *report,
+                     GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
   plan_set_each(plan, fn, data);
-  bool ok = trawl_plan_run_cached(plan, path, flags, report, error);
+  bool ok = trawl_cache_run(plan, path, flags, report, error);
   plan_set_each(plan, NULL, NULL);
   const struct cache_state *st = last_run(plan);
   for (guint g = 0; ok && st && st->quick && g < st->n_groups; g++) {
@@ -798,7 +811,7 @@ trawl_cache_watchman_setting(GError **error)
 /* ---- a plan from a cache file ---- */
 
 struct reading {
-  trawl_plan *plan;
+  TrawlPlan *plan;
   bool add;             /* add each query; else give each of PLAN's its patterns */
   bool compile;         /* compile the patterns (else only the queries are added) */
   GError *error;
@@ -811,8 +824,8 @@ compile_list(struct reading *r, const struct cached_pattern *list, size_t n, GPt
 {
   for (size_t j = 0; j < n; j++) {
     GError *perr = NULL;
-    trawl_pattern *p = trawl_pattern_compile(list[j].text, list[j].len,
-                                             (TrawlDialect)list[j].dialect, list[j].flags, &perr);
+    TrawlPattern *p = trawl_pattern_compile(list[j].text, list[j].len,
+                                            (TrawlDialect)list[j].dialect, list[j].flags, &perr);
     if (p == NULL) {
       g_set_error(&r->error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
                   "a cache holds a pattern that does not compile: %s", perr->message);
@@ -838,13 +851,15 @@ read_query(size_t i, const struct cached_query *q, void *data)
                             compile_list(r, q->excludes, q->n_excludes, exc));
   if (ok && r->add) {
     char *root = g_strndup(q->root, q->root_len);
-    trawl_query tq = {root, (const trawl_pattern *const *)inc->pdata, inc->len,
-                      (const trawl_pattern *const *)exc->pdata, exc->len, &q->opt};
+    TrawlQuery tq = {.root = root,
+                     .includes = (const TrawlPattern *const *)inc->pdata, .n_includes = inc->len,
+                     .excludes = (const TrawlPattern *const *)exc->pdata, .n_excludes = exc->len,
+                     .options = &q->opt};
     trawl_plan_add(r->plan, &tq);
     g_free(root);
   } else if (ok) {
-    plan_query_add_patterns(r->plan, i, (const trawl_pattern *const *)inc->pdata, inc->len,
-                            (const trawl_pattern *const *)exc->pdata, exc->len);
+    plan_query_add_patterns(r->plan, i, (const TrawlPattern *const *)inc->pdata, inc->len,
+                            (const TrawlPattern *const *)exc->pdata, exc->len);
   }
   g_ptr_array_unref(inc);
   g_ptr_array_unref(exc);
@@ -866,7 +881,7 @@ read_queries(const guint8 *bytes, size_t len, struct reading *r)
 /* plan_prepare_fn of a plan made from a cache file: its patterns compiled
  * once a walk needs them. */
 static bool
-plan_patterns(trawl_plan *plan, GError **error)
+plan_patterns(TrawlPlan *plan, GError **error)
 {
   struct cache_state *st = plan_cache(plan);
   if (st == NULL)
@@ -896,13 +911,13 @@ plan_patterns(trawl_plan *plan, GError **error)
  * (docs/adr/0004-cache-file-read-cost.md). Not when another trawl version wrote the
  * file: its patterns are compiled at once, so one that no longer compiles
  * is told now. */
-trawl_plan *
-trawl_plan_new_from_cache(const char *path, GError **error)
+TrawlPlan *
+trawl_cache_load_plan(const char *path, GError **error)
 {
   struct cache_file *cache = cache_open(path, error);
   if (cache == NULL)
     return NULL;
-  trawl_plan *plan = trawl_plan_new();
+  TrawlPlan *plan = trawl_plan_new();
   const bool lazy = strcmp(cache->version, TRAWL_VERSION_STRING) == 0;
   struct reading r = {plan, true, !lazy, NULL};
   if (!read_queries(cache->queries, cache->queries_len, &r)) {
@@ -918,7 +933,7 @@ trawl_plan_new_from_cache(const char *path, GError **error)
     g_byte_array_append(st->pending, cache->queries, (guint)cache->queries_len);
     plan_set_prepare(plan, plan_patterns);
   }
-  /* Kept for trawl_plan_run_cached() on the same file: one load. */
+  /* Kept for trawl_cache_run() on the same file: one load. */
   st->file = cache;
   st->path = g_strdup(path);
   return plan;

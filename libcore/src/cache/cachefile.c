@@ -686,7 +686,7 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
 
 void
 cache_query_write(GByteArray *b, const char *root, const GPtrArray *includes,
-                  const GPtrArray *excludes, const trawl_walk_options *o)
+                  const GPtrArray *excludes, const TrawlWalkOptions *o)
 {
   w_str(b, root, strlen(root));
   for (int k = 0; k < 2; k++) {

@@ -183,7 +183,7 @@ bool cache_store(const char *path, GByteArray *index, const GByteArray *recs, ch
  * threads or the reader). Compared as bytes. */
 void cache_queries_begin(GByteArray *b, size_t n);
 void cache_query_write(GByteArray *b, const char *root, const GPtrArray *includes,
-                       const GPtrArray *excludes, const trawl_walk_options *o);
+                       const GPtrArray *excludes, const TrawlWalkOptions *o);
 
 /* A pattern and a query as read back (texts in the caller's bytes). */
 struct cached_pattern {
@@ -198,7 +198,7 @@ struct cached_query {
   size_t n_includes;
   const struct cached_pattern *excludes;
   size_t n_excludes;
-  trawl_walk_options opt;
+  TrawlWalkOptions opt;
 };
 
 /* Called with each query I of the bytes read; false stops. */

@@ -9,33 +9,33 @@
 
 /* The digest's format, in one place: each result with its NUL, each query
  * ended by a newline. */
-struct trawl_digest {
+struct TrawlDigest {
   GChecksum *ck;
 };
 
-trawl_digest *
+TrawlDigest *
 trawl_digest_new(void)
 {
-  trawl_digest *d = g_new(trawl_digest, 1);
+  TrawlDigest *d = g_new(TrawlDigest, 1);
   d->ck = g_checksum_new(G_CHECKSUM_SHA256);
   return d;
 }
 
 void
-trawl_digest_result(trawl_digest *d, const char *path, size_t len)
+trawl_digest_result(TrawlDigest *d, const char *path, size_t len)
 {
   g_checksum_update(d->ck, (const guchar *)path, (gssize)len);
   g_checksum_update(d->ck, (const guchar *)"", 1);
 }
 
 void
-trawl_digest_end_query(trawl_digest *d)
+trawl_digest_end_query(TrawlDigest *d)
 {
   g_checksum_update(d->ck, (const guchar *)"\n", 1);
 }
 
 char *
-trawl_digest_finish(trawl_digest *d)
+trawl_digest_finish(TrawlDigest *d)
 {
   char *hex = g_strdup(g_checksum_get_string(d->ck));
   g_checksum_free(d->ck);
@@ -44,16 +44,15 @@ trawl_digest_finish(trawl_digest *d)
 }
 
 char *
-trawl_plans_digest(trawl_plan *const *plans, size_t n)
+trawl_digest_plans(TrawlPlan *const *plans, size_t n)
 {
-  trawl_digest *d = trawl_digest_new();
+  TrawlDigest *d = trawl_digest_new();
   for (size_t p = 0; p < n; p++) {
-    const trawl_plan *plan = plans[p];
+    const TrawlPlan *plan = plans[p];
     for (size_t q = 0; plan && q < trawl_plan_size(plan); q++) {
-      size_t count;
-      const char *const *r = trawl_plan_results(plan, q, &count);
-      for (size_t i = 0; i < count; i++)
-        trawl_digest_result(d, r[i], strlen(r[i]));
+      const GPtrArray *r = trawl_plan_results(plan, q);
+      for (guint i = 0; i < r->len; i++)
+        trawl_digest_result(d, r->pdata[i], strlen(r->pdata[i]));
       trawl_digest_end_query(d);
     }
   }

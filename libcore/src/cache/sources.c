@@ -25,7 +25,7 @@ static bool sources_recheck(struct sources *s, const struct cached_walk *was, co
 /* The sources of the walk of ROOT with options O. WAS, the cached walk (or
  * NULL): when its sources' stamps all hold, they are its sources still. */
 void
-sources_init(struct sources *s, const char *root, const trawl_walk_options *o,
+sources_init(struct sources *s, const char *root, const TrawlWalkOptions *o,
              const struct cached_walk *was)
 {
   s->stamps = g_array_new(FALSE, FALSE, sizeof(struct stamp));

@@ -36,7 +36,7 @@ struct sources {
 /* The sources of the walk of ROOT with options O, stamped now. WAS, the
  * cached walk (or NULL): when its sources' stamps all hold, they are its
  * sources still (S->held), found without asking again. */
-void sources_init(struct sources *s, const char *root, const trawl_walk_options *o,
+void sources_init(struct sources *s, const char *root, const TrawlWalkOptions *o,
                   const struct cached_walk *was);
 void sources_clear(struct sources *s);
 

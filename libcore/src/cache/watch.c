@@ -28,7 +28,7 @@
  * in it all the time) or a name not there by the directory that holds it,
  * where its making or removal shows. */
 static void
-watch_source(const char *p, bool whole, trawl_watch_fn fn, void *data)
+watch_source(const char *p, bool whole, TrawlCacheWatchFunc fn, void *data)
 {
   struct stat st;
   if (stat(p, &st) == 0 && (whole || !S_ISDIR(st.st_mode))) {
@@ -52,7 +52,7 @@ watch_source(const char *p, bool whole, trawl_watch_fn fn, void *data)
  * set as trawl_cache_watch() says. False if the index does not parse. */
 static bool
 cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
-                  void *data, trawl_watch_fn source_fn, void *source_data, bool *always)
+                  void *data, TrawlCacheWatchFunc source_fn, void *source_data, bool *always)
 {
   struct rd r = {w->dirs_at, w->dirs_end, false};
   GString *path = g_string_new(NULL);
@@ -139,7 +139,7 @@ left_to_the_check(const char *path, guint8 kind)
 
 struct watching {
   const char *root;
-  trawl_watch_fn fn;
+  TrawlCacheWatchFunc fn;
   void *data;
   GString *path;
 };
@@ -158,7 +158,7 @@ watch_below_root(const char *rel, void *data)
 }
 
 bool
-trawl_cache_watch(const char *path, trawl_watch_fn fn, void *data, bool *always, GError **error)
+trawl_cache_watch(const char *path, TrawlCacheWatchFunc fn, void *data, bool *always, GError **error)
 {
   struct cache_file *c = cache_open(path, error);
   *always = c == NULL;

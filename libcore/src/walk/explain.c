@@ -25,7 +25,7 @@
 #include "walk-run.h"
 
 void
-trawl_explanation_clear(trawl_explanation *e)
+trawl_explanation_clear(TrawlExplanation *e)
 {
   g_free(e->directory);
   g_free(e->ignore_source);
@@ -37,7 +37,7 @@ trawl_explanation_clear(trawl_explanation *e)
 }
 
 static void
-explain_fail(trawl_explanation *e, TrawlExplainReason reason, const char *dir)
+explain_fail(TrawlExplanation *e, TrawlExplainReason reason, const char *dir)
 {
   if (e->reason != TRAWL_EXPLAIN_INCLUDED)
     return; /* the first failure stands */
@@ -47,7 +47,7 @@ explain_fail(trawl_explanation *e, TrawlExplainReason reason, const char *dir)
 }
 
 static void
-explain_rule(trawl_explanation *e, const struct ignore_rule *r, const struct ignore_file *from,
+explain_rule(TrawlExplanation *e, const struct ignore_rule *r, const struct ignore_file *from,
              const char *match)
 {
   if (e->ignore_source)
@@ -63,7 +63,7 @@ explain_rule(trawl_explanation *e, const struct ignore_rule *r, const struct ign
  * recorded in E when it is the first on the way that leads outside the
  * root. */
 static void
-explain_link(trawl_explanation *e, const char *root, const char *root_real, const char *rel)
+explain_link(TrawlExplanation *e, const char *root, const char *root_real, const char *rel)
 {
   if (e->outside_link || root_real == NULL)
     return;
@@ -81,7 +81,7 @@ explain_link(trawl_explanation *e, const char *root, const char *root_real, cons
 }
 
 bool
-trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, GError **error)
+trawl_walker_explain(TrawlWalker *w, const char *path, TrawlExplanation *out, GError **error)
 {
   memset(out, 0, sizeof *out);
   g_return_val_if_fail(!w->shared, false);
@@ -93,7 +93,7 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
     g_set_error(error, TRAWL_WALK_ERROR, TRAWL_WALK_ERROR_ROOT, "%s: %s", root, g_strerror(errno));
     return false;
   }
-  const trawl_walk_options *o = &w->opt;
+  const TrawlWalkOptions *o = &w->opt;
   struct qtab qt;
   qtab_init(&qt, w->queries, w->patset_min);
   GArray *hits = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -183,7 +183,7 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
       if (o->follow && exists && S_ISLNK(st.st_mode))
         explain_link(out, root, root_real, rel);
       if (!last) {
-        const trawl_pattern *x = closing_exclude(q, rel, i, true);
+        const TrawlPattern *x = closing_exclude(q, rel, i, true);
         if (!query_wants(q, rel, i))
           explain_fail(out, TRAWL_EXPLAIN_PRUNED, rel);
         if (x) {
@@ -258,7 +258,7 @@ trawl_walker_explain(trawl_walker *w, const char *path, trawl_explanation *out, 
       if (!included)
         explain_fail(out, TRAWL_EXPLAIN_NOT_INCLUDED, NULL);
       const bool excluded = patlist_match(&qt.exc, rel, i, self, hits) != 0;
-      const trawl_pattern *x = excluded ? closing_exclude(q, rel, i, false) : NULL;
+      const TrawlPattern *x = excluded ? closing_exclude(q, rel, i, false) : NULL;
       if (x && out->exclude == NULL) {
         if (out->reason == TRAWL_EXPLAIN_INCLUDED)
           out->exclude = x;

@@ -32,7 +32,7 @@ names_hidden(const GPtrArray *pats, const char *name, size_t len)
  * covering: glob() matches its excludes against the result paths, so "*x*"
  * removes a directory "dx" but not "dx/in.c" (Bazel 4.2.3). */
 static bool
-closes(const trawl_pattern *x, const char *path, size_t len)
+closes(const TrawlPattern *x, const char *path, size_t len)
 {
   return (trawl_pattern_dialect(x) != TRAWL_DIALECT_BAZEL && trawl_pattern_match(x, path, len)) ||
          trawl_pattern_covers_below(x, path, len);
@@ -40,11 +40,11 @@ closes(const trawl_pattern *x, const char *path, size_t len)
 
 /* The exclude of Q that matches PATH or (for a directory) closes it, or
  * NULL. */
-const trawl_pattern *
+const TrawlPattern *
 closing_exclude(const struct query *q, const char *path, size_t len, bool dir)
 {
   for (guint i = 0; i < q->excludes->len; i++) {
-    const trawl_pattern *x = q->excludes->pdata[i];
+    const TrawlPattern *x = q->excludes->pdata[i];
     if (dir ? closes(x, path, len) : trawl_pattern_match(x, path, len))
       return x;
   }
@@ -84,10 +84,10 @@ prune_index_new(const GPtrArray *includes)
                                    (GDestroyNotify)g_ptr_array_unref);
   for (guint i = 0; i < includes->len; i++) {
     gpointer p = includes->pdata[i];
-    const char *const *roots = trawl_pattern_roots(p, NULL);
+    const GPtrArray *roots = trawl_pattern_roots(p);
     bool anywhere = false;
-    for (; *roots; roots++) {
-      const char *r = *roots;
+    for (guint k = 0; k < roots->len; k++) {
+      const char *r = roots->pdata[k];
       size_t len = strlen(r);
       if (len == 0) {
         anywhere = true;
@@ -203,7 +203,7 @@ patlist_init(struct patlist *l, const GPtrArray *queries, bool includes, unsigne
           l->by_last[c] |= (uint64_t)1 << i;
   }
   if (l->pats->len >= MAX(set_min, 1u))
-    l->set = trawl_patset_new((const trawl_pattern *const *)l->pats->pdata, l->pats->len);
+    l->set = trawl_patset_new((const TrawlPattern *const *)l->pats->pdata, l->pats->len);
 }
 
 uint64_t
@@ -314,7 +314,7 @@ closing_mask(const struct qtab *t, const char *path, size_t len, uint64_t want, 
   if (l->set == NULL) {
     for (guint i = 0; i < l->pats->len; i++) {
       uint64_t b = QBIT(l->owner[i]);
-      const trawl_pattern *x = l->pats->pdata[i];
+      const TrawlPattern *x = l->pats->pdata[i];
       if ((want & ~got & b) && (trawl_pattern_match(x, path, len) ||
                                 trawl_pattern_covers_below(x, path, len)))
         got |= b;
@@ -365,9 +365,9 @@ start_dirs(const struct query *q)
   if (q->includes->len == 0)
     g_ptr_array_add(dirs, (gpointer) "");
   for (guint i = 0; i < q->includes->len; i++) {
-    const char *const *roots = trawl_pattern_roots(q->includes->pdata[i], NULL);
-    for (; *roots; roots++)
-      g_ptr_array_add(dirs, (gpointer)*roots);
+    const GPtrArray *roots = trawl_pattern_roots(q->includes->pdata[i]);
+    for (guint k = 0; k < roots->len; k++)
+      g_ptr_array_add(dirs, roots->pdata[k]);
   }
   GHashTable *all = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint i = 0; i < dirs->len; i++)

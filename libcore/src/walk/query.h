@@ -35,7 +35,7 @@ G_BEGIN_DECLS
  * each directory is read once, and each entry is looked up once in a pattern
  * set built over every query's patterns. */
 struct query {
-  GPtrArray *includes;  /* const trawl_pattern * (borrowed) */
+  GPtrArray *includes;  /* const TrawlPattern * (borrowed) */
   GPtrArray *excludes;
   bool hidden;
   unsigned types;
@@ -69,15 +69,15 @@ struct tail {
 
 /* Every query's patterns of one kind, for one lookup per entry. */
 struct patlist {
-  GPtrArray *pats;      /* const trawl_pattern * */
+  GPtrArray *pats;      /* const TrawlPattern * */
   guint8 *owner;        /* the query of each */
   struct span *suffix;  /* the literal suffix each match ends with (len 0: none, or case-folded) */
   bool *by_suffix;      /* the suffix alone decides (trawl_pattern_suffix_decides) */
   struct tail *tail;    /* each suffix as the last word of a path ending with it */
   uint64_t *by_last;    /* shared lists of 2 to 64 without a set: per last byte of a
                            path, the patterns whose suffix allows it (256 masks) */
-  trawl_patset *set;    /* NULL when there are few */
-  const trawl_pattern *one; /* the only pattern, if there is one */
+  TrawlPatset *set;    /* NULL when there are few */
+  const TrawlPattern *one; /* the only pattern, if there is one */
   uint64_t all;         /* the queries with a pattern here */
   bool typed;           /* an include whose answer depends on the entry's type
                            (trawl_pattern_typed: bazel's "a/ **") */
@@ -127,7 +127,7 @@ uint64_t open_mask(const struct qtab *t, const char *path, size_t len, uint64_t 
  * everything below it), or NULL; may Q's includes match below directory
  * PATH (through its prune index while a run has made one). */
 bool names_hidden(const GPtrArray *pats, const char *name, size_t len);
-const trawl_pattern *closing_exclude(const struct query *q, const char *path, size_t len, bool dir);
+const TrawlPattern *closing_exclude(const struct query *q, const char *path, size_t len, bool dir);
 bool query_wants(const struct query *q, const char *path, size_t len);
 
 /* Does PATH (LEN bytes) end with X (always, when X is empty)? Inline: the
@@ -217,7 +217,7 @@ patlist_match(const struct patlist *l, const char *path, size_t len, uint64_t wa
     return patlist_match_shared(l, path, len, want, hits);
   if (l->set)
     return trawl_patset_any(l->set, path, len) ? want : 0;
-  const trawl_pattern *const *pats = (const trawl_pattern *const *)l->pats->pdata;
+  const TrawlPattern *const *pats = (const TrawlPattern *const *)l->pats->pdata;
   for (guint i = 0; i < l->pats->len; i++)
     if (trawl_pattern_match(pats[i], path, len))
       return want;

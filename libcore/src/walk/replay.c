@@ -150,7 +150,7 @@ bool
 replay_dir(struct worker *wk, struct item *it)
 {
   struct run *run = wk->run;
-  const trawl_walk_options *o = &run->w->opt;
+  const TrawlWalkOptions *o = &run->w->opt;
   if (run->memo_old == NULL || it->fresh || (it->start && o->follow))
     return false;
   const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);

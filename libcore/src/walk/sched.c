@@ -199,7 +199,7 @@ compare_tops(const void *pa, const void *pb)
 static bool
 run_open_roots(struct run *run, GError **error)
 {
-  const trawl_walker *w = run->w;
+  const TrawlWalker *w = run->w;
   run->root_fds = g_new0(int, w->roots->len);
   run->root_devs = g_new0(dev_t, w->roots->len);
   for (guint r = 0; r < w->roots->len; r++) {
@@ -229,7 +229,7 @@ run_open_roots(struct run *run, GError **error)
 static void
 run_prepare(struct run *run)
 {
-  trawl_walker *w = run->w;
+  TrawlWalker *w = run->w;
   /* Shared descriptors may use half of what is left; the rest is for the
    * directories being read and the caller. */
   struct rlimit lim;
@@ -298,7 +298,7 @@ run_prepare(struct run *run)
 static void
 run_queue_starts(struct run *run)
 {
-  trawl_walker *w = run->w;
+  TrawlWalker *w = run->w;
   qtab_init(&run->qt, w->queries, w->patset_min);
   GPtrArray *starts = g_ptr_array_new_with_free_func(g_free);
   GArray *start_masks = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -375,7 +375,7 @@ run_work(struct run *run)
 static void
 run_gather(struct run *run)
 {
-  trawl_walker *w = run->w;
+  TrawlWalker *w = run->w;
   w->stats.threads_used = g_atomic_int_get(&run->started) ? run->n_workers : 1;
   for (unsigned i = 0; i < run->n_workers; i++) {
     struct worker *wk = &run->workers[i];
@@ -409,7 +409,7 @@ run_gather(struct run *run)
 static void
 run_clear(struct run *run)
 {
-  const trawl_walker *w = run->w;
+  const TrawlWalker *w = run->w;
   for (guint i = 0; i < run->tops->len; i++) {
     struct top *top = run->tops->pdata[i];
     g_free(top->key);
@@ -437,7 +437,7 @@ run_clear(struct run *run)
 }
 
 bool
-run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error)
+run_walk(TrawlWalker *w, TrawlEntryFunc fn, void *data, bool sorted, GError **error)
 {
   g_ptr_array_set_size(w->problems, 0);
   memset(&w->stats, 0, sizeof w->stats);

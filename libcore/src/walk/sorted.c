@@ -162,7 +162,7 @@ nodes_emit(struct run *run, bool done)
     buf_cut(path, f->base);
     buf_add(path, r->name, r->len);
     unsigned root = ((struct top *)run->tops->pdata[run->next_top - 1])->root;
-    trawl_entry e = {path->data, path->len, (TrawlEntryType)r->type, root, r->child.queries};
+    TrawlEntry e = {path->data, path->len, (TrawlEntryType)r->type, root, r->child.queries};
     if (!run->fn(&e, run->data))
       g_atomic_int_set(&run->stop, 1);
   }

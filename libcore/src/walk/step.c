@@ -31,7 +31,7 @@ report(struct worker *wk, unsigned root, TrawlEntryType type, uint64_t queries)
   struct run *run = wk->run;
   wk->stats.results++;
   const size_t plen = run->ig ? run->ig[root].plen : 0;
-  trawl_entry e = {wk->path.data + plen, wk->path.len - plen, type, root, queries};
+  TrawlEntry e = {wk->path.data + plen, wk->path.len - plen, type, root, queries};
   if (!run->fn(&e, run->data))
     g_atomic_int_set(&run->stop, 1);
 }
@@ -163,7 +163,7 @@ static bool
 stat_dir(struct worker *wk, struct item *it, struct dir_read *d)
 {
   struct run *run = wk->run;
-  const trawl_walk_options *o = &run->w->opt;
+  const TrawlWalkOptions *o = &run->w->opt;
   if (!o->follow && !o->one_file_system && !d->memo)
     return true;
   struct stat st;
@@ -198,7 +198,7 @@ static void
 read_listing(struct worker *wk, struct item *it, struct dir_read *d)
 {
   struct run *run = wk->run;
-  const trawl_walker *w = run->w;
+  const TrawlWalker *w = run->w;
   const bool posix = w->opt.reader == TRAWL_READER_POSIX || !dirread_linux_available();
   int err = posix ? dirread_posix(d->fd, &wk->listing) : dirread_linux(d->fd, &wk->listing);
   if (err == EMFILE || err == ENFILE) {

@@ -205,12 +205,12 @@ struct worker {
   struct buf scratch;
   GPtrArray *memos;     /* struct memo_dir *: the directories it read or replayed */
   GArray *asked;        /* struct asked: the questions of the directory being read */
-  trawl_walk_stats stats;
+  TrawlWalkStats stats;
 };
 
 struct run {
-  trawl_walker *w;
-  trawl_entry_fn fn;
+  TrawlWalker *w;
+  TrawlEntryFunc fn;
   void *data;
   bool sorted;          /* build nodes; FN is called by the calling thread, in order */
   GPtrArray *tops;      /* sorted runs: struct top *, in order */
@@ -242,8 +242,8 @@ struct run {
                            to start directories, while they are planned */
 };
 
-struct trawl_walker {
-  trawl_walk_options opt;
+struct TrawlWalker {
+  TrawlWalkOptions opt;
   GPtrArray *roots;     /* char * */
   GPtrArray *queries;   /* struct query * */
   bool shared;          /* queries added by trawl_walker_add_query() */
@@ -251,7 +251,7 @@ struct trawl_walker {
   GPtrArray *excludes;
   GPtrArray *problems;  /* GError * */
   GPtrArray *ignore_files; /* struct ignore_file *: --ignore-file */
-  trawl_walk_stats stats;
+  TrawlWalkStats stats;
   void (*open_hook)(unsigned root, const char *path, void *data); /* walk-testing.h */
   void *open_hook_data;
   unsigned helper_floor;
@@ -264,7 +264,7 @@ struct trawl_walker {
 
 /* Give W the root "." when none was added (trawl/walk.h). Before a run
  * or an explanation. */
-void walker_default_root(trawl_walker *w);
+void walker_default_root(TrawlWalker *w);
 
 /* ---- sched.c: the scheduler ---- */
 
@@ -272,7 +272,7 @@ void walker_default_root(trawl_walker *w);
  * directory, with FN called for each result (in order, on the calling
  * thread, when SORTED). False with ERROR set when a root cannot be
  * opened. */
-bool run_walk(trawl_walker *w, trawl_entry_fn fn, void *data, bool sorted, GError **error);
+bool run_walk(TrawlWalker *w, TrawlEntryFunc fn, void *data, bool sorted, GError **error);
 
 /* Queue IT on WK's deque (WK's thread): the one way into the queue, for
  * the scheduler, a directory's step and the sorted output alike. */

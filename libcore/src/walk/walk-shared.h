@@ -12,20 +12,20 @@
  * A shared walker answers several queries in one traversal: each has its
  * own includes, excludes, hidden, types and max_depth (from OPTIONS); the
  * walker's own options give the rest (follow, one_file_system, ignore,
- * threads, reader). Each result carries in trawl_entry.queries the bits of
+ * threads, reader). Each result carries in TrawlEntry.queries the bits of
  * the queries it answers, and each query's results are exactly those of a
  * plain walker configured with that query alone. */
 #define TRAWL_WALK_MAX_QUERIES 64
 
 /* A walker without a query of its own: trawl_walker_add_include/exclude
  * and trawl_walker_explain() are not for it. */
-trawl_walker *trawl_walker_new_shared(const trawl_walk_options *options);
+TrawlWalker *trawl_walker_new_shared(const TrawlWalkOptions *options);
 
 /* Add a query (patterns borrowed); returns its bit index. At most
  * TRAWL_WALK_MAX_QUERIES. */
-unsigned trawl_walker_add_query(trawl_walker *w, const trawl_pattern *const *includes,
-                                size_t n_includes, const trawl_pattern *const *excludes,
-                                size_t n_excludes, const trawl_walk_options *options);
+unsigned trawl_walker_add_query(TrawlWalker *w, const TrawlPattern *const *includes,
+                                size_t n_includes, const TrawlPattern *const *excludes,
+                                size_t n_excludes, const TrawlWalkOptions *options);
 
 /* Memos (memo.h): a sorted run given OLD replays every directory whose
  * stamp is as OLD recorded it (and not racy) instead of reading it, and
@@ -34,6 +34,6 @@ unsigned trawl_walker_add_query(trawl_walker *w, const trawl_pattern *const *inc
  * the same roots, queries and options, and that no ignore source outside
  * the walked directories changed since. */
 struct walk_memo;
-void trawl_walker_set_memo(trawl_walker *w, const struct walk_memo *old, struct walk_memo *out);
+void trawl_walker_set_memo(TrawlWalker *w, const struct walk_memo *old, struct walk_memo *out);
 
 #endif /* TRAWL_WALK_SHARED_H */

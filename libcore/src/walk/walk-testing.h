@@ -12,16 +12,16 @@
 typedef void (*trawl_open_hook)(unsigned root, const char *path, void *data);
 
 /* Install (or, with NULL, remove) the hook. */
-void trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *data);
+void trawl_walker_set_open_hook(TrawlWalker *w, trawl_open_hook hook, void *data);
 
 /* Directories the calling thread must have queued before helper threads
  * start (default HELPER_FLOOR in walk-run.h); 0 starts them at once. For
  * the sweep in bench/ that chooses the default. */
-void trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor);
+void trawl_walker_set_helper_floor(TrawlWalker *w, unsigned floor);
 
 /* Patterns from which a run looks includes and excludes up through pattern
  * sets and a prune index (default PATSET_MIN in query.h); 0 or 1 always,
  * UINT_MAX never. The tests run both ways and compare. */
-void trawl_walker_set_patset_min(trawl_walker *w, unsigned min);
+void trawl_walker_set_patset_min(TrawlWalker *w, unsigned min);
 
 #endif /* TRAWL_WALK_TESTING_H */

@@ -25,7 +25,7 @@ query_free(struct query *q)
 }
 
 void
-trawl_walk_options_init(trawl_walk_options *o)
+trawl_walk_options_init(TrawlWalkOptions *o)
 {
   memset(o, 0, sizeof *o);
   o->types = TRAWL_ENTRY_FILE;
@@ -33,10 +33,10 @@ trawl_walk_options_init(trawl_walk_options *o)
   o->ignore = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
 }
 
-trawl_walker *
-trawl_walker_new(const trawl_walk_options *options)
+TrawlWalker *
+trawl_walker_new(const TrawlWalkOptions *options)
 {
-  trawl_walker *w = g_new0(trawl_walker, 1);
+  TrawlWalker *w = g_new0(TrawlWalker, 1);
   if (options)
     w->opt = *options;
   else
@@ -61,22 +61,22 @@ trawl_walker_new(const trawl_walk_options *options)
   return w;
 }
 
-trawl_walker *
-trawl_walker_new_shared(const trawl_walk_options *options)
+TrawlWalker *
+trawl_walker_new_shared(const TrawlWalkOptions *options)
 {
-  trawl_walker *w = trawl_walker_new(options);
+  TrawlWalker *w = trawl_walker_new(options);
   g_ptr_array_set_size(w->queries, 0);
   w->shared = true;
   return w;
 }
 
 unsigned
-trawl_walker_add_query(trawl_walker *w, const trawl_pattern *const *includes, size_t n_includes,
-                       const trawl_pattern *const *excludes, size_t n_excludes,
-                       const trawl_walk_options *options)
+trawl_walker_add_query(TrawlWalker *w, const TrawlPattern *const *includes, size_t n_includes,
+                       const TrawlPattern *const *excludes, size_t n_excludes,
+                       const TrawlWalkOptions *options)
 {
   g_return_val_if_fail(w->shared && w->queries->len < TRAWL_WALK_MAX_QUERIES, 0);
-  trawl_walk_options defaults;
+  TrawlWalkOptions defaults;
   if (options == NULL) {
     trawl_walk_options_init(&defaults);
     options = &defaults;
@@ -96,7 +96,7 @@ trawl_walker_add_query(trawl_walker *w, const trawl_pattern *const *includes, si
 }
 
 void
-trawl_walker_free(trawl_walker *w)
+trawl_walker_free(TrawlWalker *w)
 {
   if (w == NULL)
     return;
@@ -110,34 +110,34 @@ trawl_walker_free(trawl_walker *w)
 }
 
 void
-trawl_walker_add_root(trawl_walker *w, const char *root)
+trawl_walker_add_root(TrawlWalker *w, const char *root)
 {
   g_ptr_array_add(w->roots, g_strdup(root));
 }
 
 void
-walker_default_root(trawl_walker *w)
+walker_default_root(TrawlWalker *w)
 {
   if (w->roots->len == 0)
     trawl_walker_add_root(w, ".");
 }
 
 void
-trawl_walker_add_include(trawl_walker *w, const trawl_pattern *p)
+trawl_walker_add_include(TrawlWalker *w, const TrawlPattern *p)
 {
   g_return_if_fail(!w->shared);
   g_ptr_array_add(w->includes, (gpointer)p);
 }
 
 void
-trawl_walker_add_exclude(trawl_walker *w, const trawl_pattern *p)
+trawl_walker_add_exclude(TrawlWalker *w, const TrawlPattern *p)
 {
   g_return_if_fail(!w->shared);
   g_ptr_array_add(w->excludes, (gpointer)p);
 }
 
 bool
-trawl_walker_add_ignore_file(trawl_walker *w, const char *path, GError **error)
+trawl_walker_add_ignore_file(TrawlWalker *w, const char *path, GError **error)
 {
   struct ignore_file *f = NULL;
   int err = ignore_file_read(AT_FDCWD, path, false, path, &f);
@@ -151,45 +151,45 @@ trawl_walker_add_ignore_file(trawl_walker *w, const char *path, GError **error)
 }
 
 void
-trawl_walker_set_helper_floor(trawl_walker *w, unsigned floor)
+trawl_walker_set_helper_floor(TrawlWalker *w, unsigned floor)
 {
   w->helper_floor = floor;
 }
 
 void
-trawl_walker_set_memo(trawl_walker *w, const struct walk_memo *old, struct walk_memo *out)
+trawl_walker_set_memo(TrawlWalker *w, const struct walk_memo *old, struct walk_memo *out)
 {
   w->memo_old = old;
   w->memo_out = out;
 }
 
 void
-trawl_walker_set_patset_min(trawl_walker *w, unsigned min)
+trawl_walker_set_patset_min(TrawlWalker *w, unsigned min)
 {
   w->patset_min = min;
 }
 
 void
-trawl_walker_set_open_hook(trawl_walker *w, trawl_open_hook hook, void *data)
+trawl_walker_set_open_hook(TrawlWalker *w, trawl_open_hook hook, void *data)
 {
   w->open_hook = hook;
   w->open_hook_data = data;
 }
 
 const GPtrArray *
-trawl_walker_problems(const trawl_walker *w)
+trawl_walker_problems(const TrawlWalker *w)
 {
   return w->problems;
 }
 
 void
-trawl_walker_stats(const trawl_walker *w, trawl_walk_stats *out)
+trawl_walker_stats(const TrawlWalker *w, TrawlWalkStats *out)
 {
   *out = w->stats;
 }
 
 bool
-trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data, GError **error)
+trawl_walker_run(TrawlWalker *w, TrawlEntryFunc fn, void *data, GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
   walker_default_root(w);
@@ -197,7 +197,7 @@ trawl_walker_run(trawl_walker *w, trawl_entry_fn fn, void *data, GError **error)
 }
 
 bool
-trawl_walker_run_sorted(trawl_walker *w, trawl_entry_fn fn, void *data, GError **error)
+trawl_walker_run_sorted(TrawlWalker *w, TrawlEntryFunc fn, void *data, GError **error)
 {
   g_return_val_if_fail(fn != NULL, false);
   walker_default_root(w);
@@ -205,7 +205,7 @@ trawl_walker_run_sorted(trawl_walker *w, trawl_entry_fn fn, void *data, GError *
 }
 
 static bool
-collect_one(const trawl_entry *e, void *data)
+collect_one(const TrawlEntry *e, void *data)
 {
   g_ptr_array_add(data, g_strndup(e->path, e->len));
   return true;
@@ -218,7 +218,7 @@ compare_paths(gconstpointer a, gconstpointer b)
 }
 
 GPtrArray *
-trawl_walker_collect(trawl_walker *w, GError **error)
+trawl_walker_collect(TrawlWalker *w, GError **error)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
   walker_default_root(w);
@@ -229,5 +229,31 @@ trawl_walker_collect(trawl_walker *w, GError **error)
   /* Each root's results come sorted; merged, they are sorted again. */
   if (w->roots->len > 1)
     g_ptr_array_sort(out, compare_paths);
+  return out;
+}
+
+/* A copy of E in one block, its path after it (g_free() frees both). */
+static bool
+collect_entry(const TrawlEntry *e, void *data)
+{
+  TrawlEntry *copy = g_malloc(sizeof *copy + e->len + 1);
+  char *path = (char *)(copy + 1);
+  memcpy(path, e->path, e->len);
+  path[e->len] = '\0';
+  *copy = *e;
+  copy->path = path;
+  g_ptr_array_add(data, copy);
+  return true;
+}
+
+GPtrArray *
+trawl_walker_collect_entries(TrawlWalker *w, GError **error)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  walker_default_root(w);
+  if (!run_walk(w, collect_entry, out, true, error)) {
+    g_ptr_array_unref(out);
+    return NULL;
+  }
   return out;
 }
