@@ -217,17 +217,26 @@ compare_paths(gconstpointer a, gconstpointer b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-GPtrArray *
-trawl_walker_collect(TrawlWalker *w, GError **error)
+/* A sorted walk of W whose results FN puts, each a block to g_free(), into
+ * a new array; NULL with ERROR set when the walk could not run. */
+static GPtrArray *
+collect_with(TrawlWalker *w, TrawlEntryFunc fn, GError **error)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
   walker_default_root(w);
-  if (!run_walk(w, collect_one, out, true, error)) {
+  if (!run_walk(w, fn, out, true, error)) {
     g_ptr_array_unref(out);
     return NULL;
   }
+  return out;
+}
+
+GPtrArray *
+trawl_walker_collect(TrawlWalker *w, GError **error)
+{
+  GPtrArray *out = collect_with(w, collect_one, error);
   /* Each root's results come sorted; merged, they are sorted again. */
-  if (w->roots->len > 1)
+  if (out && w->roots->len > 1)
     g_ptr_array_sort(out, compare_paths);
   return out;
 }
@@ -249,11 +258,5 @@ collect_entry(const TrawlEntry *e, void *data)
 GPtrArray *
 trawl_walker_collect_entries(TrawlWalker *w, GError **error)
 {
-  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
-  walker_default_root(w);
-  if (!run_walk(w, collect_entry, out, true, error)) {
-    g_ptr_array_unref(out);
-    return NULL;
-  }
-  return out;
+  return collect_with(w, collect_entry, error);
 }
