@@ -128,6 +128,16 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
   return !differs;
 }
 
+/* The rule of cachefile.h: what watchman's answer lets the re-check and the
+ * replay leave unstat'ed. */
+bool
+watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way, GHashTable *touched,
+                 const char *path)
+{
+  return len > 0 && !was->racy && !was->rules_racy && !was->repo && !start_or_way &&
+         was->st.present && !g_hash_table_contains(touched, path);
+}
+
 /* Watchman names every path created, deleted, renamed or changed since its
  * clock; a directory it does not name, and none of whose entries it names,
  * has the stamp it had (cachefile.h). The rule that trusts a directory is
@@ -137,14 +147,6 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
  * start directory and the way to one (a link put on the way changes no
  * name below it), and a directory holding a nested repository (its
  * sources are in its .git, where watchman names nothing). */
-bool
-watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way, GHashTable *touched,
-                 const char *path)
-{
-  return len > 0 && !was->racy && !was->rules_racy && !was->repo && !start_or_way &&
-         was->st.present && !g_hash_table_contains(touched, path);
-}
-
 bool
 walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
                    guint64 *checked)
