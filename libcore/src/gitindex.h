@@ -13,9 +13,12 @@
  * `dir/` stands for every path of its tree). Every entry counts, whatever
  * its flags: skip-worktree, intent-to-add, a merge's stages. Read once and
  * asked by binary search: formats 2 and 3 where the entries are in the
- * mapped file, through the offset of every sixteenth (no array of a hundred
- * thousand entries to fault in), format 4 and a split index spelt out into
- * one sorted array; the file's checksum is not verified, as git does not verify it when it reads (only fsck does).
+ * mapped file, through the offset and a copy of the path of every
+ * sixteenth (no array of a hundred thousand entries to fault in, and a
+ * search that waits for the mapped file only in its last sixteen steps),
+ * format 4 and a split index spelt out into one sorted array; the file's
+ * checksum is not verified, as git does not verify it when it reads (only
+ * fsck does).
  * docs/adr/0006-index-reader.md says why this is written here rather than
  * taken from libgit2.
  *
@@ -46,15 +49,24 @@ struct gitindex_entry {
   uint8_t stage;        /* 0, or 1-3 in a merge */
 };
 
+/* One of every sixteen entries read in place: where it is, from the
+ * first entry, and where its path's copy is in the index's KEYS. */
+struct gitindex_mark {
+  size_t at;
+  size_t key;
+  size_t len;
+};
+
 struct gitindex {
   /* Sorted bytewise by path, then by stage: spelt out (format 4, a split
    * index), or NULL when the entries are read where they are in the file
-   * (formats 2 and 3): then FIRST is the first, MARKS the offset from it of
-   * every sixteenth, FIXED each one's length before its path. */
+   * (formats 2 and 3): then FIRST is the first, MARKS every sixteenth,
+   * KEYS their paths side by side, FIXED each one's length before its path. */
   struct gitindex_entry *entries;
   size_t n;
   const guint8 *first;
-  size_t *marks;
+  struct gitindex_mark *marks;
+  char *keys;
   size_t fixed;
   unsigned version;     /* of the file read (2, 3 or 4) */
   bool split;           /* it had a shared index */
