@@ -225,10 +225,14 @@ read_marks(struct rd *r, struct cached_walk *w, guint64 bytes)
   if (!r->bad && (size_t)(r->end - r->p) / 8 < n_marks)
     r->bad = true;
   w->marks = r->p;
+  guint64 before = 0;
   for (guint32 m = 0; m < n_marks && !r->bad; m++) {
-    const guint64 off = get_le(r->p + 8 * (size_t)m, 8);
-    if (off >= bytes || (m == 0 ? off != 0 : off <= get_le(r->p + 8 * (size_t)(m - 1), 8)))
+    guint64 off;
+    memcpy(&off, r->p + 8 * (size_t)m, 8);
+    off = GUINT64_FROM_LE(off);
+    if (off >= bytes || (m == 0 ? off != 0 : off <= before))
       r->bad = true;
+    before = off;
   }
   if (!r->bad)
     r->p += 8 * (size_t)n_marks;
@@ -415,7 +419,9 @@ dir_cursor_clear(struct dir_cursor *c)
 static guint64
 mark_at(const struct cached_walk *w, guint32 m)
 {
-  return get_le(w->marks + 8 * (size_t)m, 8);
+  guint64 off;
+  memcpy(&off, w->marks + 8 * (size_t)m, 8);
+  return GUINT64_FROM_LE(off);
 }
 
 /* C at the start of entry I: from where it is, if I is ahead of it in the
