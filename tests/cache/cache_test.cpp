@@ -1,9 +1,11 @@
 // Result caches (trawl_cache_run, docs/cache.md): a cached run
 // answers what a fresh run does, reads only what changed, and never trusts a
 // cache file that does not check out — nor leaves a torn one behind.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -277,6 +279,143 @@ TEST(Cache, ManyDirectoriesAreReCheckedInShares)
   }
 }
 
+// The re-check with watchman's answer (walk_unchanged_but()) finds each name
+// through the index's marks: a name no walk records (in .git, which every git
+// command writes) costs a search, not a pass over every entry; a named
+// directory is stat'ed, and a change in it found. Each answer, and the count
+// of directories stat'ed, is the one a pass over every entry gives (forced
+// here by names too many to search for). Issue 25.
+struct Touched {
+  GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, nullptr);
+  Touched(std::initializer_list<std::string> names)
+  {
+    for (const auto &n : names) // as cache.c's touch_name(): the name, and its directory
+      add(n), add(n.rfind('/') == std::string::npos ? "" : n.substr(0, n.rfind('/')));
+  }
+  void add(const std::string &n) { g_hash_table_add(t, g_strdup(n.c_str())); }
+  ~Touched() { g_hash_table_unref(t); }
+};
+
+struct Recheck {
+  bool same;
+  uint64_t checked;
+  unsigned long decoded;
+};
+
+Recheck recheck(const cached_walk *w, int root_fd, GHashTable *touched)
+{
+  Recheck r{};
+  const unsigned long before = cache_test_dirs_decoded;
+  r.same = walk_unchanged_but(w, root_fd, touched, &r.checked);
+  r.decoded = cache_test_dirs_decoded - before;
+  return r;
+}
+
+// RECHECK's answer for TOUCHED, checked against a pass over every entry:
+// the same names and as many more as the walk has directories, none of
+// them recorded.
+Recheck recheck_both(const cached_walk *w, int root_fd, std::initializer_list<std::string> names)
+{
+  Touched few(names), many(names);
+  for (guint32 i = 0; i < w->n_dirs; i++)
+    many.add(".git/objects/" + std::to_string(i));
+  const Recheck a = recheck(w, root_fd, few.t), b = recheck(w, root_fd, many.t);
+  if (b.same) { // else it stopped at the first that differs
+    EXPECT_EQ(b.decoded, w->n_dirs) << "not the pass over every entry";
+  }
+  EXPECT_EQ(a.same, b.same);
+  EXPECT_EQ(a.checked, b.checked);
+  return a;
+}
+
+TEST(Cache, WatchmansNamesAreFoundThroughTheMarks)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (int k = 0; k < 40; k++)
+    for (int j = 0; j < 25; j++)
+      add_file(tmp / "tree", "p/q" + std::to_string(k) + "/r" + std::to_string(j) + "/f.c");
+  make_dir(tmp / "tree/.git");
+  const guint32 dirs = 40 * 25 + 40 + 2;
+  for (const char *pattern : {"**/*.c", "p/q3/**/*.c"}) {
+    SCOPED_TRACE(pattern);
+    const std::string cache = tmp / "c.cache";
+    unlink(cache.c_str());
+    settle();
+    for (int k = 0; k < 2; k++) { // written, then written again with nothing racy
+      Fixture f(tmp / "tree", {{pattern}});
+      run(f, cache);
+      settle();
+    }
+    char *why = nullptr;
+    EXPECT_GE(cache_read_all(cache.c_str(), &why), 0) << "the marks disagree with the entries";
+    g_free(why);
+    cache_file *c = cache_load(cache.c_str(), &why);
+    ASSERT_NE(c, nullptr) << why;
+    const cached_walk *w = static_cast<const cached_walk *>(c->walks->pdata[0]);
+    const bool all = pattern[0] == '*';
+    // Never vouched for: the root, or the start directory p/q3 (the walk
+    // starts there: the root is not recorded) and none of the 25 below it.
+    const guint32 must = 1;
+    EXPECT_EQ(w->n_dirs, all ? dirs : 1 + 25);
+    EXPECT_EQ(w->n_must, must);
+    const int root_fd = open((tmp / "tree").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(root_fd, 0);
+
+    // Names no walk records: the root and the start directory's way stat'ed.
+    Recheck r = recheck_both(w, root_fd, {".git/index", ".git/x", ".git"});
+    EXPECT_TRUE(r.same);
+    EXPECT_EQ(r.checked, must);
+    if (all) { // three names (and their directories) searched for, each between two marks
+      EXPECT_LE(r.decoded, 4 * (w->mark_every + 1) + must) << "the work follows the tree";
+    }
+    // Nothing named: the list alone.
+    Touched none({});
+    r = recheck(w, root_fd, none.t);
+    EXPECT_TRUE(r.same);
+    EXPECT_EQ(r.checked, must);
+    EXPECT_EQ(r.decoded, must);
+
+    // A recorded directory named, unchanged: stat'ed and found the same.
+    r = recheck_both(w, root_fd, {"p/q3/r17/f.c"});
+    EXPECT_TRUE(r.same);
+    EXPECT_EQ(r.checked, must + 1);
+    // In the index's (bytewise) order: the first entry below the root, one
+    // at a mark and those around it, the last; each found and stat'ed.
+    std::vector<std::string> order;
+    for (int k = 0; k < 40; k++)
+      for (int j = -1; j < 25; j++)
+        if (all || k == 3)
+          order.push_back("p/q" + std::to_string(k) + (j < 0 ? "" : "/r" + std::to_string(j)));
+    if (all)
+      order.push_back("p");
+    std::sort(order.begin(), order.end());
+    ASSERT_EQ(order.size() + all, w->n_dirs);
+    const size_t mark = w->mark_every - all; // entry MARK_EVERY, in ORDER
+    for (size_t k : {size_t{0}, mark - 1, mark, mark + 1, order.size() - 1}) {
+      if (k >= order.size() || (!all && k == 0))
+        continue; // past the last; the start directory p/q3, listed: stat'ed anyway
+      const std::string &d = order[k];
+      r = recheck_both(w, root_fd, {d + "/x"});
+      EXPECT_TRUE(r.same) << d;
+      EXPECT_EQ(r.checked, must + 1) << d;
+    }
+
+    // A change deep in the tree: that directory is stat'ed, and differs.
+    add_file(tmp / "tree", "p/q3/r17/new.c");
+    settle();
+    r = recheck_both(w, root_fd, {"p/q3/r17/new.c", ".git/index"});
+    EXPECT_FALSE(r.same);
+    EXPECT_EQ(r.checked, must + 1);
+    // Named elsewhere only: watchman vouches for it (its answer is trusted).
+    r = recheck_both(w, root_fd, {"p/q4/r1/y.c"});
+    EXPECT_TRUE(r.same);
+    unlink((tmp / "tree/p/q3/r17/new.c").c_str());
+    close(root_fd);
+    cache_file_free(c);
+  }
+}
+
 TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
 {
   TempDir tmp;
@@ -401,7 +540,7 @@ TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
   std::string recs_flipped = good;  // the last record's mask, in the records
   recs_flipped[good.size() - 1] ^= 0x01;
   std::string version = good;
-  version[8] = 9;
+  version[8] = static_cast<char>(CACHE_FORMAT + 1); // the next format's, not this one's
   const std::vector<std::pair<std::string, std::string>> bad = {
     {"", "truncated"},
     {good.substr(0, 40), "truncated"},
@@ -410,7 +549,7 @@ TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
     {flipped, "corrupt"},
     {index_flipped, "corrupt (its checksum"},
     {recs_flipped, "corrupt (its records"},
-    {version, "format version 9"},
+    {version, "format version " + std::to_string(CACHE_FORMAT + 1) + ","},
     {std::string(200, 'x'), "not a trawl cache"},
   };
   for (const auto &[data, why] : bad) {

@@ -20,6 +20,18 @@ The changes: a file added, a file removed, a subdirectory added (its
 directory's record changes, the new one is read), and a .gitignore written
 in one directory (its rules change: it is read again, and so is everything
 below it, as without watchman).
+
+Then `trawl check` with watchman on a second tree of 421 directories, enough
+that the names watchman gives are found through the index's marks rather
+than by reading every entry (docs/cache.md, "Finding what was named"), once
+for `**/*.c` and once for `a03/**/*.c` (a start directory, stat'ed every
+time): with only a file in .git named (as any git command writes one), it
+exits 0 and stats no recorded directory but the root and the start
+directory (--stats: "1 directory stat'ed", or 2 with it); with a file added four levels
+down, it exits 1 and names the file, having stat'ed that directory and none
+off the way to it (the check's own count with a change is pinned by
+Cache.WatchmansNamesAreFoundThroughTheMarks, suite cache: the walk that
+follows a change stats too).
 """
 import os
 import re
@@ -66,6 +78,70 @@ def dirs_stated(trawl, tree, cache, env, log):
             if m and re.fullmatch(r"d\d\d(/sub)?", m.group(1)):
                 stated.add(m.group(1))
     return stated, p.stdout, p.stderr.decode(errors="replace")
+
+
+def check_stated(trawl, tree, cache, env, log):
+    """`trawl check` of CACHE under strace: its exit status, the recorded
+    directories of TREE it stats (a[0-9]{2}/b[0-9]{2}... by their paths
+    relative to the root), its output and its --stats."""
+    env = dict(env, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=newfstatat,statx,stat,lstat", "-o", log, trawl,
+                        "check", "--cache", cache, "--stats"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stated = set()
+    with open(log) as f:
+        for line in f:
+            m = STAT_CALLS.match(line)
+            if m and re.fullmatch(r"a\d\d(/b\d\d)*", m.group(1)):
+                stated.add(m.group(1))
+    return p.returncode, stated, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def check_names(trawl, tmp, env, log):
+    tree = os.path.join(tmp, "tree2")
+    os.mkdir(tree)
+    subprocess.run(["git", "init", "-q", tree], check=True)
+    deep = "a07/b11/b00/b00"
+    for i in range(20):
+        for k in range(20):
+            d = os.path.join(tree, "a%02d" % i, "b%02d" % k)
+            os.makedirs(d)
+            open(os.path.join(d, "f.c"), "w").close()
+    os.makedirs(os.path.join(tree, deep))  # 421 + 2 directories recorded from the root
+    open(os.path.join(tree, deep, "g.c"), "w").close()
+    for pattern, start in (("**/*.c", set()), ("a07/**/*.c", {"a07"})):
+        cache = os.path.join(tmp, "names-%d.cache" % len(start))
+        settle()
+        for _ in range(2):  # written, then written again with nothing racy
+            subprocess.run([trawl, "-C", tree, "--cache", cache, pattern], env=env,
+                           stdout=subprocess.DEVNULL, check=True)
+            settle()
+        with open(os.path.join(tree, ".git", "x-%d" % len(start)), "w") as f:
+            f.write("as git writes its files\n")
+        settle()
+        code, stated, out, err = check_stated(trawl, tree, cache, env, log)
+        if "watchman used: " not in err or "0 paths changed" in err:
+            fail("check %s, a name in .git: watchman not used, or named nothing: %s" % (pattern, err))
+        if code != 0 or out:
+            fail("check %s, a name in .git: exit %d, %r" % (pattern, code, out))
+        counted = "1 directory stat'ed" if not start else "%d directories stat'ed" % (1 + len(start))
+        if stated != start or counted not in err:
+            fail("check %s, a name in .git: stat'ed %s, %s; only %s and the root expected" %
+                 (pattern, sorted(stated)[:10], err.strip(), sorted(start)))
+        new = os.path.join(tree, deep, "new-%d.c" % len(start))
+        open(new, "w").close()
+        settle()
+        code, stated, out, err = check_stated(trawl, tree, cache, env, log)
+        if code != 1 or os.path.relpath(new, tree) not in out:
+            fail("check %s, a file added in %s: exit %d, %r" % (pattern, deep, code, out))
+        # The check stats that directory, finds it changed, and walks: the
+        # walk reads it (and opens the way to it), replaying the others
+        # without a stat.
+        way = {deep.rsplit("/", k)[0] for k in range(deep.count("/") + 1)}
+        if deep not in stated or not stated <= way | start:
+            fail("check %s, a file added in %s: stat'ed %s" % (pattern, deep, sorted(stated)[:10]))
+        print("ok: check %s: a name in .git stat'ed %s and the root; a file added in %s: %s" %
+              (pattern, sorted(start) or "nothing", deep, sorted(stated)))
 
 
 def main():
@@ -152,6 +228,7 @@ def main():
                                stdout=subprocess.DEVNULL, check=True)
             settle()
         print("%d changes, each cached walk equal to a fresh one" % checked)
+        check_names(trawl, tmp, arms["on"][0], log)
         return 0
     finally:
         watchman_cache.stop(d, signal.SIGTERM)

@@ -6,11 +6,14 @@
  * of the records — in front of the fuzzed body, so that every byte of the
  * index and the records is parsed as a writer's bug would have it, and then
  * reads all of it as runs do (cache_read_all: the walks' directory entries,
- * the records into a memo, the pass a run of an unchanged tree makes).
+ * the records into a memo, the pass a run of an unchanged tree makes, each
+ * entry found again through the marks by its path and its number, as the
+ * re-check with watchman finds them).
  *
  * An input is a little-endian u16, the index's length (cut to what
  * follows), then the body: the index and then the records. The seeds in
- * corpus-cache/ are files `trawl --cache` wrote, in that form.
+ * corpus-cache/ are files `trawl --cache` wrote, in that form
+ * (tests/fuzz/cache_seeds.py writes them).
  *
  * Invariants, each checked with abort() so that libFuzzer reports it (the
  * sanitizers check the rest: no read outside the file's data, no leak):

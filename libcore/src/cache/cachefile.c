@@ -210,6 +210,44 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
   return d;
 }
 
+/* Cached walk W's marks and the entries watchman never vouches for, after
+ * its BYTES of entries at R (format.h: marks, must), checked: a mark out of
+ * order or outside the entries, or a number past the last entry, is a walk
+ * that does not parse. The marks are read again where they are (fixed
+ * width: a binary search); the numbers, few, in order. */
+static void
+read_marks(struct rd *r, struct cached_walk *w, guint64 bytes)
+{
+  w->mark_every = (guint32)r_le(r, 4);
+  if (w->mark_every == 0)
+    r->bad = true;
+  const guint32 n_marks = r->bad || w->n_dirs == 0 ? 0 : (w->n_dirs - 1) / w->mark_every + 1;
+  if (!r->bad && (size_t)(r->end - r->p) / 8 < n_marks)
+    r->bad = true;
+  w->marks = r->p;
+  guint64 before = 0;
+  for (guint32 m = 0; m < n_marks && !r->bad; m++) {
+    guint64 off;
+    memcpy(&off, r->p + 8 * (size_t)m, 8);
+    off = GUINT64_FROM_LE(off);
+    if (off >= bytes || (m == 0 ? off != 0 : off <= before))
+      r->bad = true;
+    before = off;
+  }
+  if (!r->bad)
+    r->p += 8 * (size_t)n_marks;
+  w->n_must = r_count(r, 1);
+  w->must_at = r->p;
+  guint64 at = 0;
+  for (guint32 k = 0; k < w->n_must && !r->bad; k++) {
+    const guint64 gap = r_var(r);
+    if (gap >= w->n_dirs || (k > 0 && gap >= w->n_dirs - at - 1))
+      r->bad = true;
+    at = k ? at + gap + 1 : gap;
+  }
+  w->must_end = r->p;
+}
+
 static struct cached_walk *
 read_walk(struct rd *r)
 {
@@ -221,7 +259,6 @@ read_walk(struct rd *r)
   w->ino = r_le(r, 8);
   const guint8 wflags = (guint8)r_le(r, 1);
   w->problems = (wflags & WALK_PROBLEMS) != 0;
-  w->plain = (wflags & WALK_PLAIN) != 0;
   w->members = g_array_new(FALSE, FALSE, sizeof(guint64));
   guint32 n = r_count(r, 8);
   for (guint32 i = 0; i < n; i++) {
@@ -274,6 +311,7 @@ read_walk(struct rd *r)
     w->dirs_end = r->p + bytes;
     r->p += bytes;
   }
+  read_marks(r, w, bytes);
   return w;
 }
 
@@ -358,6 +396,178 @@ cached_memo(const struct cached_walk *w)
     return NULL;
   }
   return m;
+}
+
+/* ---- reading entries from the marks ---- */
+
+unsigned long cache_test_dirs_decoded;
+
+void
+dir_cursor_init(struct dir_cursor *c, const struct cached_walk *w)
+{
+  *c = (struct dir_cursor){w, w->dirs_at, 0, g_string_new(NULL), false};
+}
+
+void
+dir_cursor_clear(struct dir_cursor *c)
+{
+  g_string_free(c->path, TRUE);
+  c->path = NULL;
+}
+
+/* Mark M's offset in W's entries (checked by read_marks()). */
+static guint64
+mark_at(const struct cached_walk *w, guint32 m)
+{
+  guint64 off;
+  memcpy(&off, w->marks + 8 * (size_t)m, 8);
+  return GUINT64_FROM_LE(off);
+}
+
+/* C at the start of entry I: from where it is, if I is ahead of it in the
+ * same stretch between two marks, else from the mark before I. */
+static void
+cursor_seek(struct dir_cursor *c, guint32 i)
+{
+  const guint32 every = c->w->mark_every;
+  if (i < c->next || i / every != c->next / every) {
+    c->p = c->w->dirs_at + mark_at(c->w, i / every);
+    c->next = i / every * every;
+    g_string_truncate(c->path, 0); /* so an entry there that shares anything is bad */
+  }
+  struct rd r = {c->p, c->w->dirs_end, c->bad};
+  for (; c->next < i && !r.bad; c->next++) {
+    struct dir_entry e;
+    r_dir_skim(&r, &e, c->path);
+    __atomic_fetch_add(&cache_test_dirs_decoded, 1, __ATOMIC_RELAXED);
+  }
+  c->p = r.p;
+  c->bad = r.bad;
+}
+
+/* Read the entry C is at into E, and step past it. */
+static bool
+cursor_read(struct dir_cursor *c, struct dir_entry *e)
+{
+  struct rd r = {c->p, c->w->dirs_end, c->bad};
+  r_dir(&r, e, c->w->dev, c->path);
+  __atomic_fetch_add(&cache_test_dirs_decoded, 1, __ATOMIC_RELAXED);
+  c->p = r.p;
+  c->next++;
+  c->bad = r.bad;
+  return !r.bad;
+}
+
+bool
+dir_cursor_at(struct dir_cursor *c, guint32 i, struct dir_entry *e)
+{
+  g_return_val_if_fail(i < c->w->n_dirs, false);
+  cursor_seek(c, i);
+  return !c->bad && cursor_read(c, e);
+}
+
+/* Bytewise, a prefix first: compare_dirs()'s order. */
+static int
+compare_paths(const char *a, size_t alen, const char *b, size_t blen)
+{
+  const int k = memcmp(a, b, MIN(alen, blen));
+  return k ? k : (alen > blen) - (alen < blen);
+}
+
+bool
+dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
+                struct dir_entry *e)
+{
+  const struct cached_walk *w = c->w;
+  if (c->bad || w->n_dirs == 0)
+    return false;
+  /* The last mark whose entry's path is PATH or before it: the entry at a
+   * mark shares nothing, its path is there whole. */
+  const guint32 n_marks = (w->n_dirs - 1) / w->mark_every + 1;
+  guint32 lo = 0, hi = n_marks; /* the mark is below HI, and LO or after */
+  bool any = false;
+  while (lo < hi) {
+    const guint32 mid = lo + (hi - lo) / 2;
+    struct rd r = {w->dirs_at + mark_at(w, mid), w->dirs_end, false};
+    const guint64 shared = r_var(&r), plen = r_var(&r);
+    const char *p = r_bytes(&r, r.bad || shared ? 0 : (size_t)plen);
+    if (r.bad || shared) {
+      c->bad = true;
+      return false;
+    }
+    if (compare_paths(p, (size_t)plen, path, len) <= 0) {
+      lo = mid + 1;
+      any = true;
+    } else {
+      hi = mid;
+    }
+  }
+  if (!any)
+    return false;
+  /* Then the entries from that mark on, in path order, up to the next. */
+  const guint32 from = (lo - 1) * w->mark_every;
+  const guint32 to = (guint32)MIN((guint64)from + w->mark_every, (guint64)w->n_dirs);
+  cursor_seek(c, from);
+  while (!c->bad && c->next < to) {
+    struct rd r = {c->p, w->dirs_end, false};
+    struct dir_entry skim;
+    r_dir_skim(&r, &skim, c->path);
+    __atomic_fetch_add(&cache_test_dirs_decoded, 1, __ATOMIC_RELAXED);
+    if (r.bad) {
+      c->bad = true;
+      return false;
+    }
+    const int k = compare_paths(skim.path, skim.len, path, len);
+    if (k == 0) {
+      /* Read it again whole: it shares with C's path what it shared with
+       * the path before it. */
+      *i = c->next;
+      return cursor_read(c, e);
+    }
+    c->p = r.p;
+    c->next++;
+    if (k > 0)
+      return false;
+  }
+  return false;
+}
+
+/* Do cached walk W's marks and its list of the entries watchman never
+ * vouches for say what its entries do, and is each entry found by its path
+ * through the marks? A writer's bug otherwise (cache_read_all). */
+static bool
+marks_agree(const struct cached_walk *w)
+{
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  struct rd must = {w->must_at, w->must_end, false};
+  GString *path = g_string_new(NULL);
+  struct dir_cursor c;
+  dir_cursor_init(&c, w);
+  guint32 next_must = 0, musts = 0;
+  bool ok = true;
+  for (guint32 i = 0; i < w->n_dirs && ok; i++) {
+    if (i % w->mark_every == 0) {
+      struct rd peek = r;
+      ok = (guint64)(r.p - w->dirs_at) == mark_at(w, i / w->mark_every) && r_var(&peek) == 0;
+    }
+    if (musts < w->n_must && (musts == 0 || i > next_must)) {
+      const guint64 gap = r_var(&must);
+      next_must = musts ? next_must + (guint32)gap + 1 : (guint32)gap;
+      musts++;
+    }
+    struct dir_entry e, found;
+    r_dir(&r, &e, w->dev, path);
+    guint32 at = G_MAXUINT32;
+    ok = ok && !r.bad &&
+         watchman_may_vouch(&e.was, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0) ==
+             !(musts > 0 && next_must == i) &&
+         dir_cursor_find(&c, e.path, e.len, &at, &found) && at == i &&
+         dir_cursor_at(&c, i, &found) && found.len == e.len && memcmp(found.path, e.path, e.len) == 0;
+  }
+  ok = ok && musts == w->n_must && r.p == r.end;
+  dir_cursor_clear(&c);
+  g_string_free(path, TRUE);
+  return ok;
 }
 
 /* Why a cache file that ST describes is not this process's to read, or
@@ -621,10 +831,7 @@ void
 cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
                  const struct source_list *src, const struct timespec *racy_from)
 {
-  /* Where the walk's flags are (after its root, device and inode). */
-  const guint flags_at = b->len + 4 + (guint)strlen(g->root) + 8 + 8;
   w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, g->clock, racy_from);
-  bool plain = true;
   /* In path order, so that the same walk writes the same file. */
   GPtrArray *all = g_ptr_array_new();
   GHashTableIter it;
@@ -638,11 +845,21 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
   w_le(b, 0, 8); /* the records' length, filled in below */
   const char *before = "";
   size_t before_len = 0;
+  GArray *marks = g_array_new(FALSE, FALSE, sizeof(guint64));
+  GArray *must = g_array_new(FALSE, FALSE, sizeof(guint32));
   for (guint i = 0; i < all->len; i++) {
     const struct memo_dir *d = all->pdata[i];
     size_t shared = 0;
-    while (shared < before_len && shared < d->len && before[shared] == d->path[shared])
-      shared++;
+    /* A mark: reading may start here, its path written whole. */
+    if (i % DIR_MARK_EVERY == 0) {
+      const guint64 off = b->len - at - 8;
+      g_array_append_val(marks, off);
+    } else {
+      while (shared < before_len && shared < d->len && before[shared] == d->path[shared])
+        shared++;
+    }
+    if (!watchman_may_vouch(&d->was, d->len, d->start || d->way))
+      g_array_append_val(must, i);
     w_var(b, shared);
     w_var(b, d->len - shared);
     g_byte_array_append(b, (const guint8 *)d->path + shared, (guint)(d->len - shared));
@@ -663,10 +880,6 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
       w_var(b, d->was.repo_len);
       g_byte_array_append(b, d->was.repo, d->was.repo_len);
     }
-    /* A nested repository's sources live in its .git, which watchman
-     * never names (recheck.c: stat'ed every time). */
-    plain = plain && !d->was.racy && !d->was.rules_racy && !d->way && !d->start &&
-            !d->was.repo && d->was.st.present && (i > 0 || d->len == 0);
     w_var(b, d->n);
     w_var(b, recs->len);
     for (guint k = 0; k < d->n; k++) {
@@ -679,8 +892,16 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
     }
   }
   put_le(b->data + at, b->len - at - 8, 8);
-  if (plain && all->len > 0)
-    b->data[flags_at] |= WALK_PLAIN;
+  w_le(b, DIR_MARK_EVERY, 4);
+  for (guint k = 0; k < marks->len; k++)
+    w_le(b, g_array_index(marks, guint64, k), 8);
+  w_le(b, must->len, 4);
+  for (guint k = 0; k < must->len; k++) {
+    const guint32 n = g_array_index(must, guint32, k);
+    w_var(b, k ? n - g_array_index(must, guint32, k - 1) - 1 : n);
+  }
+  g_array_unref(marks);
+  g_array_unref(must);
   g_ptr_array_unref(all);
 }
 
@@ -957,36 +1178,6 @@ rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn, voi
   return !p.bad;
 }
 
-/* The next directory entry of a walk at R as r_dir() reads it, but its
- * stamps only stepped over (E's were, has and live are not filled): what a
- * pass that wants the paths and the records needs. */
-static void
-r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
-{
-  const guint64 shared = r_var(r), len = r_var(r);
-  const char *rest = r_bytes(r, (!r->bad && shared <= path->len) ? (size_t)len : 0);
-  if (shared > path->len || (!r->bad && memchr(rest, '\0', (size_t)len)))
-    r->bad = true;
-  if (r->bad) {
-    g_string_truncate(path, 0);
-  } else {
-    g_string_truncate(path, (gsize)shared);
-    g_string_append_len(path, rest, (gssize)len);
-  }
-  e->path = path->str;
-  e->len = path->len;
-  r_skip_var(r);   /* live */
-  r_skip_stamp(r); /* the directory's */
-  r_skip_var(r);   /* has */
-  r_skip_stamp(r); /* its ignore files' */
-  r_skip_stamp(r);
-  e->flags = (guint8)r_le(r, 1);
-  if (e->flags & DIR_REPO)
-    r_bytes(r, (size_t)r_var(r));
-  e->n = (guint32)r_var(r);
-  e->off = r_var(r);
-}
-
 bool
 cached_walk_asked(const struct cached_walk *w,
                   void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
@@ -1043,6 +1234,10 @@ cache_read_all(const char *path, char **why)
     g_array_append_val(members, q);
   for (guint i = 0; i < c->walks->len && results >= 0; i++) {
     const struct cached_walk *w = c->walks->pdata[i];
+    if (!marks_agree(w)) {
+      results = -3;
+      break;
+    }
     struct walk_memo *m = cached_memo(w);
     walk_memo_free(m);
     if (!rec_pass(w, members, count_result, &results) && results >= 0)

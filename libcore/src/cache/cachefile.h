@@ -27,7 +27,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 8u
+#define CACHE_FORMAT 9u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the
@@ -52,9 +52,12 @@ struct cached_walk {
   const guint8 *dirs_at;  /* the directories' index entries, in the file's data */
   const guint8 *dirs_end;
   guint32 n_dirs;
+  guint32 mark_every;   /* a mark every this many entries (format.h: marks) */
+  const guint8 *marks;  /* the marks (u64 each), checked: in order, inside the entries */
+  const guint8 *must_at, *must_end; /* the entries watchman never vouches for (format.h: must) */
+  guint32 n_must;
   struct cache_file *file;
   bool problems;        /* the walk had problems (WALK_PROBLEMS) */
-  bool plain;           /* WALK_PLAIN (format.h) */
 };
 
 struct cache_file {
@@ -113,6 +116,13 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
 
+/* Could watchman vouch for a directory recorded as WAS, its path LEN bytes
+ * long, START_OR_WAY if it is a start directory or on the way to one, if it
+ * named nothing in it? Not for the root, a racy one, one holding a nested
+ * repository, a start directory or the way to one, one that was not there:
+ * those are stat'ed every time (the writer lists them: format.h, must). */
+bool watchman_may_vouch(const struct dir_stamp *was, size_t len, bool start_or_way);
+
 /* Does watchman vouch for the directory PATH (LEN bytes, NUL-terminated,
  * relative to the root) recorded as WAS: nothing in TOUCHED names it, and it
  * is none of those it never vouches for (the root, a racy one, one holding
@@ -126,9 +136,37 @@ bool watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way
  * those in TOUCHED (char * paths relative to the root; a directory named
  * as changed, or holding an entry named so), and those it never vouches
  * for (the root, a racy one, a start directory and the way to one). Into
- * *CHECKED how many were stat'ed. */
+ * *CHECKED how many were stat'ed. Its work: the names' and those
+ * directories', found through the marks (dir_cursor), not the whole
+ * index's — unless the names are so many that one pass over the index
+ * costs less. */
 bool walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
                         guint64 *checked);
+
+/* A reader of a cached walk's directory entries that starts at the mark
+ * before the one it wants (format.h, marks): at most DIR_MARK_EVERY entries
+ * read per lookup. PATH holds the last entry's path; BAD, once set, stays. */
+struct dir_entry;
+struct dir_cursor {
+  const struct cached_walk *w;
+  const guint8 *p;      /* where entry NEXT starts */
+  guint32 next;
+  GString *path;
+  bool bad;
+};
+void dir_cursor_init(struct dir_cursor *c, const struct cached_walk *w);
+void dir_cursor_clear(struct dir_cursor *c);
+
+/* Entry I (below w->n_dirs) into E, its path in C's (valid until C's next
+ * call); false if the entries do not parse there (C bad). */
+bool dir_cursor_at(struct dir_cursor *c, guint32 i, struct dir_entry *e);
+
+/* The entry whose path is PATH (LEN bytes) into E and its number into *I,
+ * by a binary search over the marks and a read of at most DIR_MARK_EVERY
+ * entries (they are in path order, compare_dirs()); false if there is none
+ * or the entries do not parse (then C bad). */
+bool dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
+                     struct dir_entry *e);
 
 /* Hand FN every question cached walk W (its file's records read and
  * checked) asked of the index: the directory's path (DLEN bytes, relative to

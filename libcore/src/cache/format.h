@@ -30,13 +30,23 @@ G_BEGIN_DECLS
  *              (excluded), u8 hidden, u8 follow, u32 types, i32 max_depth,
  *              u8 one_file_system, u32 ignore
  *   pattern := str text, u32 dialect, u32 flags
- *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS | WALK_PLAIN), u32 n,
+ *   walk    := str root, u64 dev, u64 ino, u8 flags (WALK_PROBLEMS), u32 n,
  *              u64 members[n], str env, str watch, str rel, str clock,
  *              var recrawls (watchman's, before the walk; watch "": none),
  *              str cookies, var dev, var ino (the watch's cookie directory
  *              below the watch's root, "" the root, as the clock was taken;
  *              ino 0: unknown),
- *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long)
+ *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long),
+ *              u32 every, u64 marks[(n + every - 1) / every], u32 m, var must[m]
+ *   marks   := where dir number k * EVERY starts, in the dirs' BYTES: the
+ *              first 0, each after it larger, all below BYTES; the dir
+ *              there shares nothing with the one before it (SHARED 0), so
+ *              that reading may start there (dir_cursor, cachefile.h)
+ *   must    := the dirs watchman can never vouch for (watchman_may_vouch()
+ *              false: the root, racy, a start directory or on the way to
+ *              one, a nested repository's, absent), by number, ascending:
+ *              the first as is, each after it as its distance from the one
+ *              before less one; all below n
  *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_INDEX_RACY
  *              or SOURCE_RACY), stamp
  *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
@@ -70,7 +80,11 @@ G_BEGIN_DECLS
  * device and a ctime equal to the mtime, and numbers take the bytes they
  * need. The records have their own checksum, verified only when they are
  * read: `trawl check` on an unchanged tree reads the index alone. Why, with
- * the numbers: docs/adr/0004-cache-file-read-cost.md. */
+ * the numbers: docs/adr/0004-cache-file-read-cost.md. A re-check with
+ * watchman's answer reads less still: the marks let it find a directory by
+ * its path in a binary search and at most DIR_MARK_EVERY entries, and the
+ * must list names those it stats whatever watchman says (docs/cache.md,
+ * "Watchman"). */
 #define DIR_INDEX_MIN 10
 #define REC_MIN 4
 #define DIR_RACY 1
@@ -80,9 +94,7 @@ G_BEGIN_DECLS
 #define DIR_ASKED 16    /* its records hold questions asked of the index */
 #define DIR_REPO 32     /* it holds a nested repository: its sources follow (memo.h) */
 #define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
-#define WALK_PLAIN 2    /* its first directory is the root, and none is racy, a start directory,
-                           on the way to one or absent: with nothing named by watchman, the
-                           root's stat is the whole re-check (walk_unchanged_but) */
+#define DIR_MARK_EVERY 64 /* the writer's EVERY: a lookup by path reads at most this many dirs */
 #define STAMP_PRESENT 1
 #define STAMP_DEV 2     /* on the walk's device: not written */
 #define STAMP_CTIME 4   /* ctime = mtime: not written */
@@ -312,6 +324,36 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   }
   e->was.racy = e->flags & DIR_RACY;
   e->was.rules_racy = e->flags & DIR_RULES_RACY;
+  e->n = (guint32)r_var(r);
+  e->off = r_var(r);
+}
+
+/* The next directory entry of a walk at R as r_dir() reads it, but its
+ * stamps only stepped over (E's were, has and live are not filled): what a
+ * pass that wants the paths and the records needs. */
+static inline void
+r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
+{
+  const guint64 shared = r_var(r), len = r_var(r);
+  const char *rest = r_bytes(r, (!r->bad && shared <= path->len) ? (size_t)len : 0);
+  if (shared > path->len || (!r->bad && memchr(rest, '\0', (size_t)len)))
+    r->bad = true;
+  if (r->bad) {
+    g_string_truncate(path, 0);
+  } else {
+    g_string_truncate(path, (gsize)shared);
+    g_string_append_len(path, rest, (gssize)len);
+  }
+  e->path = path->str;
+  e->len = path->len;
+  r_skip_var(r);   /* live */
+  r_skip_stamp(r); /* the directory's */
+  r_skip_var(r);   /* has */
+  r_skip_stamp(r); /* its ignore files' */
+  r_skip_stamp(r);
+  e->flags = (guint8)r_le(r, 1);
+  if (e->flags & DIR_REPO)
+    r_bytes(r, (size_t)r_var(r));
   e->n = (guint32)r_var(r);
   e->off = r_var(r);
 }

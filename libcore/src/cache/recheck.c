@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cache-testing.h"
 #include "cachefile.h"
 #include "format.h"
 
@@ -128,14 +129,52 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
   return !differs;
 }
 
-/* The rule of cachefile.h: what watchman's answer lets the re-check and the
- * replay leave unstat'ed. */
+/* The rules of cachefile.h: what watchman's answer lets the re-check and
+ * the replay leave unstat'ed. */
+bool
+watchman_may_vouch(const struct dir_stamp *was, size_t len, bool start_or_way)
+{
+  return len > 0 && !was->racy && !was->rules_racy && !was->repo && !start_or_way &&
+         was->st.present;
+}
+
 bool
 watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way, GHashTable *touched,
                  const char *path)
 {
-  return len > 0 && !was->racy && !was->rules_racy && !was->repo && !start_or_way &&
-         was->st.present && !g_hash_table_contains(touched, path);
+  return watchman_may_vouch(was, len, start_or_way) && !g_hash_table_contains(touched, path);
+}
+
+/* walk_unchanged_but() by reading every entry: for names so many that
+ * finding each costs more. */
+static bool
+each_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
+                   guint64 *checked)
+{
+  struct rd r = {w->dirs_at, w->dirs_end, false};
+  GString *path = g_string_new(NULL);
+  bool same = true;
+  guint32 i = 0;
+  for (; i < w->n_dirs && same; i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    if (r.bad)
+      break;
+    if (watchman_vouches(&e.was, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0, touched, e.path))
+      continue;
+    (*checked)++;
+    same = entry_unchanged(&e, root_fd);
+  }
+  __atomic_fetch_add(&cache_test_dirs_decoded, i, __ATOMIC_RELAXED);
+  g_string_free(path, TRUE);
+  return same && !r.bad;
+}
+
+static int
+compare_numbers(gconstpointer a, gconstpointer b)
+{
+  const guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+  return (x > y) - (x < y);
 }
 
 /* Watchman names every path created, deleted, renamed or changed since its
@@ -146,28 +185,58 @@ watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way, GHa
  * (a change of the query's own root is not reported), a racy record, a
  * start directory and the way to one (a link put on the way changes no
  * name below it), and a directory holding a nested repository (its
- * sources are in its .git, where watchman names nothing). */
+ * sources are in its .git, where watchman names nothing). The writer
+ * listed those (format.h, must); each name is looked for through the marks
+ * (dir_cursor_find()), so the entries read are the names' and the list's,
+ * not the index's (a name in .git, which every git command writes and no
+ * walk records, costs a search). The directories are stat'ed in the
+ * index's order, as a pass over every entry would, so the same one is the
+ * first found to differ and *CHECKED is the same. */
 bool
 walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
                    guint64 *checked)
 {
-  struct rd r = {w->dirs_at, w->dirs_end, false};
-  GString *path = g_string_new(NULL);
-  bool same = true;
   *checked = 0;
-  /* Nothing named and nothing watchman cannot vouch for but the root (the
-   * first entry): the rest of the index need not even be read. */
-  const guint32 n = g_hash_table_size(touched) == 0 && w->plain ? MIN(w->n_dirs, 1u) : w->n_dirs;
-  for (guint32 i = 0; i < n && same; i++) {
-    struct dir_entry e;
-    r_dir(&r, &e, w->dev, path);
-    if (r.bad)
-      break;
-    if (watchman_vouches(&e.was, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0, touched, e.path))
-      continue;
-    (*checked)++;
-    same = entry_unchanged(&e, root_fd);
+  /* A search reads half the entries between two marks, on average. */
+  if ((guint64)g_hash_table_size(touched) * (w->mark_every / 2 + 1) >= w->n_dirs)
+    return each_unchanged_but(w, root_fd, touched, checked);
+  GArray *numbers = g_array_sized_new(FALSE, FALSE, sizeof(guint32), w->n_must + 8);
+  struct rd must = {w->must_at, w->must_end, false};
+  guint32 at = 0;
+  for (guint32 k = 0; k < w->n_must; k++) {
+    const guint32 gap = (guint32)r_var(&must); /* checked by the reader */
+    at = k ? at + gap + 1 : gap;
+    g_array_append_val(numbers, at);
   }
-  g_string_free(path, TRUE);
-  return same && !r.bad;
+  const guint32 listed = numbers->len;
+  struct dir_cursor c;
+  dir_cursor_init(&c, w);
+  GHashTableIter it;
+  gpointer name;
+  g_hash_table_iter_init(&it, touched);
+  while (g_hash_table_iter_next(&it, &name, NULL)) {
+    struct dir_entry e;
+    guint32 i;
+    /* One watchman could never vouch for is listed already. */
+    if (dir_cursor_find(&c, name, strlen(name), &i, &e) &&
+        watchman_may_vouch(&e.was, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0))
+      g_array_append_val(numbers, i);
+  }
+  if (numbers->len > listed)
+    g_array_sort(numbers, compare_numbers);
+  bool same = !c.bad && !must.bad;
+  for (guint k = 0; k < numbers->len && same; k++) {
+    const guint32 i = g_array_index(numbers, guint32, k);
+    if (k > 0 && i == g_array_index(numbers, guint32, k - 1))
+      continue;
+    struct dir_entry e;
+    same = dir_cursor_at(&c, i, &e);
+    if (same) {
+      (*checked)++;
+      same = entry_unchanged(&e, root_fd);
+    }
+  }
+  dir_cursor_clear(&c);
+  g_array_unref(numbers);
+  return same;
 }
