@@ -14,7 +14,9 @@ user's) watches it. Arms, one process per run, interleaved, order rotated:
   watchman client, since     `watchman -j` asked the same `since` query: what
                              spawning the client would cost before any work
   git status, fsmonitor      git status --porcelain -uall with core.fsmonitor =
-                             git's fsmonitor-watchman hook (WATCHMAN_SOCK set)
+                             git's fsmonitor-watchman hook, pointed at the
+                             private daemon by a `watchman` first on its PATH
+                             (watchman 4.9.0's client ignores WATCHMAN_SOCK)
 
 Two questions: the tree unchanged; and one file added before each round
 (every arm then sees one new file since its own last run). Each round runs
@@ -115,7 +117,16 @@ def setup(shape, fixtures):
     cache_off, cache = os.path.join(tmp, "off.cache"), os.path.join(tmp, "c.cache")
     env_wm = dict(base, TRAWL_WATCHMAN="auto", TRAWL_WATCHMAN_SOCK=sock)
     env_off = dict(base, TRAWL_WATCHMAN="off")
-    env_git = dict(base, WATCHMAN_SOCK=sock)
+    # git's hook runs `watchman -j`, and watchman 4.9.0's client does not
+    # read WATCHMAN_SOCK: without this it starts the user's own daemon (state
+    # in /tmp/$USER-state) and leaves it running. A `watchman` first on the
+    # hook's PATH points it at the private one.
+    shim_dir = os.path.join(tmp, "bin")
+    os.mkdir(shim_dir)
+    with open(os.path.join(shim_dir, "watchman"), "w") as f:
+        f.write('#!/bin/sh\nexec %s --sockname=%s "$@"\n' % (shutil.which("watchman"), sock))
+    os.chmod(os.path.join(shim_dir, "watchman"), 0o755)
+    env_git = dict(base, WATCHMAN_SOCK=sock, PATH=shim_dir + os.pathsep + base.get("PATH", ""))
     os.chdir(tree)
     for c, env in ((cache_off, env_off), (cache, env_wm)):
         _, _, code, _, err = run([TRAWL, "--cache", c, "-I", "**"], env, False)
