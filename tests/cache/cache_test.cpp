@@ -162,6 +162,15 @@ void make_tree(const std::string &root)
     add_file(root, p);
 }
 
+// ROOT/p/qK/rJ/f.c for K below QS and J below RS: QS * RS + QS + 1
+// directories below ROOT.
+void make_grid(const std::string &root, int qs, int rs)
+{
+  for (int k = 0; k < qs; k++)
+    for (int j = 0; j < rs; j++)
+      add_file(root, "p/q" + std::to_string(k) + "/r" + std::to_string(j) + "/f.c");
+}
+
 // TMP/tree made and settled, and walked once for **/*.c into the cache
 // TMP/c.cache, whose path is returned.
 std::string prime(const TempDir &tmp)
@@ -248,9 +257,7 @@ TEST(Cache, ManyDirectoriesAreReCheckedInShares)
 {
   TempDir tmp;
   make_dir(tmp / "tree");
-  for (int k = 0; k < 24; k++)
-    for (int j = 0; j < 27; j++)
-      add_file(tmp / "tree", "p/q" + std::to_string(k) + "/r" + std::to_string(j) + "/f.c");
+  make_grid(tmp / "tree", 24, 27);
   const std::string cache = tmp / "c.cache";
   settle();
   {
@@ -332,9 +339,7 @@ TEST(Cache, WatchmansNamesAreFoundThroughTheMarks)
 {
   TempDir tmp;
   make_dir(tmp / "tree");
-  for (int k = 0; k < 40; k++)
-    for (int j = 0; j < 25; j++)
-      add_file(tmp / "tree", "p/q" + std::to_string(k) + "/r" + std::to_string(j) + "/f.c");
+  make_grid(tmp / "tree", 40, 25);
   make_dir(tmp / "tree/.git");
   const guint32 dirs = 40 * 25 + 40 + 2;
   for (const char *pattern : {"**/*.c", "p/q3/**/*.c"}) {

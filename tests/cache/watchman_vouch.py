@@ -60,23 +60,30 @@ def settle():
     time.sleep(0.05)
 
 
-def dirs_stated(trawl, tree, cache, env, log):
-    """The directories of TREE a cached walk of it stats (by their paths
-    relative to the root, as trawl names them), and its output."""
+def under_strace(argv, env, log, recorded):
+    """Run ARGV under strace: the process, and the directories it stats
+    whose paths (relative to the root, as trawl names them) match the
+    regular expression RECORDED."""
     # LeakSanitizer cannot run under ptrace (the sanitize setup's build):
     # leaks are looked for by the other runs of this test and the suites.
     env = dict(env, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
-    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=newfstatat,statx,stat,lstat", "-o", log, trawl, "-C", tree,
-                        "--cache", cache, "--stats", "**/*.c"],
-                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        fail("trawl exited %d: %s" % (p.returncode, p.stderr.decode(errors="replace")))
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=newfstatat,statx,stat,lstat", "-o", log] +
+                       argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     stated = set()
     with open(log) as f:
         for line in f:
             m = STAT_CALLS.match(line)
-            if m and re.fullmatch(r"d\d\d(/sub)?", m.group(1)):
+            if m and re.fullmatch(recorded, m.group(1)):
                 stated.add(m.group(1))
+    return p, stated
+
+
+def dirs_stated(trawl, tree, cache, env, log):
+    """The directories of TREE a cached walk of it stats, and its output."""
+    p, stated = under_strace([trawl, "-C", tree, "--cache", cache, "--stats", "**/*.c"], env, log,
+                             r"d\d\d(/sub)?")
+    if p.returncode != 0:
+        fail("trawl exited %d: %s" % (p.returncode, p.stderr.decode(errors="replace")))
     return stated, p.stdout, p.stderr.decode(errors="replace")
 
 
@@ -84,16 +91,8 @@ def check_stated(trawl, tree, cache, env, log):
     """`trawl check` of CACHE under strace: its exit status, the recorded
     directories of TREE it stats (a[0-9]{2}/b[0-9]{2}... by their paths
     relative to the root), its output and its --stats."""
-    env = dict(env, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
-    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=newfstatat,statx,stat,lstat", "-o", log, trawl,
-                        "check", "--cache", cache, "--stats"],
-                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    stated = set()
-    with open(log) as f:
-        for line in f:
-            m = STAT_CALLS.match(line)
-            if m and re.fullmatch(r"a\d\d(/b\d\d)*", m.group(1)):
-                stated.add(m.group(1))
+    p, stated = under_strace([trawl, "check", "--cache", cache, "--stats"], env, log,
+                             r"a\d\d(/b\d\d)*")
     return p.returncode, stated, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
