@@ -116,13 +116,6 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
 
-/* Could watchman vouch for a directory recorded as WAS, its path LEN bytes
- * long, START_OR_WAY if it is a start directory or on the way to one, if it
- * named nothing in it? Not for the root, a racy one, one holding a nested
- * repository, a start directory or the way to one, one that was not there:
- * those are stat'ed every time (the writer lists them: format.h, must). */
-bool watchman_may_vouch(const struct dir_stamp *was, size_t len, bool start_or_way);
-
 /* Does watchman vouch for the directory PATH (LEN bytes, NUL-terminated,
  * relative to the root) recorded as WAS: nothing in TOUCHED names it, and it
  * is none of those it never vouches for (the root, a racy one, one holding

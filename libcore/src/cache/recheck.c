@@ -129,15 +129,9 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
   return !differs;
 }
 
-/* The rules of cachefile.h: what watchman's answer lets the re-check and
- * the replay leave unstat'ed. */
-bool
-watchman_may_vouch(const struct dir_stamp *was, size_t len, bool start_or_way)
-{
-  return len > 0 && !was->racy && !was->rules_racy && !was->repo && !start_or_way &&
-         was->st.present;
-}
-
+/* The rule of cachefile.h: what watchman's answer lets the re-check and
+ * the replay leave unstat'ed (the part that needs no answer: format.h's
+ * watchman_may_vouch()). */
 bool
 watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way, GHashTable *touched,
                  const char *path)
