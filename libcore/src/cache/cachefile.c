@@ -669,7 +669,7 @@ dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
       return false;
     gsize klen;
     const char *k = g_bytes_get_data(key, &klen);
-    if (compare_paths(k, klen, path, len) <= 0) {
+    if (compare_paths(klen ? k : "", klen, path, len) <= 0) {
       lo = mid + 1;
       any = true;
     } else {
