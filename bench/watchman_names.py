@@ -14,13 +14,16 @@ path in .git, as after any git command; no answer changes). Before timing,
 each check must exit 0 and its --stats say watchman was used. Per binary and
 state: CPU (user + system) by `perf stat -r N` (task-clock, the mean and its
 spread as perf prints it), and instructions by `valgrind --tool=callgrind`
-(one run: steadier than time on a shared machine).
+(one run: steadier than time on a shared machine). Each cache's size is
+printed with its header's index length and directory entries' length (the
+latter 0 before format 10, where the entries are in the index).
 """
 import argparse
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -82,6 +85,12 @@ def main():
                 subprocess.run([trawl, "-C", tree, "--cache", cache, "-I", "**"], env=env,
                                stdout=subprocess.DEVNULL, check=True)
             caches.append(cache)
+            with open(cache, "rb") as f:
+                head = f.read(56)
+            print("%-40s cache %s bytes: format %d, index %s, entries %s" %
+                  (trawl, format(os.path.getsize(cache), ","), struct.unpack_from("<I", head, 8)[0],
+                   format(struct.unpack_from("<Q", head, 40)[0], ","),
+                   format(struct.unpack_from("<Q", head, 48)[0], ",")), flush=True)
         for state in ("unchanged", "touch .git/x"):
             if state != "unchanged":
                 open(os.path.join(tree, ".git", "x"), "w").close()

@@ -26,6 +26,7 @@
 extern "C" {
 #include "cache/cache-testing.h"
 #include "cache/cachefile.h"
+#include "cache/format.h"
 #include "trawl/version.h"
 }
 
@@ -367,6 +368,34 @@ TEST(Cache, WatchmansNamesAreFoundThroughTheMarks)
     const int root_fd = open((tmp / "tree").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(root_fd, 0);
 
+    // Of the file, only the blocks of entries that hold what is stat'ed or
+    // searched for are read (each checked against its sum), not the region
+    // of every entry: nothing named, the listed entry's block alone; names
+    // in .git, the marks' keys on the way to where they would be, once.
+    {
+      cache_file *fc = cache_load(cache.c_str(), &why);
+      ASSERT_NE(fc, nullptr) << why;
+      const cached_walk *fw = static_cast<const cached_walk *>(fc->walks->pdata[0]);
+      EXPECT_EQ(fw->n_marks, (fw->n_dirs + fw->mark_every - 1) / fw->mark_every);
+      Touched none({});
+      guint64 checked = 0;
+      unsigned long before = cache_test_blocks_read;
+      EXPECT_TRUE(walk_unchanged_but(fw, root_fd, none.t, &checked));
+      EXPECT_EQ(cache_test_blocks_read - before, 1u) << "not the listed entry's block alone";
+      if (all) { // (for the start directory's 26, four names are searched by a pass)
+        Touched git({".git/index", ".git/x", ".git"});
+        unsigned probes = 0;
+        for (guint32 n = fw->n_marks; n; n >>= 1)
+          probes++;
+        before = cache_test_blocks_read;
+        EXPECT_TRUE(walk_unchanged_but(fw, root_fd, git.t, &checked));
+        EXPECT_LE(cache_test_blocks_read - before, probes + 1) << "a search read more blocks";
+        EXPECT_LT(cache_test_blocks_read - before, fw->n_marks);
+      }
+      EXPECT_FALSE(fc->dirs_checked) << "the region of every entry was read";
+      cache_file_free(fc);
+    }
+
     // Names no walk records: the root and the start directory's way stat'ed.
     Recheck r = recheck_both(w, root_fd, {".git/index", ".git/x", ".git"});
     EXPECT_TRUE(r.same);
@@ -532,6 +561,15 @@ TEST(Cache, ChangesAndDigest)
   EXPECT_NE(digest(), before);
 }
 
+// The little-endian u64 at AT of DATA (a header's field).
+uint64_t le_at(const std::string &data, size_t at)
+{
+  uint64_t v = 0;
+  for (int i = 8; i-- > 0;)
+    v = v << 8 | (uint8_t)data[at + i];
+  return v;
+}
+
 TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
 {
   TempDir tmp;
@@ -544,6 +582,8 @@ TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
   index_flipped[good.find("tree")] ^= 0x01;
   std::string recs_flipped = good;  // the last record's mask, in the records
   recs_flipped[good.size() - 1] ^= 0x01;
+  std::string dirs_flipped = good;  // a byte of a directory's entry, in the region of them
+  dirs_flipped[HEADER_SIZE + le_at(good, 40) + le_at(good, 48) / 2] ^= 0x01;
   std::string version = good;
   version[8] = static_cast<char>(CACHE_FORMAT + 1); // the next format's, not this one's
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -554,6 +594,7 @@ TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
     {flipped, "corrupt"},
     {index_flipped, "corrupt (its checksum"},
     {recs_flipped, "corrupt (its records"},
+    {dirs_flipped, "corrupt (a block of its directory entries"},
     {version, "format version " + std::to_string(CACHE_FORMAT + 1) + ","},
     {std::string(200, 'x'), "not a trawl cache"},
   };
@@ -569,6 +610,103 @@ TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
     Fixture g(tmp / "tree", {{"**/*.c"}});
     EXPECT_TRUE(run(g, cache).trusted) << "not replaced after: " << why;
   }
+}
+
+// A byte flipped in one block of a walk's directory entries (those between
+// two marks, format 10) is caught when that block is read: by a lookup
+// through the marks, which answers nothing from it, by the re-check with
+// watchman's answer when it needs that block ("changed", never "as
+// recorded"), and by any pass over every entry; a re-check that needs only
+// other blocks reads only those, each checked. A run then trusts nothing of
+// the file, says so, and replaces it.
+TEST(Cache, ABlockOfEntriesThatDoesNotCheckOutIsCaughtWhenRead)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (int k = 0; k < 40; k++)
+    for (int j = 0; j < 5; j++)
+      add_file(tmp / "tree", "p/q" + std::to_string(k) + "/r" + std::to_string(j) + "/f.c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  for (int k = 0; k < 2; k++) { // written, then written again with nothing racy
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache);
+    settle();
+  }
+  char *why = nullptr;
+  ASSERT_GE(cache_read_all(cache.c_str(), &why), 0) << (why ? why : "");
+  std::string data = slurp(cache);
+  // The last block's place in the file, and a path in it and one in block 1.
+  cache_file *c = cache_load(cache.c_str(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  const cached_walk *w = static_cast<const cached_walk *>(c->walks->pdata[0]);
+  ASSERT_EQ(w->n_dirs, 40u * 5 + 40 + 2);
+  const guint32 every = w->mark_every, last = w->n_marks - 1;
+  ASSERT_EQ(w->n_marks, 4u);
+  auto mark = [&](guint32 m) { return le_at(std::string((const char *)w->marks + 16 * m, 8), 0); };
+  const size_t at = HEADER_SIZE + le_at(data, 40) + w->dirs_off + (mark(last) + w->dirs_bytes) / 2;
+  std::string in_one, in_last;
+  {
+    dir_cursor cur;
+    dir_cursor_init(&cur, w);
+    dir_entry e;
+    ASSERT_TRUE(dir_cursor_at(&cur, every + 1, &e));
+    in_one.assign(e.path, e.len);
+    ASSERT_TRUE(dir_cursor_at(&cur, last * every + 1, &e));
+    in_last.assign(e.path, e.len);
+    dir_cursor_clear(&cur);
+  }
+  cache_file_free(c);
+  data[at] ^= 0x01;
+  spit(cache, data);
+
+  c = cache_load(cache.c_str(), &why); // the index holds
+  ASSERT_NE(c, nullptr) << why;
+  w = static_cast<const cached_walk *>(c->walks->pdata[0]);
+  const int root_fd = open((tmp / "tree").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(root_fd, 0);
+  {
+    dir_cursor cur;
+    dir_cursor_init(&cur, w);
+    dir_entry e;
+    guint32 i;
+    EXPECT_TRUE(dir_cursor_at(&cur, every + 1, &e));
+    EXPECT_TRUE(dir_cursor_find(&cur, in_one.data(), in_one.size(), &i, &e));
+    EXPECT_FALSE(cur.corrupt);
+    EXPECT_FALSE(dir_cursor_at(&cur, last * every + 1, &e)) << "an entry of a bad block read";
+    EXPECT_TRUE(cur.corrupt);
+    dir_cursor_clear(&cur);
+    dir_cursor_init(&cur, w);
+    EXPECT_FALSE(dir_cursor_find(&cur, in_last.data(), in_last.size(), &i, &e));
+    EXPECT_TRUE(cur.corrupt);
+    dir_cursor_clear(&cur);
+  }
+  guint64 checked = 0;
+  Touched none({}), one({in_one + "/x"}), in({in_last + "/x"});
+  unsigned long before = cache_test_blocks_read;
+  EXPECT_TRUE(walk_unchanged_but(w, root_fd, none.t, &checked)) << "the bad block is not needed";
+  EXPECT_EQ(cache_test_blocks_read - before, 1u);
+  EXPECT_TRUE(walk_unchanged_but(w, root_fd, one.t, &checked)) << "the bad block is not needed";
+  EXPECT_FALSE(walk_unchanged_but(w, root_fd, in.t, &checked)) << "a bad block trusted";
+  EXPECT_FALSE(c->dirs_checked);
+  const guint8 *from, *to;
+  EXPECT_FALSE(cached_walk_dirs(w, &from, &to)) << "the region read whole checked out";
+  EXPECT_FALSE(walk_unchanged(w, root_fd)) << "a bad block trusted by the stat path";
+  EXPECT_EQ(cached_memo(w), nullptr);
+  close(root_fd);
+  cache_file_free(c);
+  EXPECT_EQ(cache_read_all(cache.c_str(), &why), -4);
+  g_free(why);
+
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_NE(r.warning.find("is corrupt (a block of its directory entries"), std::string::npos)
+      << r.warning;
+  EXPECT_EQ(f.results(0), fresh(tmp / "tree", {"**/*.c"}));
+  EXPECT_TRUE(r.written);
+  Fixture g(tmp / "tree", {{"**/*.c"}});
+  EXPECT_TRUE(run(g, cache).trusted) << "not replaced";
 }
 
 // A cache another trawl wrote is not trusted, even when every checksum

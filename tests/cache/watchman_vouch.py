@@ -31,12 +31,17 @@ directory (--stats: "1 directory stat'ed", or 2 with it); with a file added four
 down, it exits 1 and names the file, having stat'ed that directory and none
 off the way to it (the check's own count with a change is pinned by
 Cache.WatchmansNamesAreFoundThroughTheMarks, suite cache: the walk that
-follows a change stats too).
+follows a change stats too). With only the name in .git and from the root,
+it also reads the cache's directory entries a block at a time (format 10:
+docs/cache.md, "Reading only the blocks it needs"): past its first read of
+the file, no read of the cache is longer than half the region of entries
+(the tree's 423 entries are seven blocks).
 """
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -47,6 +52,8 @@ import watchman_cache  # noqa: E402
 
 N_DIRS = 60
 STAT_CALLS = re.compile(r'^\d+\s+(?:newfstatat|fstatat64|statx|stat|lstat)\((?:AT_FDCWD|\d+), "([^"]*)"')
+OPEN_CALL = re.compile(r'^\d+\s+openat\(AT_FDCWD, "([^"]*)", .*\) = (\d+)$')
+PREAD_CALL = re.compile(r'^\d+\s+pread64\((\d+), .*, (\d+), (\d+)\) = (-?\d+)')
 
 
 def fail(msg):
@@ -91,8 +98,24 @@ def check_stated(trawl, tree, cache, env, log):
     """`trawl check` of CACHE under strace: its exit status, the recorded
     directories of TREE it stats (a[0-9]{2}/b[0-9]{2}... by their paths
     relative to the root), its output and its --stats."""
-    p, stated = under_strace([trawl, "check", "--cache", cache, "--stats"], env, log,
-                             r"a\d\d(/b\d\d)*")
+    env = dict(env, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=newfstatat,statx,stat,lstat,openat,pread64", "-o",
+                        log, trawl, "check", "--cache", cache, "--stats"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stated = set()
+    fds, reads = set(), []  # the reads of CACHE: (offset, bytes asked)
+    with open(log) as f:
+        for line in f:
+            m = STAT_CALLS.match(line)
+            if m and re.fullmatch(r"a\d\d(/b\d\d)*", m.group(1)):
+                stated.add(m.group(1))
+            m = OPEN_CALL.match(line)
+            if m and m.group(1) == cache:
+                fds.add(m.group(2))
+            m = PREAD_CALL.match(line)
+            if m and m.group(1) in fds:
+                reads.append((int(m.group(3)), int(m.group(2))))
+    check_stated.reads = reads
     return p.returncode, stated, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
@@ -127,6 +150,15 @@ def check_names(trawl, tmp, env, log):
         if stated != start or counted not in err:
             fail("check %s, a name in .git: stat'ed %s, %s; only %s and the root expected" %
                  (pattern, sorted(stated)[:10], err.strip(), sorted(start)))
+        if not start:  # a block at a time: no read past the first as long as half the entries
+            with open(cache, "rb") as f:
+                dirs_len = struct.unpack_from("<Q", f.read(56), 48)[0]
+            reads = check_stated.reads
+            if not reads or reads[0][0] != 0 or any(n > dirs_len // 2 for _, n in reads[1:]):
+                fail("check %s, a name in .git: the cache read as %s (offset, bytes), its "
+                     "entries %d bytes" % (pattern, reads, dirs_len))
+            print("ok: check %s: the cache read as %s (offset, bytes), its entries %d bytes" %
+                  (pattern, reads, dirs_len))
         new = os.path.join(tree, deep, "new-%d.c" % len(start))
         open(new, "w").close()
         settle()

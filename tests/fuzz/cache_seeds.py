@@ -4,9 +4,10 @@
     cache_seeds.py TRAWL OUTDIR
 
 Each seed is a cache file `trawl --cache` (or `trawl batch --cache`) wrote of
-a small tree, in the harness's form: the index's length as a little-endian
-u16, then the file's body (the index and the records; the 56-byte header,
-which the harness writes itself, left out). Run it again whenever the
+a small tree, in the harness's form: the index's length and the directory
+entries' as little-endian u16s, then the file's body (the index, the
+directory entries and the records; the 56-byte header, which the harness
+writes itself, left out). Run it again whenever the
 format changes (CACHE_FORMAT): seeds of another format reach little of the
 parser. The tree is made in a temporary directory named `seedtree`, and the
 caches written twice, a while apart, so that most records are not racy.
@@ -26,12 +27,14 @@ FILES = ["a.c", "b.h", "README.md", "lib/f.c", "lib/g.h", "src/x.c", "src/w.c", 
 def seed(cache, out):
     with open(cache, "rb") as f:
         data = f.read()
-    index_len = struct.unpack_from("<Q", data, 40)[0]
-    if index_len > 0xFFFF:
-        sys.exit("%s: an index of %d bytes does not fit the seed's u16" % (cache, index_len))
+    index_len, dirs_len = struct.unpack_from("<QQ", data, 40)
+    if max(index_len, dirs_len) > 0xFFFF:
+        sys.exit("%s: an index of %d bytes or entries of %d do not fit the seed's u16"
+                 % (cache, index_len, dirs_len))
     with open(out, "wb") as f:
-        f.write(struct.pack("<H", index_len) + data[56:])
-    print("%s: index %d bytes, body %d" % (out, index_len, len(data) - 56))
+        f.write(struct.pack("<HH", index_len, dirs_len) + data[56:])
+    print("%s: index %d bytes, directory entries %d, body %d"
+          % (out, index_len, dirs_len, len(data) - 56))
 
 
 def main():

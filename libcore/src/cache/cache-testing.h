@@ -4,19 +4,38 @@
 #define TRAWL_CACHE_TESTING_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "trawl/plan.h"
 
 /* Load cache file PATH as a run does and read all of it as the runs would
- * — every walk's directory entries, its records into a memo (a replay) and
- * through the pass a run of an unchanged tree makes, and every entry found
- * again by its path and its number through the marks (dir_cursor) —
+ * — every entry by its number and found again by its path through the
+ * marks a block at a time from the file (dir_cursor, as the re-check with
+ * watchman reads them), then every walk's directory entries read whole,
+ * its records into a memo (a replay) and through the pass a run of an
+ * unchanged tree makes, and every entry found again through the marks —
  * touching no other file. Returns how many results the passes handed over,
  * -1 if the file is not trusted (*WHY set, to free), -2 if its records do
- * not check out, or -3 if a walk's marks or its list of the entries
- * watchman never vouches for disagree with its entries.
+ * not check out, -3 if a walk's marks or its list of the entries watchman
+ * never vouches for disagree with its entries, or -4 if a block of its
+ * directory entries does not check out against its sum.
  * (tests/fuzz/fuzz_cache.c) */
 long cache_read_all(const char *path, char **why);
+
+/* Write into INDEX (INDEX_LEN bytes, a cache file's index) the sum of each
+ * block of the directory entries DIRS (DIRS_LEN bytes, the region that
+ * follows the index) that its marks delimit, as a writer does: so that a
+ * fuzzed index and region reach the parsers of a block. False (INDEX as it
+ * was) if the index does not parse. (tests/fuzz/fuzz_cache.c) */
+bool cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size_t dirs_len);
+
+/* How many blocks of directory entries (those between two marks) have been
+ * read from a cache file one at a time and checked against their sums (a
+ * dir_cursor's, the cache's region not read whole), all threads together:
+ * what tests/cache/cache_test.cpp bounds to show that the re-check with
+ * watchman reads the blocks it needs, not the file's every entry. */
+extern unsigned long cache_test_blocks_read;
 
 /* How many directory entries of a cache's index the re-checks with
  * watchman have read, all threads together (walk_unchanged_but(),

@@ -59,8 +59,9 @@ struct cache_state {
   GByteArray *pending;     /* a plan made from a cache file: its queries as the file has them,
                             * their patterns not compiled until a walk needs them */
   GError *pending_error;   /* they did not compile */
-  GByteArray *held, *held_recs; /* TRAWL_CACHE_HOLD_CHANGED: the index and the records a
-                                 * changed run would have written, until
+  GByteArray *held, *held_dirs, *held_recs; /* TRAWL_CACHE_HOLD_CHANGED: the index, the
+                                 * directory entries and the records a changed
+                                 * run would have written, until
                                  * trawl_cache_store() writes them */
   char *held_path;         /* where */
 };
@@ -92,6 +93,7 @@ static void
 held_clear(struct cache_state *st)
 {
   g_clear_pointer(&st->held, g_byte_array_unref);
+  g_clear_pointer(&st->held_dirs, g_byte_array_unref);
   g_clear_pointer(&st->held_recs, g_byte_array_unref);
   g_clear_pointer(&st->held_path, g_free);
 }
@@ -589,9 +591,14 @@ run_walk_memos(struct cached_run *r)
       r->all_trusted = false;
   }
   if (r->usable && !records) {
-    /* The index held, the records do not: nothing of it is trusted. */
+    /* The index held, the directory entries or the records do not: nothing
+     * of it is trusted. */
+    const struct cache_file *f = st->file;
     report_error(&report->warning, TRAWL_CACHE_ERROR_UNTRUSTED,
-                 g_strdup("is corrupt (its records' checksum does not match)"));
+                 g_strdup(f->records_ok && f->dirs_checked && !f->dirs_ok
+                              ? "is corrupt (a block of its directory entries does not match "
+                                "its checksum)"
+                              : "is corrupt (its records' checksum does not match)"));
     report->trusted = st->trusted = r->usable = false;
     for (guint g = 0; g < r->n_groups; g++) {
       struct cgroup *cg = &st->groups[g];
@@ -697,7 +704,7 @@ run_write(struct cached_run *r)
   /* A run that could not answer every query records nothing. */
   if (!write || !r->grouped || !r->walked || r->quick)
     return;
-  GByteArray *body = g_byte_array_new(), *recs = g_byte_array_new();
+  GByteArray *body = g_byte_array_new(), *dirs = g_byte_array_new(), *recs = g_byte_array_new();
   cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, r->n_groups);
   for (guint g = 0; g < r->n_groups; g++) {
     const struct plan_group_view *gv = &r->gv[g];
@@ -705,18 +712,20 @@ run_write(struct cached_run *r)
                             gv->members, st->groups[g].memo, &r->clocks[g]};
     w.problems = trawl_plan_problems(r->plan, g_array_index(gv->members, size_t, 0))->len > 0;
     const struct source_list sl = source_list_of(&r->src[g]);
-    cache_write_walk(body, recs, &w, &sl, &r->racy_from);
+    cache_write_walk(body, dirs, recs, &w, &sl, &r->racy_from);
   }
   if ((r->flags & TRAWL_CACHE_HOLD_CHANGED) && report->changed) {
     st->held = body;
+    st->held_dirs = dirs;
     st->held_recs = recs;
     st->held_path = g_strdup(r->path);
     return;
   }
   char *why = NULL;
-  report->written = cache_store(r->path, body, recs, &why);
+  report->written = cache_store(r->path, body, dirs, recs, &why);
   report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
   g_byte_array_unref(body);
+  g_byte_array_unref(dirs);
   g_byte_array_unref(recs);
 }
 
@@ -769,7 +778,7 @@ trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report)
   if (st == NULL || st->held == NULL)
     return true;
   char *why = NULL;
-  report->written = cache_store(st->held_path, st->held, st->held_recs, &why);
+  report->written = cache_store(st->held_path, st->held, st->held_dirs, st->held_recs, &why);
   report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
   held_clear(st);
   return report->written;

@@ -5,12 +5,16 @@
  * the index and one of the records), then the index — the trawl version,
  * the queries (pattern texts, dialects, flags, options, roots) and per walk
  * its root, its ignore sources outside the walked directories with their
- * stamps, and its directories' stamps — then the records of the memos
- * (memo.h). The layout is written out in format.h, with the readers of its
- * fields; the writers are here. Anything that does not check out is not
- * trusted. The index is read (and checked) alone; the records only when a
- * run needs them, which a re-check of an unchanged tree does not. This
- * file knows memos and stamps, never a plan: cache.c runs plans.
+ * stamps, and the marks into its directory entries with each block's sum —
+ * then the directories' entries (their stamps), then the records of the
+ * memos (memo.h). The layout is written out in format.h, with the readers
+ * of its fields; the writers are here. Anything that does not check out is
+ * not trusted. The index is read (and checked) alone; the directory entries
+ * whole when a pass over every one needs them, else a block at a time
+ * (dir_cursor: the re-check with watchman's answer), each block checked
+ * against its sum before it is parsed; the records only when a run needs
+ * them, which a re-check of an unchanged tree does not. This file knows
+ * memos and stamps, never a plan: cache.c runs plans.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -151,6 +155,7 @@ cache_file_free(struct cache_file *c)
   if (c == NULL)
     return;
   release(c->index_data, c->index_data_len);
+  release(c->dirs_data, c->dirs_len);
   release(c->recs_data, c->recs_len);
   if (c->fd >= 0)
     close(c->fd);
@@ -210,32 +215,37 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
   return d;
 }
 
-/* Cached walk W's marks and the entries watchman never vouches for, after
- * its BYTES of entries at R (format.h: marks, must), checked: a mark out of
- * order or outside the entries, or a number past the last entry, is a walk
- * that does not parse. The marks are read again where they are (fixed
- * width: a binary search); the numbers, few, in order. */
+/* The size of a mark in the index: where its block starts, its sum. */
+#define MARK_SIZE 16
+
+/* Cached walk W's marks and the entries watchman never vouches for
+ * (format.h: marks, must), checked: a mark out of order or outside the
+ * walk's entries, or a number past the last entry, is a walk that does not
+ * parse. The marks are read again where they are (fixed width: a binary
+ * search); their sums when their blocks are read; the numbers, few, in
+ * order. */
 static void
-read_marks(struct rd *r, struct cached_walk *w, guint64 bytes)
+read_marks(struct rd *r, struct cached_walk *w)
 {
   w->mark_every = (guint32)r_le(r, 4);
   if (w->mark_every == 0)
     r->bad = true;
   const guint32 n_marks = r->bad || w->n_dirs == 0 ? 0 : (w->n_dirs - 1) / w->mark_every + 1;
-  if (!r->bad && (size_t)(r->end - r->p) / 8 < n_marks)
+  if (!r->bad && (size_t)(r->end - r->p) / MARK_SIZE < n_marks)
     r->bad = true;
   w->marks = r->p;
+  w->n_marks = r->bad ? 0 : n_marks;
   guint64 before = 0;
   for (guint32 m = 0; m < n_marks && !r->bad; m++) {
     guint64 off;
-    memcpy(&off, r->p + 8 * (size_t)m, 8);
+    memcpy(&off, r->p + MARK_SIZE * (size_t)m, 8);
     off = GUINT64_FROM_LE(off);
-    if (off >= bytes || (m == 0 ? off != 0 : off <= before))
+    if (off >= w->dirs_bytes || (m == 0 ? off != 0 : off <= before))
       r->bad = true;
     before = off;
   }
   if (!r->bad)
-    r->p += 8 * (size_t)n_marks;
+    r->p += MARK_SIZE * (size_t)n_marks;
   w->n_must = r_count(r, 1);
   w->must_at = r->p;
   guint64 at = 0;
@@ -248,8 +258,10 @@ read_marks(struct rd *r, struct cached_walk *w, guint64 bytes)
   w->must_end = r->p;
 }
 
+/* The next walk at R, its entries the next of the region of DIRS_LEN
+ * bytes after *USED bytes of it (*USED then past them). */
 static struct cached_walk *
-read_walk(struct rd *r)
+read_walk(struct rd *r, guint64 *used, guint64 dirs_len)
 {
   struct cached_walk *w = g_new0(struct cached_walk, 1);
   size_t len;
@@ -302,17 +314,37 @@ read_walk(struct rd *r)
     r_stamp(r, &st, w->dev);
     g_array_append_val(w->stamps, st);
   }
-  w->n_dirs = r_count(r, DIR_INDEX_MIN);
-  guint64 bytes = r_le(r, 8);
-  if (!r->bad && (guint64)(r->end - r->p) < bytes)
+  /* Its entries, in the region after the walks' before it: each at least
+   * DIR_INDEX_MIN bytes, and none without a block (its sum) covering it. */
+  w->n_dirs = (guint32)r_le(r, 4);
+  w->dirs_bytes = r_le(r, 8);
+  w->dirs_off = *used;
+  if (!r->bad && (w->dirs_bytes > dirs_len - *used || w->dirs_bytes / DIR_INDEX_MIN < w->n_dirs ||
+                  (w->n_dirs == 0) != (w->dirs_bytes == 0)))
     r->bad = true;
-  if (!r->bad) {
-    w->dirs_at = r->p;
-    w->dirs_end = r->p + bytes;
-    r->p += bytes;
-  }
-  read_marks(r, w, bytes);
+  if (!r->bad)
+    *used += w->dirs_bytes;
+  read_marks(r, w);
   return w;
+}
+
+/* LEN bytes of file FD from offset AT into BUF; false with errno set (0:
+ * the file is shorter than that). */
+static bool
+pread_all(int fd, void *buf, gsize len, guint64 at)
+{
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(at + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      errno = n < 0 ? errno : 0;
+      return false;
+    }
+    got += (size_t)n;
+  }
+  return true;
 }
 
 /* LEN bytes (at least one) of file FD from offset AT, to free with
@@ -333,24 +365,29 @@ read_at(int fd, guint64 at, gsize len)
     if (buf == MAP_FAILED)
       return NULL;
   }
-  size_t got = 0;
-  while (got < len) {
-    ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(at + got));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : 0;
-      release(buf, len);
-      errno = err;
-      return NULL;
-    }
-    got += (size_t)n;
+  if (!pread_all(fd, buf, len, at)) {
+    const int err = errno;
+    release(buf, len);
+    errno = err;
+    return NULL;
   }
   return buf;
 }
 
+/* Close C's file once nothing more is to be read from it: its records and
+ * its directory entries read whole. (Until then it stays open: a reader
+ * reads the file it opened, whichever file a writer renames over it.) */
+static void
+file_done(struct cache_file *c)
+{
+  if (c->fd >= 0 && c->records_checked && c->dirs_checked) {
+    close(c->fd);
+    c->fd = -1;
+  }
+}
+
 /* Read cache file C's records and check them against their checksum
- * (once; the file is closed then). */
+ * (once; the file is closed when its directory entries are read too). */
 void
 records_read(struct cache_file *c)
 {
@@ -364,8 +401,80 @@ records_read(struct cache_file *c)
     c->recs_end = c->recs ? c->recs + c->recs_len : NULL;
   }
   c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_sum;
-  close(c->fd);
-  c->fd = -1;
+  file_done(c);
+}
+
+/* Mark M of W: where its block starts in W's entries, and the block's sum
+ * (checked by read_marks(): in order, inside the entries). */
+static guint64
+mark_at(const struct cached_walk *w, guint32 m)
+{
+  guint64 off;
+  memcpy(&off, w->marks + MARK_SIZE * (size_t)m, 8);
+  return GUINT64_FROM_LE(off);
+}
+
+static guint64
+mark_sum(const struct cached_walk *w, guint32 m)
+{
+  guint64 sum;
+  memcpy(&sum, w->marks + MARK_SIZE * (size_t)m + 8, 8);
+  return GUINT64_FROM_LE(sum);
+}
+
+/* Where block M of W ends in W's entries: at the next mark, or at their
+ * end. */
+static guint64
+block_end(const struct cached_walk *w, guint32 m)
+{
+  return m + 1 < w->n_marks ? mark_at(w, m + 1) : w->dirs_bytes;
+}
+
+/* Does block M of W, at DATA (W's entries), check out against its sum? */
+static bool
+block_ok(const struct cached_walk *w, guint32 m, const guint8 *data)
+{
+  const guint64 from = mark_at(w, m);
+  return checksum(data + from, (gsize)(block_end(w, m) - from)) == mark_sum(w, m);
+}
+
+/* Read cache file C's region of directory entries whole and check every
+ * block of every walk against its sum (once; the blocks cover the region:
+ * read_walk()). */
+static void
+dirs_read(struct cache_file *c)
+{
+  static const guint8 none[1];
+  c->dirs_checked = true;
+  if (c->dirs_len == 0) {
+    c->dirs = none;
+  } else {
+    c->dirs_data = read_at(c->fd, c->dirs_at, c->dirs_len);
+    c->dirs = (const guint8 *)c->dirs_data;
+  }
+  bool ok = c->dirs != NULL;
+  for (guint i = 0; ok && i < c->walks->len; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    for (guint32 m = 0; ok && m < w->n_marks; m++)
+      ok = block_ok(w, m, c->dirs + w->dirs_off);
+  }
+  c->dirs_ok = ok;
+  file_done(c);
+}
+
+bool
+cached_walk_dirs(const struct cached_walk *w, const guint8 **at, const guint8 **end)
+{
+  struct cache_file *c = w->file;
+  if (!c->dirs_checked)
+    dirs_read(c);
+  if (!c->dirs_ok) {
+    *at = *end = NULL;
+    return false;
+  }
+  *at = c->dirs + w->dirs_off;
+  *end = *at + w->dirs_bytes;
+  return true;
 }
 
 /* The memo of cached walk W, parsed now; NULL if the records do not check
@@ -376,9 +485,10 @@ cached_memo(const struct cached_walk *w)
   struct cache_file *c = w->file;
   if (!c->records_checked)
     records_read(c);
-  if (!c->records_ok)
+  struct rd r;
+  if (!c->records_ok || !cached_walk_dirs(w, &r.p, &r.end))
     return NULL;
-  struct rd r = {w->dirs_at, w->dirs_end, false};
+  r.bad = false;
   struct walk_memo *m = walk_memo_new();
   GString *path = g_string_new(NULL);
   for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
@@ -398,14 +508,15 @@ cached_memo(const struct cached_walk *w)
   return m;
 }
 
-/* ---- reading entries from the marks ---- */
+/* ---- reading entries from the marks, a block at a time ---- */
 
 unsigned long cache_test_dirs_decoded;
+unsigned long cache_test_blocks_read;
 
 void
 dir_cursor_init(struct dir_cursor *c, const struct cached_walk *w)
 {
-  *c = (struct dir_cursor){w, w->dirs_at, 0, g_string_new(NULL), false};
+  *c = (struct dir_cursor){.w = w, .block = G_MAXUINT32, .path = g_string_new(NULL)};
 }
 
 void
@@ -413,29 +524,72 @@ dir_cursor_clear(struct dir_cursor *c)
 {
   g_string_free(c->path, TRUE);
   c->path = NULL;
+  if (c->buf)
+    g_byte_array_unref(c->buf);
+  c->buf = NULL;
+  for (guint32 m = 0; c->keys && m < c->w->n_marks; m++)
+    if (c->keys[m])
+      g_bytes_unref(c->keys[m]);
+  g_free(c->keys);
+  c->keys = NULL;
 }
 
-/* Mark M's offset in W's entries (checked by read_marks()). */
-static guint64
-mark_at(const struct cached_walk *w, guint32 m)
+/* C at the start of block M (its first entry): from the region when it was
+ * read whole (every block checked then), else read from the file and
+ * checked against its sum before anything reads it. False (C bad and
+ * corrupt) if it cannot be read or does not check out. */
+static bool
+cursor_block(struct dir_cursor *c, guint32 m)
 {
-  guint64 off;
-  memcpy(&off, w->marks + 8 * (size_t)m, 8);
-  return GUINT64_FROM_LE(off);
+  const struct cached_walk *w = c->w;
+  struct cache_file *f = w->file;
+  const guint64 from = mark_at(w, m), to = block_end(w, m);
+  g_string_truncate(c->path, 0); /* so an entry there that shares anything is bad */
+  c->block = m;
+  c->next = m * w->mark_every;
+  if (f->dirs_checked && f->dirs_ok) {
+    c->start = c->p = f->dirs + w->dirs_off + from;
+    c->end = f->dirs + w->dirs_off + to;
+    return true;
+  }
+  bool ok = !f->dirs_checked && f->fd >= 0;
+  if (ok) {
+    if (c->buf == NULL)
+      c->buf = g_byte_array_new();
+    g_byte_array_set_size(c->buf, (guint)(to - from));
+    ok = pread_all(f->fd, c->buf->data, c->buf->len, f->dirs_at + w->dirs_off + from) &&
+         checksum(c->buf->data, c->buf->len) == mark_sum(w, m);
+    __atomic_fetch_add(&cache_test_blocks_read, 1, __ATOMIC_RELAXED);
+  }
+  if (!ok) {
+    c->bad = c->corrupt = true;
+    c->block = G_MAXUINT32;
+    c->start = c->p = c->end = NULL;
+    return false;
+  }
+  c->start = c->p = c->buf->data;
+  c->end = c->buf->data + c->buf->len;
+  return true;
 }
 
 /* C at the start of entry I: from where it is, if I is ahead of it in the
- * same stretch between two marks, else from the mark before I. */
+ * same block, else from the start of I's block (read again only if C holds
+ * another). */
 static void
 cursor_seek(struct dir_cursor *c, guint32 i)
 {
   const guint32 every = c->w->mark_every;
-  if (i < c->next || i / every != c->next / every) {
-    c->p = c->w->dirs_at + mark_at(c->w, i / every);
-    c->next = i / every * every;
-    g_string_truncate(c->path, 0); /* so an entry there that shares anything is bad */
+  if (c->bad)
+    return;
+  if (i / every != c->block) {
+    if (!cursor_block(c, i / every))
+      return;
+  } else if (i < c->next) {
+    c->p = c->start;
+    c->next = c->block * every;
+    g_string_truncate(c->path, 0);
   }
-  struct rd r = {c->p, c->w->dirs_end, c->bad};
+  struct rd r = {c->p, c->end, c->bad};
   for (; c->next < i && !r.bad; c->next++) {
     struct dir_entry e;
     r_dir_skim(&r, &e, c->path);
@@ -449,7 +603,7 @@ cursor_seek(struct dir_cursor *c, guint32 i)
 static bool
 cursor_read(struct dir_cursor *c, struct dir_entry *e)
 {
-  struct rd r = {c->p, c->w->dirs_end, c->bad};
+  struct rd r = {c->p, c->end, c->bad};
   r_dir(&r, e, c->w->dev, c->path);
   __atomic_fetch_add(&cache_test_dirs_decoded, 1, __ATOMIC_RELAXED);
   c->p = r.p;
@@ -474,6 +628,29 @@ compare_paths(const char *a, size_t alen, const char *b, size_t blen)
   return k ? k : (alen > blen) - (alen < blen);
 }
 
+/* The path of mark M's entry (written whole: it shares nothing), read with
+ * its block the first time and kept; NULL (C bad) if the block does not
+ * check out or the entry there shares anything. */
+static GBytes *
+mark_key(struct dir_cursor *c, guint32 m)
+{
+  if (c->keys == NULL)
+    c->keys = g_new0(GBytes *, c->w->n_marks);
+  if (c->keys[m] == NULL) {
+    if (c->block != m && !cursor_block(c, m))
+      return NULL;
+    struct rd r = {c->start, c->end, false};
+    const guint64 shared = r_var(&r), plen = r_var(&r);
+    const char *p = r_bytes(&r, r.bad || shared ? 0 : (size_t)plen);
+    if (r.bad || shared) {
+      c->bad = true;
+      return NULL;
+    }
+    c->keys[m] = g_bytes_new(p, (gsize)plen);
+  }
+  return c->keys[m];
+}
+
 bool
 dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
                 struct dir_entry *e)
@@ -483,19 +660,16 @@ dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
     return false;
   /* The last mark whose entry's path is PATH or before it: the entry at a
    * mark shares nothing, its path is there whole. */
-  const guint32 n_marks = (w->n_dirs - 1) / w->mark_every + 1;
-  guint32 lo = 0, hi = n_marks; /* the mark is below HI, and LO or after */
+  guint32 lo = 0, hi = w->n_marks; /* the mark is below HI, and LO or after */
   bool any = false;
   while (lo < hi) {
     const guint32 mid = lo + (hi - lo) / 2;
-    struct rd r = {w->dirs_at + mark_at(w, mid), w->dirs_end, false};
-    const guint64 shared = r_var(&r), plen = r_var(&r);
-    const char *p = r_bytes(&r, r.bad || shared ? 0 : (size_t)plen);
-    if (r.bad || shared) {
-      c->bad = true;
+    GBytes *key = mark_key(c, mid);
+    if (key == NULL)
       return false;
-    }
-    if (compare_paths(p, (size_t)plen, path, len) <= 0) {
+    gsize klen;
+    const char *k = g_bytes_get_data(key, &klen);
+    if (compare_paths(klen ? k : "", klen, path, len) <= 0) {
       lo = mid + 1;
       any = true;
     } else {
@@ -509,7 +683,7 @@ dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
   const guint32 to = (guint32)MIN((guint64)from + w->mark_every, (guint64)w->n_dirs);
   cursor_seek(c, from);
   while (!c->bad && c->next < to) {
-    struct rd r = {c->p, w->dirs_end, false};
+    struct rd r = {c->p, c->end, false};
     struct dir_entry skim;
     r_dir_skim(&r, &skim, c->path);
     __atomic_fetch_add(&cache_test_dirs_decoded, 1, __ATOMIC_RELAXED);
@@ -532,13 +706,47 @@ dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
   return false;
 }
 
+/* Is every entry of cached walk W read by its number, and found again by
+ * its path, through a cursor (C's own: a block at a time from the file,
+ * until the region is read whole)? False, with *CORRUPT set when a block
+ * did not check out, if not. */
+static bool
+cursor_agrees(const struct cached_walk *w, bool *corrupt)
+{
+  struct dir_cursor c, by_path;
+  dir_cursor_init(&c, w);
+  dir_cursor_init(&by_path, w);
+  GString *path = g_string_new(NULL);
+  bool ok = true;
+  for (guint32 i = 0; i < w->n_dirs && ok; i++) {
+    struct dir_entry e, found;
+    guint32 at = G_MAXUINT32;
+    ok = dir_cursor_at(&c, i, &e);
+    if (ok) {
+      g_string_truncate(path, 0);
+      g_string_append_len(path, e.path, (gssize)e.len);
+      ok = dir_cursor_find(&by_path, path->str, path->len, &at, &found) && at == i &&
+           found.len == path->len && memcmp(found.path, path->str, path->len) == 0;
+    }
+  }
+  *corrupt = c.corrupt || by_path.corrupt;
+  g_string_free(path, TRUE);
+  dir_cursor_clear(&c);
+  dir_cursor_clear(&by_path);
+  return ok;
+}
+
 /* Do cached walk W's marks and its list of the entries watchman never
- * vouches for say what its entries do, and is each entry found by its path
- * through the marks? A writer's bug otherwise (cache_read_all). */
+ * vouches for say what its entries (read whole) do, and is each entry found
+ * by its path through the marks? A writer's bug otherwise (cache_read_all). */
 static bool
 marks_agree(const struct cached_walk *w)
 {
-  struct rd r = {w->dirs_at, w->dirs_end, false};
+  struct rd r;
+  if (!cached_walk_dirs(w, &r.p, &r.end))
+    return false;
+  r.bad = false;
+  const guint8 *dirs_at = r.p;
   struct rd must = {w->must_at, w->must_end, false};
   GString *path = g_string_new(NULL);
   struct dir_cursor c;
@@ -548,7 +756,7 @@ marks_agree(const struct cached_walk *w)
   for (guint32 i = 0; i < w->n_dirs && ok; i++) {
     if (i % w->mark_every == 0) {
       struct rd peek = r;
-      ok = (guint64)(r.p - w->dirs_at) == mark_at(w, i / w->mark_every) && r_var(&peek) == 0;
+      ok = (guint64)(r.p - dirs_at) == mark_at(w, i / w->mark_every) && r_var(&peek) == 0;
     }
     if (musts < w->n_must && (musts == 0 || i > next_must)) {
       const guint64 gap = r_var(&must);
@@ -596,9 +804,43 @@ not_ours(const struct stat *st)
                          (unsigned long)st->st_uid, (unsigned long)me);
 }
 
+/* The walks of INDEX (INDEX_LEN bytes, checked), their entries in a region
+ * of DIRS_LEN bytes after it: a cache file of no file yet (fd -1), or NULL
+ * if the index does not parse. */
+static struct cache_file *
+index_parse(const gchar *index, gsize index_len, guint64 dirs_len)
+{
+  struct rd r = {(const guint8 *)index, (const guint8 *)index + index_len, false};
+  struct cache_file *c = g_new0(struct cache_file, 1);
+  c->fd = -1;
+  c->index = index;
+  c->index_len = index_len;
+  c->dirs_len = dirs_len;
+  size_t n;
+  const char *s = r_str(&r, &n);
+  c->version = g_strndup(s, n);
+  c->queries = (const guint8 *)r_str(&r, &c->queries_len);
+  c->walks = g_ptr_array_new_with_free_func((GDestroyNotify)cached_walk_free);
+  guint32 walks = r_count(&r, 36);
+  guint64 used = 0;
+  for (guint32 i = 0; i < walks && !r.bad; i++) {
+    struct cached_walk *w = read_walk(&r, &used, dirs_len);
+    w->file = c;
+    g_ptr_array_add(c->walks, w);
+  }
+  /* Every byte of the region some walk's (and so some block's). */
+  if (!r.bad && (r.p != r.end || used != dirs_len))
+    r.bad = true;
+  if (r.bad) {
+    cache_file_free(c);
+    return NULL;
+  }
+  return c;
+}
+
 /* Cache file PATH, checked: NULL with *WHY set (NULL too: no such file).
- * The header and the index are read, not the records: they stay in the
- * file, kept open, until a run needs them. */
+ * The header and the index are read, not the directory entries or the
+ * records: they stay in the file, kept open, until a run needs them. */
 struct cache_file *
 cache_load(const char *path, char **why)
 {
@@ -637,13 +879,15 @@ cache_load(const char *path, char **why)
   else if (get_le(h + 8, 4) != CACHE_FORMAT)
     *why = g_strdup_printf("has format version %u, not %u", (unsigned)get_le(h + 8, 4),
                            CACHE_FORMAT);
-  else if (get_le(h + 16, 8) != size - HEADER_SIZE || get_le(h + 40, 8) > size - HEADER_SIZE)
+  else if (get_le(h + 16, 8) != size - HEADER_SIZE || get_le(h + 40, 8) > size - HEADER_SIZE ||
+           get_le(h + 48, 8) > size - HEADER_SIZE - get_le(h + 40, 8))
     *why = g_strdup("is truncated");
   else if (get_le(h + 40, 8) == 0 || get_le(h + 40, 8) > ((guint64)1 << 36))
     *why = g_strdup(get_le(h + 40, 8) ? "is too large" : "is truncated");
   const guint64 index_len = *why ? 0 : get_le(h + 40, 8);
   const guint64 recs_sum = *why ? 0 : get_le(h + 32, 8);
   const guint64 index_sum = *why ? 0 : get_le(h + 24, 8);
+  const guint64 dirs_len = *why ? 0 : get_le(h + 48, 8);
   gchar *index_data = NULL;
   gsize index_data_len = 0;
   const gchar *index = NULL;
@@ -666,37 +910,24 @@ cache_load(const char *path, char **why)
     close(fd);
     return NULL;
   }
-  /* The index now; the records when they are first needed (a re-check that
-   * finds nothing changed never reads them). */
-  struct rd r = {(const guint8 *)index, (const guint8 *)index + index_len, false};
-  struct cache_file *c = g_new0(struct cache_file, 1);
-  c->index = index;
-  c->index_len = index_len;
+  /* The index now; the directory entries and the records when they are
+   * first needed (a re-check that finds nothing changed never reads the
+   * records, nor with watchman's answer more than a few blocks of entries). */
+  struct cache_file *c = index_parse(index, index_len, dirs_len);
+  if (c == NULL) {
+    /* The checksum held: a writer's bug, not a disk's. Still not trusted. */
+    *why = g_strdup("is corrupt (its records do not parse)");
+    release(index_data, index_data_len);
+    close(fd);
+    return NULL;
+  }
   c->index_data = index_data;
   c->index_data_len = index_data_len;
   c->fd = fd;
-  c->recs_at = HEADER_SIZE + index_len;
-  c->recs_len = size - HEADER_SIZE - index_len;
+  c->dirs_at = HEADER_SIZE + index_len;
+  c->recs_at = HEADER_SIZE + index_len + dirs_len;
+  c->recs_len = size - HEADER_SIZE - index_len - dirs_len;
   c->recs_sum = recs_sum;
-  size_t n;
-  const char *s = r_str(&r, &n);
-  c->version = g_strndup(s, n);
-  c->queries = (const guint8 *)r_str(&r, &c->queries_len);
-  c->walks = g_ptr_array_new_with_free_func((GDestroyNotify)cached_walk_free);
-  guint32 walks = r_count(&r, 36);
-  for (guint32 i = 0; i < walks && !r.bad; i++) {
-    struct cached_walk *w = read_walk(&r);
-    w->file = c;
-    g_ptr_array_add(c->walks, w);
-  }
-  if (!r.bad && r.p != r.end)
-    r.bad = true;
-  if (r.bad) {
-    /* The checksum held: a writer's bug, not a disk's. Still not trusted. */
-    *why = g_strdup("is corrupt (its records do not parse)");
-    cache_file_free(c);
-    return NULL;
-  }
   return c;
 }
 
@@ -715,15 +946,18 @@ cache_open(const char *path, GError **error)
 }
 
 bool
-cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **why)
+cache_store(const char *path, GByteArray *index, const GByteArray *dirs, const GByteArray *recs,
+            char **why)
 {
   guint8 h[HEADER_SIZE] = {0};
   memcpy(h, CACHE_MAGIC, 8);
   put_le(h + 8, CACHE_FORMAT, 4);
-  put_le(h + 16, (guint64)index->len + recs->len, 8);
+  put_le(h + 16, (guint64)index->len + dirs->len + recs->len, 8);
   put_le(h + 24, checksum(index->data, index->len), 8);
   put_le(h + 32, checksum(recs->data, recs->len), 8);
   put_le(h + 40, index->len, 8);
+  put_le(h + 48, dirs->len, 8);
+  g_byte_array_append(index, dirs->data, dirs->len);
   g_byte_array_append(index, recs->data, recs->len);
   const guint8 *data = index->data;
   const gsize len = index->len;
@@ -828,7 +1062,7 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
 }
 
 void
-cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
+cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct walk_record *g,
                  const struct source_list *src, const struct timespec *racy_from)
 {
   w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, g->clock, racy_from);
@@ -840,9 +1074,9 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
   while (g_hash_table_iter_next(&it, &key, &value))
     g_ptr_array_add(all, value);
   g_ptr_array_sort(all, compare_dirs);
-  w_le(b, all->len, 4);
+  GByteArray *index = b;
+  b = dirs; /* the entries: in the region of them */
   const guint at = b->len;
-  w_le(b, 0, 8); /* the records' length, filled in below */
   const char *before = "";
   size_t before_len = 0;
   GArray *marks = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -852,7 +1086,7 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
     size_t shared = 0;
     /* A mark: reading may start here, its path written whole. */
     if (i % DIR_MARK_EVERY == 0) {
-      const guint64 off = b->len - at - 8;
+      const guint64 off = b->len - at;
       g_array_append_val(marks, off);
     } else {
       while (shared < before_len && shared < d->len && before[shared] == d->path[shared])
@@ -891,10 +1125,18 @@ cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *g,
       w_var(recs, r->mask);
     }
   }
-  put_le(b->data + at, b->len - at - 8, 8);
+  const guint64 bytes = b->len - at;
+  b = index;
+  w_le(b, all->len, 4);
+  w_le(b, bytes, 8);
   w_le(b, DIR_MARK_EVERY, 4);
-  for (guint k = 0; k < marks->len; k++)
-    w_le(b, g_array_index(marks, guint64, k), 8);
+  /* Each mark with its block's sum: the entries from it to the next. */
+  for (guint k = 0; k < marks->len; k++) {
+    const guint64 from = g_array_index(marks, guint64, k);
+    const guint64 to = k + 1 < marks->len ? g_array_index(marks, guint64, k + 1) : bytes;
+    w_le(b, from, 8);
+    w_le(b, checksum(dirs->data + at + from, (gsize)(to - from)), 8);
+  }
   w_le(b, must->len, 4);
   for (guint k = 0; k < must->len; k++) {
     const guint32 n = g_array_index(must, guint32, k);
@@ -938,6 +1180,12 @@ cache_store_clocks(const char *path, struct cache_file *c, const struct wm_at *c
     *why = g_strdup("its records do not check out");
     return false;
   }
+  if (!c->dirs_checked)
+    dirs_read(c);
+  if (!c->dirs_ok) {
+    *why = g_strdup("its directory entries do not check out");
+    return false;
+  }
   GByteArray *index = g_byte_array_sized_new((guint)c->index_len + 64);
   const guint8 *at = (const guint8 *)c->index;
   for (guint i = 0; i < c->walks->len; i++) {
@@ -947,10 +1195,12 @@ cache_store_clocks(const char *path, struct cache_file *c, const struct wm_at *c
     at = w->clock_end;
   }
   g_byte_array_append(index, at, (guint)((const guint8 *)c->index + c->index_len - at));
-  GByteArray *recs = g_byte_array_new();
+  GByteArray *dirs = g_byte_array_new(), *recs = g_byte_array_new();
+  g_byte_array_append(dirs, c->dirs, (guint)c->dirs_len);
   g_byte_array_append(recs, c->recs, (guint)(c->recs_end - c->recs));
-  const bool ok = cache_store(path, index, recs, why);
+  const bool ok = cache_store(path, index, dirs, recs, why);
   g_byte_array_unref(index);
+  g_byte_array_unref(dirs);
   g_byte_array_unref(recs);
   return ok;
 }
@@ -1056,9 +1306,12 @@ static bool
 rec_tree_init(struct rec_tree *t, const struct cached_walk *w, guint64 recs_len)
 {
   memset(t, 0, sizeof *t);
+  struct rd r;
+  if (!cached_walk_dirs(w, &r.p, &r.end))
+    return false;
+  r.bad = false;
   t->dirs = g_new0(struct rec_dir, w->n_dirs);
   t->by_path = g_hash_table_new(span_hash, span_equal);
-  struct rd r = {w->dirs_at, w->dirs_end, false};
   GString *path = g_string_new(NULL);
   for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
     struct dir_entry e;
@@ -1185,9 +1438,10 @@ cached_walk_asked(const struct cached_walk *w,
                   void *data)
 {
   const struct cache_file *c = w->file;
-  if (!c->records_ok)
+  struct rd r;
+  if (!c->records_ok || !cached_walk_dirs(w, &r.p, &r.end))
     return false;
-  struct rd r = {w->dirs_at, w->dirs_end, false};
+  r.bad = false;
   GString *path = g_string_new(NULL);
   for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
     struct dir_entry e;
@@ -1226,8 +1480,21 @@ cache_read_all(const char *path, char **why)
   struct cache_file *c = cache_load(path, why);
   if (c == NULL)
     return -1;
+  /* The blocks first, one at a time from the file, as the re-check with
+   * watchman's answer reads them; then the region whole. */
+  long blocks = 0;
+  for (guint i = 0; i < c->walks->len; i++) {
+    bool corrupt = false;
+    if (!cursor_agrees(c->walks->pdata[i], &corrupt) && blocks == 0)
+      blocks = corrupt ? -4 : -3;
+  }
+  const guint8 *at, *end;
+  long results = 0;
+  if (c->walks->len && !cached_walk_dirs(c->walks->pdata[0], &at, &end))
+    results = -4;
   records_read(c);
-  long results = c->records_ok ? 0 : -2;
+  if (results >= 0 && !c->records_ok)
+    results = -2;
   /* A group of 64 queries: every bit of a mask is a query. */
   GArray *members = g_array_new(FALSE, FALSE, sizeof(size_t));
   for (size_t q = 0; q < 64; q++)
@@ -1245,5 +1512,23 @@ cache_read_all(const char *path, char **why)
   }
   g_array_unref(members);
   cache_file_free(c);
-  return results;
+  return results >= 0 && blocks < 0 ? blocks : results;
+}
+
+bool
+cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size_t dirs_len)
+{
+  struct cache_file *c = index_parse((const gchar *)index, index_len, dirs_len);
+  if (c == NULL)
+    return false;
+  for (guint i = 0; i < c->walks->len; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    for (guint32 m = 0; m < w->n_marks; m++) {
+      const guint64 from = mark_at(w, m);
+      const guint64 sum = checksum(dirs + w->dirs_off + from, (gsize)(block_end(w, m) - from));
+      put_le(index + (w->marks - index) + MARK_SIZE * (size_t)m + 8, sum, 8);
+    }
+  }
+  cache_file_free(c);
+  return true;
 }

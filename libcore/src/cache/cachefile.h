@@ -27,7 +27,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 9u
+#define CACHE_FORMAT 10u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the
@@ -49,11 +49,13 @@ struct cached_walk {
   GPtrArray *paths;     /* the sources */
   GByteArray *kinds;
   GArray *stamps;
-  const guint8 *dirs_at;  /* the directories' index entries, in the file's data */
-  const guint8 *dirs_end;
+  guint64 dirs_off;     /* its directories' entries: where in its file's region of them */
+  guint64 dirs_bytes;   /* (cached_walk_dirs(), or a block at a time: dir_cursor) */
   guint32 n_dirs;
   guint32 mark_every;   /* a mark every this many entries (format.h: marks) */
-  const guint8 *marks;  /* the marks (u64 each), checked: in order, inside the entries */
+  guint32 n_marks;
+  const guint8 *marks;  /* the marks (u64 offset, u64 sum each), checked: in order, inside
+                           the entries (the sums when a block is read) */
   const guint8 *must_at, *must_end; /* the entries watchman never vouches for (format.h: must) */
   guint32 n_must;
   struct cache_file *file;
@@ -65,7 +67,12 @@ struct cache_file {
   gsize index_len;
   gchar *index_data;    /* where it was read into (release()d) */
   gsize index_data_len;
-  int fd;               /* the file, open until its records are read (-1 then) */
+  int fd;               /* the file, open until its records and its directory entries are
+                           read (-1 then) */
+  guint64 dirs_at, dirs_len; /* where the directory entries are in it */
+  gchar *dirs_data;     /* they, once read whole */
+  const guint8 *dirs;
+  bool dirs_checked, dirs_ok; /* read whole, and every block checked out */
   guint64 recs_at, recs_len; /* where the records are in it */
   guint64 recs_sum;
   gchar *recs_data;     /* the records, once read */
@@ -94,8 +101,15 @@ void cache_file_free(struct cache_file *c);
 struct cache_file *cache_open(const char *path, GError **error);
 
 /* Read C's records and check them against their checksum (once; the file
- * is closed then): c->records_ok. */
+ * is closed when its directory entries are read too): c->records_ok. */
 void records_read(struct cache_file *c);
+
+/* Cached walk W's directory entries, all of them, into [*AT, *END): its
+ * file's region of entries read whole and every block checked against its
+ * sum the first time any walk's are wanted (c->dirs_ok). False if they
+ * cannot be read or do not check out: then nothing of the file is to be
+ * trusted. What a pass over every entry reads them through. */
+bool cached_walk_dirs(const struct cached_walk *w, const guint8 **at, const guint8 **end);
 
 /* The memo of cached walk W, parsed now; NULL if the records do not check
  * out. */
@@ -138,14 +152,22 @@ bool walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *to
 
 /* A reader of a cached walk's directory entries that starts at the mark
  * before the one it wants (format.h, marks): at most DIR_MARK_EVERY entries
- * read per lookup. PATH holds the last entry's path; BAD, once set, stays. */
+ * read per lookup, and only the blocks it reads (the entries from one mark
+ * to the next) taken from the file, each checked against its sum before a
+ * byte of it is read — or from the region, when it was read whole. PATH
+ * holds the last entry's path; BAD, once set, stays (CORRUPT too: a block
+ * could not be read or did not check out). */
 struct dir_entry;
 struct dir_cursor {
   const struct cached_walk *w;
-  const guint8 *p;      /* where entry NEXT starts */
+  const guint8 *start, *p, *end; /* where its block starts, where entry NEXT starts, and
+                                   where the block ends */
   guint32 next;
+  guint32 block;        /* the block P is in (G_MAXUINT32: none) */
+  GByteArray *buf;      /* that block, read from the file */
+  GBytes **keys;        /* per mark: its entry's path, once read (dir_cursor_find) */
   GString *path;
-  bool bad;
+  bool bad, corrupt;
 };
 void dir_cursor_init(struct dir_cursor *c, const struct cached_walk *w);
 void dir_cursor_clear(struct dir_cursor *c);
@@ -199,14 +221,18 @@ struct source_list {
 void cache_index_begin(GByteArray *b, const char *version, const GByteArray *queries,
                        size_t n_walks);
 
-/* Append walk W with its sources SRC to index B, its records to RECS; a
- * source stamped at or after RACY_FROM is recorded as racy. */
-void cache_write_walk(GByteArray *b, GByteArray *recs, const struct walk_record *w,
-                      const struct source_list *src, const struct timespec *racy_from);
+/* Append walk W with its sources SRC to index B, its directory entries to
+ * DIRS (each block's sum to B, with its mark), its records to RECS; a source
+ * stamped at or after RACY_FROM is recorded as racy. */
+void cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs,
+                      const struct walk_record *w, const struct source_list *src,
+                      const struct timespec *racy_from);
 
-/* Write INDEX (the version, the queries, the walks) and RECS to PATH
- * through a temporary file renamed into place; false with *WHY set. */
-bool cache_store(const char *path, GByteArray *index, const GByteArray *recs, char **why);
+/* Write INDEX (the version, the queries, the walks), DIRS and RECS to PATH
+ * through a temporary file renamed into place (INDEX is appended to); false
+ * with *WHY set. */
+bool cache_store(const char *path, GByteArray *index, const GByteArray *dirs,
+                 const GByteArray *recs, char **why);
 
 /* ---- the queries: written and read as data ---- */
 

@@ -21,8 +21,10 @@ G_BEGIN_DECLS
 
 /* The header: magic (8 bytes), format version (u32), zero (u32), body
  * length (u64), checksum of the index (u64), checksum of the records
- * (u64), index length (u64), zero (u64). The body: the index, then the
- * records, little-endian throughout:
+ * (u64), index length (u64), dirs length (u64). The body: the index, then
+ * the dirs (every walk's dir entries, one walk's after another's, in the
+ * walks' order: DIRS LENGTH bytes), then the records, little-endian
+ * throughout:
  *
  *   index   := str version, str queries, u32 n, walk[n]
  *   queries := u32 n, query[n] (in a str: compared as one span of bytes)
@@ -36,17 +38,24 @@ G_BEGIN_DECLS
  *              str cookies, var dev, var ino (the watch's cookie directory
  *              below the watch's root, "" the root, as the clock was taken;
  *              ino 0: unknown),
- *              u32 n, source[n], u32 n, u64 bytes, dir[n] (BYTES long),
- *              u32 every, u64 marks[(n + every - 1) / every], u32 m, var must[m]
- *   marks   := where dir number k * EVERY starts, in the dirs' BYTES: the
- *              first 0, each after it larger, all below BYTES; the dir
- *              there shares nothing with the one before it (SHARED 0), so
- *              that reading may start there (dir_cursor, cachefile.h)
+ *              u32 n, source[n], u32 n, u64 bytes (its N dirs: the next
+ *              BYTES of the dirs, none without a dir: N 0 and BYTES 0 go
+ *              together), u32 every, mark[(n + every - 1) / every],
+ *              u32 m, var must[m]
+ *   mark    := u64 at, u64 sum: where dir number k * EVERY starts, in the
+ *              walk's BYTES of dirs: the first 0, each after it larger,
+ *              all below BYTES; the dir there shares nothing with the one
+ *              before it (SHARED 0), so that reading may start there
+ *              (dir_cursor, cachefile.h); and XXH3-64 of its block, the
+ *              bytes from AT to the next mark's AT (the last's: to BYTES),
+ *              checked before the block is parsed
  *   must    := the dirs watchman can never vouch for (watchman_may_vouch()
  *              false: the root, racy, a start directory or on the way to
  *              one, a nested repository's, absent), by number, ascending:
  *              the first as is, each after it as its distance from the one
  *              before less one; all below n
+ *   dirs    := per walk, in the walks' order, its dir[n] (BYTES long): the
+ *              blocks its marks delimit
  *   source  := str path, u8 kind (IGNORE_SOURCE_*, or SOURCE_INDEX_RACY
  *              or SOURCE_RACY), stamp
  *   dir     := var shared, var len, bytes: its path, the first SHARED bytes
@@ -79,12 +88,13 @@ G_BEGIN_DECLS
  * the one before it (they are in path order), a stamp leaves out the walk's
  * device and a ctime equal to the mtime, and numbers take the bytes they
  * need. The records have their own checksum, verified only when they are
- * read: `trawl check` on an unchanged tree reads the index alone. Why, with
- * the numbers: docs/adr/0004-cache-file-read-cost.md. A re-check with
- * watchman's answer reads less still: the marks let it find a directory by
- * its path in a binary search and at most DIR_MARK_EVERY entries, and the
- * must list names those it stats whatever watchman says (docs/cache.md,
- * "Watchman"). */
+ * read: `trawl check` on an unchanged tree reads the index alone and the
+ * dirs. Why, with the numbers: docs/adr/0004-cache-file-read-cost.md. A
+ * re-check with watchman's answer reads less still: the marks let it find a
+ * directory by its path in a binary search and at most DIR_MARK_EVERY
+ * entries, the must list names those it stats whatever watchman says, and
+ * of the dirs it reads only the blocks those are in, each checked against
+ * its mark's sum (docs/cache.md, "Watchman"). */
 #define DIR_INDEX_MIN 10
 #define REC_MIN 4
 #define DIR_RACY 1
@@ -284,7 +294,7 @@ r_skip_stamp(struct rd *r)
     r_skip_var(r);
 }
 
-/* A directory's entry in the index. */
+/* A directory's entry (in the dirs, format 10; in the index before). */
 struct dir_entry {
   const char *path;     /* PATH's text, NUL-terminated */
   size_t len;

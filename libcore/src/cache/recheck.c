@@ -100,14 +100,19 @@ walk_unchanged(const struct cached_walk *w, int root_fd)
       w->n_dirs >= CHECK_THREADS_FROM ? MIN(g_get_num_processors(), 4u) : 1;
   struct share shares[4];
   GThread *helpers[4] = {NULL};
+  /* Every entry: its file's region of them read and checked whole (a
+   * block that does not check out: not as recorded). */
+  struct rd r;
+  if (!cached_walk_dirs(w, &r.p, &r.end))
+    return false;
+  r.bad = false;
   /* Where each share starts, and the path there: the entries are as long
    * as their paths, and each path is told by the one before it. */
-  struct rd r = {w->dirs_at, w->dirs_end, false};
   GString *path = g_string_new(NULL);
   for (unsigned t = 0; t < threads; t++) {
     const guint32 from = (guint32)((guint64)w->n_dirs * t / threads);
     const guint32 to = (guint32)((guint64)w->n_dirs * (t + 1) / threads);
-    shares[t] = (struct share){r.p,     w->dirs_end, to - from, root_fd, w->dev,
+    shares[t] = (struct share){r.p,     r.end, to - from, root_fd, w->dev,
                                g_string_new_len(path->str, (gssize)path->len), &differs};
     for (guint32 i = from; t + 1 < threads && i < to; i++) {
       struct dir_entry e;
@@ -145,7 +150,10 @@ static bool
 each_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
                    guint64 *checked)
 {
-  struct rd r = {w->dirs_at, w->dirs_end, false};
+  struct rd r;
+  if (!cached_walk_dirs(w, &r.p, &r.end))
+    return false;
+  r.bad = false;
   GString *path = g_string_new(NULL);
   bool same = true;
   guint32 i = 0;
@@ -183,7 +191,9 @@ compare_numbers(gconstpointer a, gconstpointer b)
  * listed those (format.h, must); each name is looked for through the marks
  * (dir_cursor_find()), so the entries read are the names' and the list's,
  * not the index's (a name in .git, which every git command writes and no
- * walk records, costs a search). The directories are stat'ed in the
+ * walk records, costs a search), and of the file only the blocks that hold
+ * them are read, each checked against its sum (one that does not check out:
+ * not as recorded). The directories are stat'ed in the
  * index's order, as a pass over every entry would, so the same one is the
  * first found to differ and *CHECKED is the same. */
 bool

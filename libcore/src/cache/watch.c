@@ -49,12 +49,16 @@ watch_source(const char *p, bool whole, TrawlCacheWatchFunc fn, void *data)
 
 /* Hand FN the path of every directory cached walk W recorded (relative to
  * its root, "" the root) and of each ignore file one of them holds; *ALWAYS
- * set as trawl_cache_watch() says. False if the index does not parse. */
+ * set as trawl_cache_watch() says. False if the index does not parse or its
+ * directory entries do not check out. */
 static bool
 cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
                   void *data, TrawlCacheWatchFunc source_fn, void *source_data, bool *always)
 {
-  struct rd r = {w->dirs_at, w->dirs_end, false};
+  struct rd r;
+  if (!cached_walk_dirs(w, &r.p, &r.end))
+    return false;
+  r.bad = false;
   GString *path = g_string_new(NULL);
   GString *file = g_string_new(NULL);
   *always = *always || w->problems;
@@ -188,7 +192,7 @@ trawl_cache_watch(const char *path, TrawlCacheWatchFunc fn, void *data, bool *al
     }
   }
   if (!ok) {
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: its index does not parse", path);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: its index does not parse or does not check out", path);
     *always = true;
   }
   g_string_free(buf, TRUE);
