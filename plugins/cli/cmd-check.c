@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -150,6 +151,54 @@ held_done(struct held_cache *h, bool stats)
   return h->unproven || (rep->dirs_read > 0 && !rep->written);
 }
 
+/* How many plans whose check found nothing changed --bump keeps, each
+ * with its cache file open (its records are read only if the digest is
+ * needed): a few, and an eighth of the descriptors at most. Beyond, each
+ * is freed and, if the digest is needed, made again from its file. */
+static guint
+bump_open_max(void)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return 64;
+  return (guint)MIN((rlim_t)64, rl.rlim_cur / 8);
+}
+
+/* --bump's digest of every cache's results, the caches in order: PLANS[i],
+ * or where it was let go (RELEASED[i], its path), the plan of that cache
+ * file run again from it (nothing written that would say "current" before
+ * the stamp is told: a change found now is held and dropped, and the next
+ * check finds it again). */
+static char *
+bump_digest(GPtrArray *plans, GPtrArray *released)
+{
+  TrawlDigest *d = trawl_digest_new();
+  for (guint i = 0; i < plans->len; i++) {
+    TrawlPlan *plan = plans->pdata[i];
+    const char *path = released->pdata[i];
+    if (path) {
+      TrawlCacheReport rep;
+      plan = trawl_cache_load_plan(path, NULL);
+      if (plan && !trawl_cache_run(plan, path, TRAWL_CACHE_WRITE_ON_CHANGE |
+                                                   TRAWL_CACHE_HOLD_CHANGED, &rep, NULL)) {
+        trawl_plan_free(plan);
+        plan = NULL; /* counts as none, as a cache that could not be loaded */
+      }
+      if (plan)
+        trawl_cache_report_clear(&rep);
+    }
+    for (size_t q = 0; plan && q < trawl_plan_size(plan); q++) {
+      const GPtrArray *r = trawl_plan_results(plan, q);
+      for (guint k = 0; k < r->len; k++)
+        trawl_digest_result(d, r->pdata[k], strlen(r->pdata[k]));
+      trawl_digest_end_query(d);
+    }
+    if (path)
+      trawl_plan_free(plan);
+  }
+  return trawl_digest_finish(d);
+}
+
 int
 cli_check(int argc, char **argv)
 {
@@ -184,6 +233,9 @@ cli_check(int argc, char **argv)
   GError *error = NULL;
   int status = EXIT_USAGE;
   GPtrArray *plans = g_ptr_array_new_with_free_func((GDestroyNotify)trawl_plan_free);
+  GPtrArray *released = g_ptr_array_new(); /* beside PLANS: a cache's path, its plan let go */
+  guint kept_open = 0;
+  const guint keep_max = bump_open_max();
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
     fprintf(stderr, "trawl check: %s\n", error->message);
     g_error_free(error);
@@ -242,8 +294,10 @@ cli_check(int argc, char **argv)
     /* Kept for --bump's digest only: a plan whose check found nothing
      * changed keeps its cache file open (its records are read only when
      * its results are asked), one descriptor per cache. */
-    if (bump_stamp)
+    if (bump_stamp) {
       g_ptr_array_add(plans, plan);
+      g_ptr_array_add(released, NULL);
+    }
     if (plan == NULL) {
       char *m = g_strdup_printf("cache %s; counted as a change", error->message);
       cli_print_message(m);
@@ -284,6 +338,12 @@ cli_check(int argc, char **argv)
     } else {
       unproven = unproven || held_done(h, stats);
       held_free(h);
+      /* Nothing changed: kept open for the digest, up to a few. */
+      if (bump_stamp && kept_open++ >= keep_max) {
+        trawl_plan_free(plan);
+        plans->pdata[plans->len - 1] = NULL;
+        released->pdata[released->len - 1] = *c;
+      }
     }
   }
   fflush(stdout);
@@ -291,7 +351,7 @@ cli_check(int argc, char **argv)
   if (changed && touch_stamp && !touch(touch_stamp))
     status = EXIT_IO;
   if (changed && bump_stamp) {
-    char *digest = trawl_digest_plans((TrawlPlan *const *)plans->pdata, plans->len);
+    char *digest = bump_digest(plans, released);
     if (!stamp_bump(bump_stamp, digest))
       status = EXIT_IO;
     g_free(digest);
@@ -314,6 +374,7 @@ cli_check(int argc, char **argv)
 
 out:
   g_ptr_array_unref(plans);
+  g_ptr_array_unref(released);
   g_strfreev(caches);
   g_free(touch_stamp);
   g_free(bump_stamp);

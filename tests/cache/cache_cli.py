@@ -14,6 +14,9 @@ a change; changed names shown escaped, and headed by a labels file beside the
 cache when there is one; usage errors exit 2.
 """
 import os
+import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -290,6 +293,56 @@ def main(argv):
                                    os.path.join(queries, "stamp"), queries], env)
         check("batch --bump, unwritable: exit 3", code, 3)
         check("batch --bump, unwritable: says so", "--bump" in err, True)
+
+        # --bump over more caches than the process may hold open: a cache
+        # whose check found nothing changed stays open for the digest, up to
+        # an eighth of the descriptors; beyond, it is let go and read again
+        # if the digest is needed. Under `ulimit -n 64`, 150 caches: the same
+        # exit, lines, digest and caches as with descriptors to spare, and
+        # nothing on stderr (before, each cache past the limit failed with
+        # "Too many open files" and counted as a change at every check).
+        many = os.path.join(tmp, "many")
+        for k in range(5):
+            write(os.path.join(many, "d%d" % k, "f.c"))
+        settle()
+        mcaches = [os.path.join(tmp, "m", "c%d" % i) for i in range(150)]
+        os.makedirs(os.path.join(tmp, "m"))
+        for i, c in enumerate(mcaches):
+            run(trawl, ["-C", many, "--cache", c, "d%d/*.c" % (i % 5)], env)
+
+        def low_limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE,
+                               (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+        def check_many(caches, stamp, limited):
+            args = [trawl, "check", "--bump", stamp]
+            for c in caches:
+                args += ["--cache", c]
+            p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                               preexec_fn=low_limit if limited else None)
+            return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+        code, _, err = check_many(mcaches, os.path.join(tmp, "m.bump"), True)
+        check("--bump, 150 caches, 64 descriptors, unchanged: exit 0", code, 0)
+        check("--bump, 150 caches, 64 descriptors, unchanged: nothing on stderr", err, "")
+        write(os.path.join(many, "d3", "g.c"))
+        settle()
+        twin = os.path.join(tmp, "m2")
+        shutil.copytree(os.path.join(tmp, "m"), twin)
+        free = check_many([os.path.join(twin, os.path.basename(c)) for c in mcaches],
+                          os.path.join(tmp, "m2.bump"), False)
+        low = check_many(mcaches, os.path.join(tmp, "m.bump"), True)
+        check("--bump, 150 caches, 64 descriptors, one change: exit 1", low[0], 1)
+        check("--bump, 150 caches, 64 descriptors: nothing on stderr", low[2], "")
+        check("--bump, 150 caches, 64 descriptors: the lines as with descriptors to spare",
+              low[1], free[1].replace(twin, os.path.join(tmp, "m")))
+        check("--bump, 150 caches: the changed caches listed", low[1].count("+ d3/g.c"), 30)
+        with open(os.path.join(tmp, "m.bump")) as f, open(os.path.join(tmp, "m2.bump")) as g:
+            check("--bump, 150 caches, 64 descriptors: the digest as with descriptors to spare",
+                  f.read(), g.read())
+        code, _, err = check_many(mcaches, os.path.join(tmp, "m.bump"), True)
+        check("--bump, 150 caches, 64 descriptors, after: exit 0", code, 0)
+        check("--bump, 150 caches, 64 descriptors, after: nothing on stderr", err, "")
 
         # A cache that cannot be read counts as a change.
         code, out, err = run(trawl, ["check", "--cache", os.path.join(tmp, "none"),
