@@ -797,6 +797,27 @@ TEST(Cache, OtherQueriesOrRootsAreNotTrusted)
   EXPECT_EQ(r.warning, "was written for other roots");
 }
 
+// A root that is gone: the run fails with the root's own error, the cache is
+// not trusted, and no warning says it was written for other roots (until
+// 2026-12-02 `trawl check` printed both, the second one wrong).
+TEST(Cache, ARootGoneIsTheRunsErrorNotOtherRoots)
+{
+  TempDir tmp;
+  make_dir(tmp / "root");
+  make_tree(tmp / "root");
+  const std::string cache = tmp / "c.cache";
+  {
+    Fixture f(tmp / "root", {{"**/*.c"}});
+    EXPECT_TRUE(run(f, cache).written);
+  }
+  ASSERT_EQ(system(("rm -rf '" + (tmp / "root") + "'").c_str()), 0);
+  Fixture f(tmp / "root", {{"**/*.c"}});
+  CacheRun r = run(f, cache);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_EQ(r.warning, "");
+}
+
 // git's configuration for a test: TMP/gitconfig (empty) as the global file,
 // no system file; unset again when it goes.
 struct GitEnv {
