@@ -36,6 +36,13 @@ it also reads the cache's directory entries a block at a time (format 10:
 docs/cache.md, "Reading only the blocks it needs"): past its first read of
 the file, no read of the cache is longer than half the region of entries
 (the tree's 423 entries are seven blocks).
+
+Last, `.git`, where watchman reports nothing (check_vcs): a walk from the top
+of a third tree with hidden files and no ignore rules (it enters `.git`), and
+one whose root is `.git/refs`, each cached; a new branch's ref written; the
+check exits 1 and names it (watchman used from the top, the stat path for the
+root in `.git`, whose cache has no clock), and the cached walk then equals a
+fresh one. Before format 11 both checks answered "unchanged".
 """
 import os
 import re
@@ -175,6 +182,53 @@ def check_names(trawl, tmp, env, log):
               (pattern, sorted(start) or "nothing", deep, sorted(stated)))
 
 
+def check_vcs(trawl, tmp, env):
+    """Watchman reports nothing that changes in .git: a walk that enters it
+    (hidden files, no ignore rules: CMake's GLOB_RECURSE from the top) must
+    stat what it recorded there, and a walk whose root is in .git must not
+    ask watchman at all. Until format 11 the check vouched for .git's
+    directories, and a new branch's ref was missing from the answer."""
+    tree = os.path.join(tmp, "tree3")
+    os.mkdir(tree)
+    subprocess.run(["git", "init", "-q", tree], check=True)
+    for d in ("src", "src/lib"):
+        os.makedirs(os.path.join(tree, d), exist_ok=True)
+        open(os.path.join(tree, d, "a.c"), "w").close()
+    refs = os.path.join(tree, ".git", "refs", "heads")
+    for name, root, pattern, ref, used in (
+            ("from the top", tree, "**", ".git/refs/heads/topic", True),
+            ("from .git/refs", os.path.join(tree, ".git", "refs"), "**", "heads/other", False)):
+        cache = os.path.join(tmp, "vcs-%s.cache" % ref.replace("/", "-"))
+        settle()
+        for _ in range(2):  # written, then written again with nothing racy
+            subprocess.run([trawl, "-C", root, "-H", "-I", "--cache", cache, pattern], env=env,
+                           stdout=subprocess.DEVNULL, check=True)
+            settle()
+        with open(os.path.join(refs, os.path.basename(ref)), "w") as f:
+            f.write("0" * 40 + "\n")
+        settle()
+        p = subprocess.run([trawl, "check", "--stats", "--cache", cache], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+        if p.returncode != 1 or ("+ " + ref) not in out.splitlines():
+            fail("check %s, a ref added in .git: exit %d, %r (expected 1 and + %s); %s" %
+                 (name, p.returncode, out, ref, err))
+        if used and "watchman used: " not in err:
+            fail("check %s: watchman not used: %s" % (name, err))
+        # A root in .git: no clock was recorded (wm_clock_of() refuses it),
+        # so the check takes the stat path.
+        if not used and "watchman not used (the cache has no clock" not in err:
+            fail("check %s: watchman asked for a root in .git: %s" % (name, err))
+        fresh = subprocess.run([trawl, "-C", root, "-H", "-I", pattern], env=env,
+                               stdout=subprocess.PIPE, check=True).stdout
+        cached = subprocess.run([trawl, "-C", root, "-H", "-I", "--cache", cache, pattern],
+                                env=env, stdout=subprocess.PIPE, check=True).stdout
+        if cached != fresh:
+            fail("check %s: the cached walk after it is not the fresh walk" % name)
+        print("ok: check %s: a ref added in .git found (+ %s), watchman %s" %
+              (name, ref, "used" if used else "not asked"))
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -260,6 +314,7 @@ def main():
             settle()
         print("%d changes, each cached walk equal to a fresh one" % checked)
         check_names(trawl, tmp, arms["on"][0], log)
+        check_vcs(trawl, tmp, arms["on"][0])
         return 0
     finally:
         watchman_cache.stop(d, signal.SIGTERM)

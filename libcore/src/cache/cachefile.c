@@ -771,7 +771,7 @@ marks_agree(const struct cached_walk *w)
     r_dir(&r, &e, w->dev, path);
     guint32 at = G_MAXUINT32;
     ok = ok && !r.bad &&
-         watchman_may_vouch(&e.was, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0) ==
+         watchman_may_vouch(&e.was, e.path, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0) ==
              !(musts > 0 && next_must == i) &&
          dir_cursor_find(&c, e.path, e.len, &at, &found) && at == i &&
          dir_cursor_at(&c, i, &found) && found.len == e.len && memcmp(found.path, e.path, e.len) == 0;
@@ -1096,7 +1096,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
       while (shared < before_len && shared < d->len && before[shared] == d->path[shared])
         shared++;
     }
-    if (!watchman_may_vouch(&d->was, d->len, d->start || d->way))
+    if (!watchman_may_vouch(&d->was, d->path, d->len, d->start || d->way))
       g_array_append_val(must, i);
     w_var(b, shared);
     w_var(b, d->len - shared);

@@ -27,7 +27,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 10u
+#define CACHE_FORMAT 11u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the

@@ -16,6 +16,7 @@
 #include <glib.h>
 
 #include "../memo.h"
+#include "watchman.h"
 
 G_BEGIN_DECLS
 
@@ -109,18 +110,20 @@ G_BEGIN_DECLS
 #define STAMP_DEV 2     /* on the walk's device: not written */
 #define STAMP_CTIME 4   /* ctime = mtime: not written */
 
-/* Could watchman vouch for a directory recorded as WAS, its path LEN bytes
- * long, START_OR_WAY if it is a start directory or on the way to one, if it
- * named nothing in it? Not for the root, a racy one, one holding a nested
- * repository, a start directory or the way to one, one that was not there:
- * those are stat'ed every time. The writer lists them (must, above) and the
- * re-check reads that list (recheck.c): one rule for both, here with the
- * layout rather than in either. */
+/* Could watchman vouch for a directory recorded as WAS, its path PATH (LEN
+ * bytes, below the walk's root), START_OR_WAY if it is a start directory or
+ * on the way to one, if it named nothing in it? Not for the root, a racy
+ * one, one holding a nested repository, a start directory or the way to
+ * one, one that was not there, one in a version control directory (.git:
+ * watchman reports nothing there; format 11): those are stat'ed every time.
+ * The writer lists them (must, above) and the re-check reads that list
+ * (recheck.c): one rule for both, here with the layout rather than in
+ * either. (A walk whose root is itself in .git takes no clock: watchman.c.) */
 static inline bool
-watchman_may_vouch(const struct dir_stamp *was, size_t len, bool start_or_way)
+watchman_may_vouch(const struct dir_stamp *was, const char *path, size_t len, bool start_or_way)
 {
   return len > 0 && !was->racy && !was->rules_racy && !was->repo && !start_or_way &&
-         was->st.present;
+         was->st.present && !wm_vcs_path(path, len);
 }
 
 static inline guint64

@@ -141,7 +141,7 @@ bool
 watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way, GHashTable *touched,
                  const char *path)
 {
-  return watchman_may_vouch(was, len, start_or_way) && !g_hash_table_contains(touched, path);
+  return watchman_may_vouch(was, path, len, start_or_way) && !g_hash_table_contains(touched, path);
 }
 
 /* walk_unchanged_but() by reading every entry: for names so many that
@@ -223,7 +223,7 @@ walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched
     guint32 i;
     /* One watchman could never vouch for is listed already. */
     if (dir_cursor_find(&c, name, strlen(name), &i, &e) &&
-        watchman_may_vouch(&e.was, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0))
+        watchman_may_vouch(&e.was, e.path, e.len, (e.flags & (DIR_START | DIR_WAY)) != 0))
       g_array_append_val(numbers, i);
   }
   if (numbers->len > listed)

@@ -525,8 +525,15 @@ watch_of(struct wm *w, const char *real, char **watch, char **rel, char **why)
     }
   }
   json_value_free(v);
-  if (*watch == NULL)
+  if (*watch == NULL) {
     *why = g_strdup("the root is not under a watch");
+  } else if (wm_vcs_path(*rel, strlen(*rel))) {
+    /* Watchman names nothing that changes in there. */
+    *why = g_strdup("the root is in a version control directory (.git, .hg, .svn), where "
+                    "watchman reports no change");
+    g_clear_pointer(watch, g_free);
+    g_clear_pointer(rel, g_free);
+  }
   return *watch != NULL;
 }
 

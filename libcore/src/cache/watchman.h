@@ -11,9 +11,33 @@
 #define TRAWL_CACHE_WATCHMAN_H
 
 #include <stdbool.h>
+#include <string.h>
 #include <glib.h>
 
 G_BEGIN_DECLS
+
+/* Is a path (LEN bytes, '/' between its names) in a version control
+ * directory: has it a name .git, .hg or .svn? Watchman's `ignore_vcs`
+ * (those three by default) leaves what changes in them unreported, so it
+ * can vouch for nothing there (a walk that enters .git: CMake's
+ * GLOB_RECURSE from the top). Any depth, not only the watch's root: a
+ * nested repository's, whatever watchman does with it, is stat'ed too. */
+static inline bool
+wm_vcs_path(const char *path, size_t len)
+{
+  size_t at = 0;
+  while (at < len) {
+    size_t end = at;
+    while (end < len && path[end] != '/')
+      end++;
+    const size_t n = end - at;
+    if ((n == 4 && (memcmp(path + at, ".git", 4) == 0 || memcmp(path + at, ".svn", 4) == 0)) ||
+        (n == 3 && memcmp(path + at, ".hg", 3) == 0))
+      return true;
+    at = end + 1;
+  }
+  return false;
+}
 
 /* TRAWL_WATCHMAN: off (never connect), auto (the default: use a watch that
  * is there, never start the daemon or add a watch), on (also add a watch,
