@@ -12,6 +12,8 @@
 struct watch {
   GHashTable *seen;     /* char * (owned) */
   GPtrArray *order;     /* the same, in the order met */
+  guint64 limit;        /* past this many, the list is not written: */
+  bool over;            /* so it is no longer made: `big` (38,383 directories), 186–224 → 81–109 ms */
 };
 
 /* PATH as Ninja takes it (its CanonicalizePath: "." and empty components
@@ -51,6 +53,8 @@ static void
 add_path(const char *path, void *data)
 {
   struct watch *w = data;
+  if (w->over)
+    return;
   char *copy = depfile_ninja_path(path);
   if (g_hash_table_contains(w->seen, copy)) {
     g_free(copy);
@@ -58,6 +62,11 @@ add_path(const char *path, void *data)
   }
   g_hash_table_add(w->seen, copy);
   g_ptr_array_add(w->order, copy);
+  if ((guint64)w->order->len > w->limit) {
+    w->over = true;
+    g_hash_table_remove_all(w->seen);
+    g_ptr_array_set_size(w->order, 0);
+  }
 }
 
 /* Append PATH to OUT escaped for a depfile; false when it cannot be. Ninja
@@ -116,7 +125,7 @@ depfile_write(const char *file, const char *target, char *const *caches, int n, 
               guint64 limit)
 {
   struct watch w = {g_hash_table_new(g_str_hash, g_str_equal),
-                    g_ptr_array_new_with_free_func(g_free)};
+                    g_ptr_array_new_with_free_func(g_free), limit, false};
   for (int i = 0; i < n; i++) {
     bool this_always = false;
     GError *error = NULL;
@@ -127,10 +136,8 @@ depfile_write(const char *file, const char *target, char *const *caches, int n, 
   char *never = g_strconcat(file, ".always", NULL);
   unlink(never); /* never there, whether listed or not */
   GString *text = g_string_new(NULL);
-  if ((guint64)w.order->len > limit) {
+  if (w.over)
     always = true;
-    g_ptr_array_set_size(w.order, 0);
-  }
   bool ok = depfile_text(text, target, (const char *const *)w.order->pdata, w.order->len, never,
                          always);
   g_free(never);
