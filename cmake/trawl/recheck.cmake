@@ -181,7 +181,12 @@ function(_trawl_finish)
     # line says what it does either way.
     add_custom_command(OUTPUT "${stamp}" DEPENDS "${checked}" COMMAND true
       COMMENT "trawl: handing any change of the lists to CMake" VERBATIM)
-    add_custom_target(trawl_glob_check ALL DEPENDS "${stamp}" "${checked}")
+    # The target gives the two commands their rules; it is not part of
+    # ALL: Ninja reaches them through build.ninja first, and a second path
+    # from the build's own targets ran the check twice whenever it runs
+    # every time (beyond the limit, the never-there path is still missing
+    # after the manifest's turn).
+    add_custom_target(trawl_glob_check DEPENDS "${stamp}" "${checked}")
     set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${stamp}")
   elseif(make)
     # Make: the generator's own check of the build files runs before any

@@ -224,6 +224,11 @@ def many_directories(tmp, src, trawl):
           (len(listed), listed[-1].strip().endswith(".always")), (2, True))
     check("%s: no change: the check runs, nothing else" % label,
           (rc, "trawl: re-checking" in out, reconfigured(out)), (0, True, False))
+    # Once: for build.ninja. The target that gives its commands their rules
+    # is not in ALL, so the build's own turn does not reach the check again
+    # (until 2026-12-02 it ran twice a build, the never-there path still
+    # missing after the manifest's turn).
+    check("%s: no change: the check runs once" % label, out.count("trawl: re-checking"), 1)
     time.sleep(0.02)
     write(os.path.join(p.dir, "src", "d2499", "extra.c"), "int extra(void) { return 42; }\n")
     time.sleep(0.02)
