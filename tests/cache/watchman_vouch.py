@@ -42,7 +42,8 @@ of a third tree with hidden files and no ignore rules (it enters `.git`), and
 one whose root is `.git/refs`, each cached; a new branch's ref written; the
 check exits 1 and names it (watchman used from the top, the stat path for the
 root in `.git`, whose cache has no clock), and the cached walk then equals a
-fresh one. Before format 11 both checks answered "unchanged".
+fresh one. Before format 11 both checks answered "unchanged". And a walk
+that follows links (check_follow): its check never connects to watchman.
 """
 import os
 import re
@@ -229,6 +230,29 @@ def check_vcs(trawl, tmp, env):
               (name, ref, "used" if used else "not asked"))
 
 
+def check_follow(trawl, tmp, env, log):
+    """A plan whose walks all follow links can use no answer from watchman
+    and records no clock: its check says so and does not even connect (the
+    Bazel wrapper's indexer follows links, as glob() does, before every
+    Bazel command)."""
+    tree = os.path.join(tmp, "tree2")  # check_names's, watched
+    cache = os.path.join(tmp, "follow.cache")
+    for _ in range(2):
+        subprocess.run([trawl, "-C", tree, "-L", "--cache", cache, "a01/**/*.c"], env=env,
+                       stdout=subprocess.DEVNULL, check=True)
+    env = dict(env, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=connect", "-o", log, trawl, "check",
+                        "--stats", "--cache", cache], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    err = p.stderr.decode(errors="replace")
+    with open(log) as f:
+        connects = [l for l in f if "connect(" in l]
+    if p.returncode != 0 or "watchman not used (links are followed" not in err or connects:
+        fail("check of a walk that follows links: exit %d, %r, connect calls %r" %
+             (p.returncode, err, connects))
+    print("ok: check of a walk that follows links: watchman not asked, no connection")
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -315,6 +339,7 @@ def main():
         print("%d changes, each cached walk equal to a fresh one" % checked)
         check_names(trawl, tmp, arms["on"][0], log)
         check_vcs(trawl, tmp, arms["on"][0])
+        check_follow(trawl, tmp, arms["on"][0], log)
         return 0
     finally:
         watchman_cache.stop(d, signal.SIGTERM)
