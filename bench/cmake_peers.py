@@ -2,7 +2,8 @@
 """The CMake plugin against CMake's own globs: no-op builds and configures.
 
 usage: bench/cmake_peers.py [--fixtures DIR] [--rounds N] [--configure-rounds N]
-                            [--trawl EXE] [--no-make] [--noop-calls 1,10] [SHAPE...]
+                            [--trawl EXE] [--no-make] [--noop-calls 1,10] [--watchman]
+                            [SHAPE...]
 
 SHAPE: flat20k (default; 20,000 files in 400 directories) or big (1,000,000
 files, 38,383 directories), from bench/fixtures.py. The projects take their
@@ -49,6 +50,22 @@ Before any timing, every arm's lists are compared with file()'s (each
 configure writes them out) and must be equal, and every no-op build must
 say "ninja: no work to do." where it should. Arms interleaved, order
 rotated every round. Only the ratios mean anything on a shared machine.
+--configure-rounds 0: no configure table.
+
+--watchman: each fixture is first copied into a directory of a git work
+tree (not its top: CMake's globs enter hidden directories, and a walk of
+the top would record `.git`, where watchman makes a sync cookie at every
+question, so Ninja would run the check at every build) whose top is watched
+by a private watchman daemon (bench/watched_tree.py: its own socket, state
+file and log, stopped at the end; never the user's). The no-op builds get a
+fourth arm, `trawl, watchman`: the trawl arm's build and cache (configured
+with watchman, so the cache records a clock) with TRAWL_WATCHMAN=auto and
+the private socket; every other arm runs with TRAWL_WATCHMAN=off, so
+`trawl` is the stat path. Before timing, `trawl check --stats` of that cache
+with watchman must say "watchman used". The table's extra columns: its
+median and overhead, and per round, then the median, the ratios
+watchman / trawl, trawl / none and watchman / none. The configure table runs
+as without it.
 """
 import argparse
 import os
@@ -62,6 +79,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MODULE = os.path.join(ROOT, "cmake", "Trawl.cmake")
+sys.path.insert(0, HERE)
+import watched_tree  # noqa: E402
 
 NOOP_PATTERNS = {
     1: ["*.ts"],
@@ -130,6 +149,7 @@ class Arm:
         self.build = build
         self.trawl = trawl
         self.times = []
+        self.env = None   # the environment of its runs (None: this process's)
 
     generator = "Ninja"
 
@@ -180,20 +200,33 @@ def med(xs):
     return statistics.median(xs)
 
 
-def noop(shape, tree, tmp, calls, n_rounds, trawl, generator):
+def noop(shape, tree, tmp, calls, n_rounds, trawl, generator, watched=None):
     tag = "make" if generator == "Unix Makefiles" else "ninja"
     arms = [make_arm(tmp, "noop%d-%s-%s" % (calls, tag, arm), arm, tree,
                      noop_patterns(shape, calls), trawl) for arm in ("none", "cmake", "trawl")]
     for a in arms:
         a.generator = generator
-        _, rc, out = run(a.configure_args())
+        # With --watchman, trawl's cache is written with watchman's clock.
+        a.env = (watched.env_watchman if a.label == "trawl" else watched.env_stat) \
+            if watched else None
+        _, rc, out = run(a.configure_args(), a.env)
         if rc != 0:
             sys.exit("cmake_peers: configure %s: %s" % (a.label, out[-2000:]))
         for _ in range(2):   # the first build runs the first check
-            _, rc, out = run(a.build_args())
+            _, rc, out = run(a.build_args(), a.env)
             if rc != 0:
                 sys.exit("cmake_peers: build %s: %s" % (a.label, out[-2000:]))
     files = same_lists(arms, "%s, %d calls" % (shape, calls))
+    if watched:
+        # The same build and cache as trawl's, only the environment differs:
+        # trawl with TRAWL_WATCHMAN=off, this with the private daemon.
+        tr = arms[2]
+        wm = Arm("trawl, watchman", tr.src, tr.build, trawl)
+        wm.generator, wm.env = generator, watched.env_watchman
+        tr.env = watched.env_stat
+        arms.append(wm)
+        check = [trawl, "check", "--cache", os.path.join(tr.build, "CMakeFiles", "trawl", "cache")]
+        watched_tree.assert_watchman_used(check, tr.build, wm.env, "cmake_peers")
 
     def quiet(a, out):
         """A no-op build: no re-configure; Ninja also says there was nothing
@@ -202,33 +235,42 @@ def noop(shape, tree, tmp, calls, n_rounds, trawl, generator):
             return False
         if generator == "Unix Makefiles":
             return True
-        if a.label == "trawl" and shape == "big":
+        if a.label.startswith("trawl") and shape == "big":
             # Beyond 2,000 watched paths the check runs on every build
             # (docs/cmake.md): that is its no-op.
             return "Re-running CMake" not in out
         return "ninja: no work to do." in out and not (
-            a.label == "trawl" and "trawl: re-checking" in out)
+            a.label.startswith("trawl") and "trawl: re-checking" in out)
 
     for a in arms:
-        _, rc, out = run(a.build_args())
+        _, rc, out = run(a.build_args(), a.env)
         if rc != 0 or not quiet(a, out):
             sys.exit("cmake_peers: %s: a no-op build did work:\n%s" % (a.label, out[-2000:]))
 
     def step(a):
-        t, rc, out = run(a.build_args())
+        t, rc, out = run(a.build_args(), a.env)
         if rc != 0 or not quiet(a, out):
             sys.exit("cmake_peers: %s: %s" % (a.label, out[-2000:]))
         a.times.append(t)
 
     rounds(arms, n_rounds, step)
-    none, cmake, tr = arms
+    none, cmake, tr = arms[:3]
     over_c = [c - n for c, n in zip(cmake.times, none.times)]
     over_t = [t - n for t, n in zip(tr.times, none.times)]
     ratio = [t / c for t, c in zip(over_t, over_c) if c > 0]
-    print("| %s | %s | %d | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f (%.3f-%.3f) |" % (
+    row = "| %s | %s | %d | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f (%.3f-%.3f) |" % (
         shape, tag, calls, "{:,}".format(files), 1e3 * med(none.times), 1e3 * med(cmake.times),
         1e3 * med(tr.times), 1e3 * med(over_c), 1e3 * med(over_t), med(ratio),
-        min(ratio), max(ratio)))
+        min(ratio), max(ratio))
+    if watched:
+        wm = arms[3]
+        over_w = [w - n for w, n in zip(wm.times, none.times)]
+        row += " %.1f | %.1f | %.3f | %.3f | %.3f |" % (
+            1e3 * med(wm.times), 1e3 * med(over_w),
+            med(w / t for w, t in zip(wm.times, tr.times)),
+            med(t / n for t, n in zip(tr.times, none.times)),
+            med(w / n for w, n in zip(wm.times, none.times)))
+    print(row)
     sys.stdout.flush()
 
 
@@ -430,6 +472,9 @@ def main():
     ap.add_argument("--calls-rounds", type=int, default=3)
     ap.add_argument("--callgrind", action="store_true",
                     help="with --calls: also count one re-configure's instructions")
+    ap.add_argument("--watchman", action="store_true",
+                    help="each fixture copied into a git work tree watched by a private "
+                         "watchman daemon, and a no-op arm with watchman beside the stat path")
     a = ap.parse_args()
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -448,20 +493,45 @@ def main():
         if not os.path.isdir(tree):
             sys.exit("cmake_peers: no %s (python3 bench/fixtures.py %s%s)" % (
                 tree, "--big " if shape == "big" else "", a.fixtures))
-        with tempfile.TemporaryDirectory(prefix="trawl-cmake-bench-") as tmp:
-            print("\nNo-op builds, %s, %d rounds (ms, medians):\n" % (shape, a.rounds))
-            print("| tree | build | calls | files listed | none | cmake | trawl | cmake's overhead "
-                  "| trawl's overhead | trawl / cmake overhead (min-max) |")
-            print("|---|---|---|---|---|---|---|---|---|---|")
-            for generator in a.generators:
-                for calls in [int(c) for c in a.noop_calls.split(",")]:
-                    noop(shape, tree, tmp, calls, a.rounds, a.trawl, generator)
-            print("\nConfigure with 50 calls, %s, %d rounds (ms, medians; overhead = arm - "
-                  "no glob):\n" % (shape, a.configure_rounds))
-            print("| tree | configure | files listed | no glob | cmake | trawl | cmake's overhead "
-                  "| trawl's overhead | trawl / cmake overhead (min-max) |")
-            print("|---|---|---|---|---|---|---|---|---|")
-            configure50(shape, tree, tmp, a.configure_rounds, a.trawl)
+        watched = None
+        if a.watchman:
+            # (The tree below the work tree's top: CMake's globs enter .git.)
+            watched = watched_tree.WatchedTree(tree, shape, below_top=True)
+            tree = watched.tree
+        try:
+            with tempfile.TemporaryDirectory(prefix="trawl-cmake-bench-") as tmp:
+                bench_shape(a, shape, tree, tmp, watched)
+        finally:
+            if watched:
+                watched.close()
+
+
+def bench_shape(a, shape, tree, tmp, watched):
+    print("\nNo-op builds, %s, %d rounds (ms, medians):\n" % (shape, a.rounds))
+    head = ("| tree | build | calls | files listed | none | cmake | trawl | cmake's overhead "
+            "| trawl's overhead | trawl / cmake overhead (min-max) |")
+    rule = "|---|---|---|---|---|---|---|---|---|---|"
+    if watched:
+        # trawl: TRAWL_WATCHMAN=off; trawl, watchman: the private daemon's
+        # watch of the same copy; ratios per round, then the median.
+        print("(trawl: the stat path, TRAWL_WATCHMAN=off; trawl, watchman: the same build "
+              "and cache with the private daemon)\n")
+        head += (" trawl, watchman | its overhead | watchman / trawl | trawl / none "
+                 "| watchman / none |")
+        rule += "---|---|---|---|---|"
+    print(head)
+    print(rule)
+    for generator in a.generators:
+        for calls in [int(c) for c in a.noop_calls.split(",")]:
+            noop(shape, tree, tmp, calls, a.rounds, a.trawl, generator, watched)
+    if a.configure_rounds == 0:
+        return
+    print("\nConfigure with 50 calls, %s, %d rounds (ms, medians; overhead = arm - "
+          "no glob):\n" % (shape, a.configure_rounds))
+    print("| tree | configure | files listed | no glob | cmake | trawl | cmake's overhead "
+          "| trawl's overhead | trawl / cmake overhead (min-max) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    configure50(shape, tree, tmp, a.configure_rounds, a.trawl)
 
 
 if __name__ == "__main__":
