@@ -293,7 +293,8 @@ cli_check(int argc, char **argv)
     TrawlPlan *plan = trawl_cache_load_plan(*c, &error);
     /* Kept for --bump's digest only: a plan whose check found nothing
      * changed keeps its cache file open (its records are read only when
-     * its results are asked), one descriptor per cache. */
+     * its results are asked), one descriptor per cache, up to
+     * bump_open_max() of them (below). */
     if (bump_stamp) {
       g_ptr_array_add(plans, plan);
       g_ptr_array_add(released, NULL);
