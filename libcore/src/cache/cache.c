@@ -408,16 +408,16 @@ run_group(struct cached_run *r, char *why)
   for (guint g = 0; g < r->n_groups; g++)
     plan_group_view(r->plan, g, &r->gv[g]);
   /* A root that could not be opened (gone, or no descriptor left) is in
-   * no group: the run's error, said by it, not "other roots". */
-  const bool all_open = r->grouped;
-  if (r->cache && why == NULL && all_open) {
+   * no group (R->grouped false): the run's error, said by it, not "other
+   * roots". */
+  if (r->cache && why == NULL && r->grouped) {
     bool same = r->cache->walks->len == r->n_groups;
     for (guint g = 0; same && g < r->n_groups; g++)
       same = walk_matches(&r->gv[g], r->cache->walks->pdata[g]);
     if (!same)
       why = g_strdup("was written for other roots");
   }
-  r->usable = r->cache && why == NULL && all_open;
+  r->usable = r->cache && why == NULL && r->grouped;
   r->report->trusted = st->trusted = r->usable;
   report_error(&r->report->warning, TRAWL_CACHE_ERROR_UNTRUSTED, why);
 }
