@@ -381,16 +381,25 @@ racy_from_now(struct timespec *from)
 {
   /* A change is stamped with the coarse clock, which shows the time of its
    * last update: it trails the fine clock by up to a tick, plus the phase
-   * of the tick at which updates run (up to another): two ticks. */
-  struct timespec res = {0, 0};
+   * of the tick at which updates run (up to another): two ticks, on a
+   * machine whose ticks come on time. On a loaded virtual machine they
+   * come late, and the coarse clock trails by more (15.7 ms at HZ=250 on
+   * a 2-core VM with both cores busy: docs/cache.md). So the window also
+   * reaches back to the coarse clock's own reading: every change from now
+   * on is stamped at or after it, however late its tick. */
+  struct timespec res = {0, 0}, coarse = {0, 0};
   clock_getres(CLOCK_REALTIME_COARSE, &res);
   const long granule = MAX(2 * res.tv_nsec, 1000000L);
+  clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
   clock_gettime(CLOCK_REALTIME, from);
   from->tv_nsec -= granule;
   while (from->tv_nsec < 0) {
     from->tv_nsec += 1000000000L;
     from->tv_sec--;
   }
+  if (coarse.tv_sec < from->tv_sec ||
+      (coarse.tv_sec == from->tv_sec && coarse.tv_nsec < from->tv_nsec))
+    *from = coarse;
 }
 
 /* File systems that keep coarser times than the kernel's clock, known by

@@ -34,22 +34,32 @@
 #define NS 1000000000LL
 
 static int64_t gran = 1;
+static int64_t lag = 0;
 
-__attribute__((constructor)) static void
-coarse_init(void)
+/* The setting NAME, a number of nanoseconds from LOW to HIGH, into *TO;
+ * unset or empty leaves *TO. */
+static void
+setting(const char *name, long long low, long long high, int64_t *to)
 {
-  const char *v = getenv("TRAWL_COARSE_GRAN_NS");
+  const char *v = getenv(name);
   if (v == NULL || *v == '\0')
     return;
   char *end;
   errno = 0;
   const long long n = strtoll(v, &end, 10);
-  if (errno || *end != '\0' || n < 1 || n > 10 * NS) {
-    fprintf(stderr, "trawl-coarse: TRAWL_COARSE_GRAN_NS=%s: not a number of nanoseconds "
-                    "from 1 to 10000000000\n", v);
+  if (errno || *end != '\0' || n < low || n > high) {
+    fprintf(stderr, "trawl-coarse: %s=%s: not a number of nanoseconds from %lld to %lld\n", name,
+            v, low, high);
     _exit(2);
   }
-  gran = n;
+  *to = n;
+}
+
+__attribute__((constructor)) static void
+coarse_init(void)
+{
+  setting("TRAWL_COARSE_GRAN_NS", 1, 10 * NS, &gran);
+  setting("TRAWL_COARSE_LAG_NS", 0, NS, &lag);
 }
 
 /* The time SEC.NSEC rounded down to the granularity (toward the past for
@@ -159,6 +169,19 @@ statx(int at, const char *path, int flags, unsigned int mask, struct statx *sx)
     cut_sx(&sx->stx_btime);
     cut_sx(&sx->stx_ctime);
     cut_sx(&sx->stx_mtime);
+  }
+  return rc;
+}
+
+int
+clock_gettime(clockid_t id, struct timespec *ts)
+{
+  REAL(clock_gettime)
+  int rc = fn(id, ts);
+  if (rc == 0 && id == CLOCK_REALTIME && lag) {
+    int64_t t = (int64_t)ts->tv_nsec + lag;
+    ts->tv_sec += (time_t)(t / NS);
+    ts->tv_nsec = (long)(t % NS);
   }
   return rc;
 }

@@ -10,7 +10,10 @@
 - SHIM (coarse.c) preloaded with TRAWL_COARSE_GRAN_NS=N cuts every time
   read to a multiple of N, a time set explicitly reads back cut as the file
   system would store it, a time read and set back reads back unchanged; a
-  bad setting stops the process with exit 2 and a message naming it.
+  bad setting stops the process with exit 2 and a message naming it;
+- SHIM with TRAWL_COARSE_LAG_NS=L puts CLOCK_REALTIME L ahead of the
+  coarse clock and of the stamps, which stay the kernel's; a bad setting
+  stops the process the same way.
 
 Each "at least once" is tried a bounded number of times; a tick is 4 ms,
 a pair of changes takes microseconds.
@@ -104,7 +107,28 @@ def cut_times(tmp, gran):
     check("a time read and set back reads back unchanged", os.stat(tmp).st_mtime_ns == st.st_mtime_ns)
 
 
+def lagging(tmp, lag):
+    """In a child with the shim preloaded (TRAWL_COARSE_LAG_NS=LAG)."""
+    behind = []
+    within = True
+    for i in range(20):
+        coarse = time.clock_gettime_ns(CLOCK_REALTIME_COARSE)
+        fine = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        behind.append(fine - coarse)
+        f = os.path.join(tmp, "l%d" % i)
+        open(f, "w").close()
+        after = time.clock_gettime_ns(CLOCK_REALTIME_COARSE)
+        within = within and coarse <= os.stat(f).st_mtime_ns <= after
+    check("CLOCK_REALTIME is at least %d ns ahead of the coarse clock" % lag, min(behind) >= lag,
+          "(least %d)" % min(behind))
+    check("a stamp still lies between the coarse clock's readings around its change", within)
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "--lag":
+        with tempfile.TemporaryDirectory() as tmp:
+            lagging(tmp, int(argv[2]))
+        return 1 if failures else 0
     if len(argv) == 3 and argv[1] == "--cut":
         with tempfile.TemporaryDirectory() as tmp:
             cut_times(tmp, int(argv[2]))
@@ -119,12 +143,21 @@ def main(argv):
         sys.stdout.write(p.stdout.decode())
         check("TRAWL_COARSE_GRAN_NS=%s: the checks of its times pass" % gran, p.returncode == 0,
               "(exit %d)" % p.returncode)
-    for value in ("2s", "0", "20000000000"):
-        env = dict(os.environ, LD_PRELOAD=shim, TRAWL_COARSE_GRAN_NS=value)
+    lag = "20000000"
+    env = dict(os.environ, LD_PRELOAD=shim, TRAWL_COARSE_LAG_NS=lag)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--lag", lag], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    sys.stdout.write(p.stdout.decode())
+    check("TRAWL_COARSE_LAG_NS=%s: the checks of its clock pass" % lag, p.returncode == 0,
+          "(exit %d)" % p.returncode)
+    for name, value in (("TRAWL_COARSE_GRAN_NS", "2s"), ("TRAWL_COARSE_GRAN_NS", "0"),
+                        ("TRAWL_COARSE_GRAN_NS", "20000000000"), ("TRAWL_COARSE_LAG_NS", "-1"),
+                        ("TRAWL_COARSE_LAG_NS", "2000000000")):
+        env = dict(os.environ, LD_PRELOAD=shim, **{name: value})
         p = subprocess.run([sys.executable, "-c", "pass"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE)
-        check("TRAWL_COARSE_GRAN_NS=%s: exit 2 with a message naming it" % value,
-              p.returncode == 2 and ("TRAWL_COARSE_GRAN_NS=%s:" % value).encode() in p.stderr,
+        check("%s=%s: exit 2 with a message naming it" % (name, value),
+              p.returncode == 2 and ("%s=%s:" % (name, value)).encode() in p.stderr,
               "(exit %d, %r)" % (p.returncode, p.stderr))
     print("%d failed" % failures)
     return 1 if failures else 0
