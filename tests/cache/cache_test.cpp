@@ -1489,7 +1489,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   // After each step: one of the three kinds of cached run, in turn (the
   // seed picks where the turn starts), against a fresh run.
   auto verify = [&](const std::string &what) {
-    history += "\n  " + what;
+    history += "\n  " + printable(what);
     const unsigned mode = (seed + steps) % 3;
     const bool check = mode == 1, each = mode == 2;
     const char *how = check ? " (check)" : each ? " (each)" : " (run)";

@@ -121,7 +121,7 @@ TEST_P(MemoProperty, EveryStepEqualsAFreshWalk)
     walk(q, world.root, nullptr, memo.get());
     std::string history;
     auto verify = [&](const std::string &what) {
-      history += "\n  " + what;
+      history += "\n  " + printable(what);
       Memo next(walk_memo_new());
       Result cached = walk(q, world.root, memo.get(), next.get());
       Result fresh = walk(q, world.root, nullptr, nullptr);

@@ -106,6 +106,24 @@ inline std::string show(const std::string &s)
   return out + "\"";
 }
 
+// S with every byte outside printable ASCII written as \xNN, unquoted: for
+// a step's description, which may hold a path unquoted (a gtest failure
+// message goes into meson's XML, which stops at a byte that is not UTF-8).
+inline std::string printable(const std::string &s)
+{
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += (char)c;
+    }
+  }
+  return out;
+}
+
 inline std::string show(const std::vector<std::string> &v)
 {
   std::string out = "[";
