@@ -49,16 +49,18 @@ depfile_ninja_path(const char *path)
   return out;
 }
 
-static void
+/* Take PATH into the list; false once the list is over its limit (then
+ * the caches' lists are read no further: the check runs every time). */
+static bool
 add_path(const char *path, void *data)
 {
   struct watch *w = data;
   if (w->over)
-    return;
+    return false;
   char *copy = depfile_ninja_path(path);
   if (g_hash_table_contains(w->seen, copy)) {
     g_free(copy);
-    return;
+    return true;
   }
   g_hash_table_add(w->seen, copy);
   g_ptr_array_add(w->order, copy);
@@ -66,7 +68,9 @@ add_path(const char *path, void *data)
     w->over = true;
     g_hash_table_remove_all(w->seen);
     g_ptr_array_set_size(w->order, 0);
+    return false;
   }
+  return true;
 }
 
 /* Append PATH to OUT escaped for a depfile; false when it cannot be. Ninja
@@ -126,10 +130,10 @@ depfile_write(const char *file, const char *target, char *const *caches, int n, 
 {
   struct watch w = {g_hash_table_new(g_str_hash, g_str_equal),
                     g_ptr_array_new_with_free_func(g_free), limit, false};
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n && !w.over; i++) {
     bool this_always = false;
     GError *error = NULL;
-    if (!trawl_cache_watch(caches[i], add_path, &w, &this_always, &error))
+    if (!trawl_cache_watch_until(caches[i], add_path, &w, &this_always, &error))
       g_error_free(error);
     always = always || this_always;
   }

@@ -213,31 +213,37 @@ write_file(const char *path, const GString *text)
   return false;
 }
 
-static void
+struct counting {
+  size_t n, limit;
+};
+
+static bool
 count_path(const char *path, void *data)
 {
   (void)path;
-  (*(size_t *)data)++;
+  struct counting *c = data;
+  return ++c->n <= c->limit;
 }
 
 /* How many paths the watch lists of CACHES (relative to BUILD_ROOT) hold,
- * repeats counted; SIZE_MAX when one cannot be read. */
+ * repeats counted, up to one past LIMIT (no further is read); SIZE_MAX
+ * when one cannot be read. */
 static size_t
-watched_paths(const char *build_root, const GPtrArray *caches)
+watched_paths(const char *build_root, const GPtrArray *caches, size_t limit)
 {
-  size_t n = 0;
-  for (guint i = 0; i < caches->len; i++) {
+  struct counting n = {0, limit};
+  for (guint i = 0; i < caches->len && n.n <= limit; i++) {
     const char *c = caches->pdata[i];
     char *path = g_path_is_absolute(c) ? g_strdup(c) : g_build_filename(build_root, c, NULL);
     bool always = false;
     GError *error = NULL;
-    const bool ok = trawl_cache_watch(path, count_path, &n, &always, &error);
+    const bool ok = trawl_cache_watch_until(path, count_path, &n, &always, &error);
     g_clear_error(&error);
     g_free(path);
     if (!ok)
       return SIZE_MAX;
   }
-  return n;
+  return n.n;
 }
 
 static bool
@@ -305,7 +311,7 @@ meson_postconf(int argc, char **argv)
   version = meson_version(build_root);
   size_t regen_end = regen_line_end(ninja, ninja_len);
   bool same_run = !floor && verified(version) && regen_end > 0;
-  const size_t watched = same_run ? watched_paths(build_root, caches) : SIZE_MAX;
+  const size_t watched = same_run ? watched_paths(build_root, caches, watch_limit) : SIZE_MAX;
   const bool watch = same_run && watched <= watch_limit;
   why_floor = floor ? g_strdup("--floor")
                     : !verified(version)
@@ -373,8 +379,8 @@ meson_postconf(int argc, char **argv)
   else if (same_run) {
     char *why = watched == SIZE_MAX
                   ? g_strdup("a cache's watch list could not be read")
-                  : g_strdup_printf("they depend on %zu paths, more than --watch-limit %"
-                                    G_GUINT64_FORMAT, watched, watch_limit);
+                  : g_strdup_printf("they depend on more paths than --watch-limit %"
+                                    G_GUINT64_FORMAT, watch_limit);
     printf("trawl: every ninja run re-checks %u trawl meson %s first (%s), and re-configures "
            "in the same run when a list changed (Meson %s)\n", caches->len,
            caches->len == 1 ? "cache" : "caches", why, version);

@@ -83,6 +83,13 @@ static void watched(const char *path, void *data)
   (*(unsigned *)data)++;
 }
 
+/* Takes two paths, then stops the list. */
+static bool watched_two(const char *path, void *data)
+{
+  (void)path;
+  return ++*(unsigned *)data < 2;
+}
+
 static void changed(size_t q, const char *path, bool added, void *data)
 {
   (void)q;
@@ -346,6 +353,9 @@ static void check_plan_and_cache(const char *tree, const char *cache)
   bool always = true;
   CHECK(trawl_cache_watch(cache, watched, &watch, &always, &error));
   CHECK(watch >= 4); /* the root, src, src/d, build ... */
+  unsigned two = 0;
+  CHECK(trawl_cache_watch_until(cache, watched_two, &two, &always, &error));
+  CHECK(two == 2 && always); /* stopped at two: a list cut short proves nothing */
   CHECK(trawl_cache_load_plan("/nonexistent/trawl.cache", &error) == NULL && error != NULL);
   g_clear_error(&error);
 

@@ -185,6 +185,47 @@ std::string prime(const TempDir &tmp)
   return cache;
 }
 
+// trawl_cache_watch_until(): the same paths as trawl_cache_watch() in the
+// same order, as many as the caller takes; a list stopped sets ALWAYS (it
+// proves nothing), one taken whole does not.
+TEST(Cache, AWatchListStoppedShortProvesNothing)
+{
+  TempDir tmp;
+  const std::string cache = prime(tmp);
+  settle();
+  std::vector<std::string> all;
+  bool always = true;
+  GError *error = nullptr;
+  ASSERT_TRUE(trawl_cache_watch(
+      cache.c_str(),
+      [](const char *path, void *data) { static_cast<std::vector<std::string> *>(data)->push_back(path); },
+      &all, &always, &error));
+  ASSERT_FALSE(always) << "a settled cache's list proves it";
+  ASSERT_GE(all.size(), 4u);
+  struct Taking {
+    size_t limit;
+    std::vector<std::string> got;
+  };
+  for (size_t limit : {size_t{1}, all.size() / 2, all.size() - 1, all.size(), all.size() + 5}) {
+    Taking t{limit, {}};
+    always = false;
+    ASSERT_TRUE(trawl_cache_watch_until(
+        cache.c_str(),
+        [](const char *path, void *data) {
+          Taking *tk = static_cast<Taking *>(data);
+          tk->got.push_back(path);
+          return tk->got.size() < tk->limit;
+        },
+        &t, &always, &error))
+        << (error ? error->message : "");
+    const size_t want = std::min(limit, all.size());
+    EXPECT_EQ(t.got, std::vector<std::string>(all.begin(), all.begin() + want)) << "limit " << limit;
+    // Stopped at its last path, the list is still cut short: the callback
+    // said no more, so nothing says the rest was empty.
+    EXPECT_EQ(always, limit <= all.size()) << "limit " << limit;
+  }
+}
+
 TEST(Cache, SecondRunReadsNothing)
 {
   TempDir tmp;

@@ -158,6 +158,18 @@ typedef void (*TrawlCacheWatchFunc)(const char *path, void *data);
 TRAWL_API bool trawl_cache_watch(const char *path, TrawlCacheWatchFunc fn, void *data, bool *always,
                                  GError **error);
 
+/* Called with each path of a watch list (trawl_cache_watch_until): false
+ * stops the list there. */
+typedef bool (*TrawlCacheWatchUntilFunc)(const char *path, void *data);
+
+/* trawl_cache_watch(), for a caller that stops reading: FN is handed the
+ * same paths in the same order until it returns false, and then no more
+ * (nor is the rest of the file read). A list stopped proves nothing:
+ * *ALWAYS is then set. For a build tool with a limit on the paths it
+ * takes, whose re-check runs every time past it anyway. */
+TRAWL_API bool trawl_cache_watch_until(const char *path, TrawlCacheWatchUntilFunc fn, void *data,
+                                       bool *always, GError **error);
+
 /* A change of query Q's results: PATH (NUL-terminated, valid during the
  * call) is in them now and was not in the cache's (ADDED), or the reverse. */
 typedef void (*TrawlCacheChangeFunc)(size_t q, const char *path, bool added, void *data);

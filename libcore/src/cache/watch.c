@@ -20,6 +20,20 @@
 #include "../ignore.h"
 #include "trawl/cache.h"
 
+/* Where the list goes: FN until it says stop. */
+struct sink {
+  TrawlCacheWatchUntilFunc fn;
+  void *data;
+  bool stopped;
+};
+
+static void
+emit(struct sink *s, const char *path)
+{
+  if (!s->stopped && !s->fn(path, s->data))
+    s->stopped = true;
+}
+
 /* Hand FN what shows a change of the outside source at absolute PATH. A
  * file that is there as itself: an edit, a rename over it or its deletion
  * shows on it (a missing input is a change to a build tool); so does a
@@ -28,11 +42,11 @@
  * in it all the time) or a name not there by the directory that holds it,
  * where its making or removal shows. */
 static void
-watch_source(const char *p, bool whole, TrawlCacheWatchFunc fn, void *data)
+watch_source(const char *p, bool whole, struct sink *s)
 {
   struct stat st;
   if (stat(p, &st) == 0 && (whole || !S_ISDIR(st.st_mode))) {
-    fn(p, data);
+    emit(s, p);
     return;
   }
   /* The nearest directory up that is there (a missing one would be
@@ -43,17 +57,29 @@ watch_source(const char *p, bool whole, TrawlCacheWatchFunc fn, void *data)
     g_free(dir);
     dir = up;
   }
-  fn(dir, data);
+  emit(s, dir);
   g_free(dir);
 }
 
-/* Hand FN the path of every directory cached walk W recorded (relative to
- * its root, "" the root) and of each ignore file one of them holds; *ALWAYS
- * set as trawl_cache_watch() says. False if the index does not parse or its
- * directory entries do not check out. */
+/* Hand S the path below W's root of REL ("" the root). */
+static void
+emit_below_root(struct sink *s, const struct cached_walk *w, GString *buf, const char *rel)
+{
+  g_string_assign(buf, w->root);
+  if (rel[0]) {
+    if (buf->len && buf->str[buf->len - 1] != '/')
+      g_string_append_c(buf, '/');
+    g_string_append(buf, rel);
+  }
+  emit(s, buf->str);
+}
+
+/* Hand S the path of every directory cached walk W recorded and of each
+ * ignore file one of them holds; *ALWAYS set as trawl_cache_watch() says.
+ * False if the index does not parse or its directory entries do not check
+ * out (as far as it was read: a list S stopped is not read to its end). */
 static bool
-cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void *data),
-                  void *data, TrawlCacheWatchFunc source_fn, void *source_data, bool *always)
+cached_walk_watch(const struct cached_walk *w, struct sink *s, bool *always)
 {
   struct rd r;
   if (!cached_walk_dirs(w, &r.p, &r.end))
@@ -61,8 +87,9 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
   r.bad = false;
   GString *path = g_string_new(NULL);
   GString *file = g_string_new(NULL);
+  GString *full = g_string_new(NULL);
   *always = *always || w->problems;
-  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+  for (guint32 i = 0; i < w->n_dirs && !r.bad && !s->stopped; i++) {
     struct dir_entry e;
     r_dir(&r, &e, w->dev, path);
     if (r.bad)
@@ -73,10 +100,10 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
       const char *slash = strrchr(e.path, '/');
       g_string_assign(file, e.path);
       g_string_truncate(file, slash ? (gsize)(slash - e.path) : 0);
-      fn(file->str, data);
+      emit_below_root(s, w, full, file->str);
       continue;
     }
-    fn(e.path, data);
+    emit_below_root(s, w, full, e.path);
     /* A nested repository's sources, as the top's below. */
     const uint8_t *p = e.was.repo, *end = p ? p + e.was.repo_len : NULL;
     const char *src;
@@ -94,7 +121,7 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
       }
       g_string_append_len(file, src, (gssize)slen);
       char *clean = g_canonicalize_filename(file->str, NULL);
-      watch_source(clean, kind == IGNORE_SOURCE_GITDIR, source_fn, source_data);
+      watch_source(clean, kind == IGNORE_SOURCE_GITDIR, s);
       g_free(clean);
     }
     for (unsigned k = 0; k < IGNORE_FILES; k++) {
@@ -104,12 +131,13 @@ cached_walk_watch(const struct cached_walk *w, void (*fn)(const char *rel, void 
       if (e.len)
         g_string_append_c(file, '/');
       g_string_append(file, ignore_file_name[k]);
-      fn(file->str, data);
+      emit_below_root(s, w, full, file->str);
     }
   }
-  const bool ok = !r.bad && r.p == r.end;
+  const bool ok = !r.bad && (s->stopped || r.p == r.end);
   g_string_free(path, TRUE);
   g_string_free(file, TRUE);
+  g_string_free(full, TRUE);
   return ok;
 }
 
@@ -141,46 +169,26 @@ left_to_the_check(const char *path, guint8 kind)
   return git_dir;
 }
 
-struct watching {
-  const char *root;
-  TrawlCacheWatchFunc fn;
-  void *data;
-  GString *path;
-};
-
-static void
-watch_below_root(const char *rel, void *data)
-{
-  struct watching *w = data;
-  g_string_assign(w->path, w->root);
-  if (rel[0]) {
-    if (w->path->len && w->path->str[w->path->len - 1] != '/')
-      g_string_append_c(w->path, '/');
-    g_string_append(w->path, rel);
-  }
-  w->fn(w->path->str, w->data);
-}
-
 bool
-trawl_cache_watch(const char *path, TrawlCacheWatchFunc fn, void *data, bool *always, GError **error)
+trawl_cache_watch_until(const char *path, TrawlCacheWatchUntilFunc fn, void *data, bool *always,
+                        GError **error)
 {
   struct cache_file *c = cache_open(path, error);
   *always = c == NULL;
   if (c == NULL)
     return false;
   bool ok = true;
-  GString *buf = g_string_new(NULL);
-  for (guint i = 0; i < c->walks->len && ok; i++) {
+  struct sink s = {fn, data, false};
+  for (guint i = 0; i < c->walks->len && ok && !s.stopped; i++) {
     const struct cached_walk *w = c->walks->pdata[i];
-    struct watching wt = {w->root, fn, data, buf};
-    ok = cached_walk_watch(w, watch_below_root, &wt, fn, data, always);
+    ok = cached_walk_watch(w, &s, always);
     /* The directory holding the root: where the root itself is replaced
      * (by another directory or a link to an old one, which keep their own
      * times). */
     char *parent = g_build_filename(w->root, "..", NULL);
-    fn(parent, data);
+    emit(&s, parent);
     g_free(parent);
-    for (guint k = 0; k < w->paths->len; k++) {
+    for (guint k = 0; k < w->paths->len && !s.stopped; k++) {
       const char *p = w->paths->pdata[k];
       const guint8 kind = w->kinds->data[k];
       /* (An index racy when recorded is no reason: every check asks it
@@ -188,14 +196,36 @@ trawl_cache_watch(const char *path, TrawlCacheWatchFunc fn, void *data, bool *al
        * a later write moves its time past the mark.) */
       *always = *always || kind == SOURCE_RACY;
       if (!left_to_the_check(p, kind))
-        watch_source(p, false, fn, data);
+        watch_source(p, false, &s);
     }
   }
   if (!ok) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: its index does not parse or does not check out", path);
     *always = true;
   }
-  g_string_free(buf, TRUE);
+  /* A list cut short proves nothing. */
+  if (s.stopped)
+    *always = true;
   cache_file_free(c);
   return ok;
+}
+
+struct every {
+  TrawlCacheWatchFunc fn;
+  void *data;
+};
+
+static bool
+hand_on(const char *path, void *data)
+{
+  const struct every *e = data;
+  e->fn(path, e->data);
+  return true;
+}
+
+bool
+trawl_cache_watch(const char *path, TrawlCacheWatchFunc fn, void *data, bool *always, GError **error)
+{
+  struct every e = {fn, data};
+  return trawl_cache_watch_until(path, hand_on, &e, always, error);
 }
