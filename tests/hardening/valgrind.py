@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """valgrind memcheck over the command (docs/reliability.md).
 
-    valgrind.py TRAWL [--dirs N] [--quick]
+    valgrind.py TRAWL [--dirs N] [--quick | --watchman]
 
 A git work tree with ignore files at several depths and N directories (300
 by default: more than the walker's floor for helper threads, so that -j4
@@ -13,16 +13,23 @@ json, null, with a cache written, trusted, and after a change), batch
 (json, cmake, with a cache and --bump), check (unchanged, changed with
 --touch, with --checked and --depfile, a corrupt cache), explain (lines
 and json), match, and trawl meson. Every command runs, each time; with
---quick (suite hardening), one of each kind.
+--quick (suite hardening), one of each kind. With --watchman, the commands
+that read or write a cache, asking a private watchman daemon (started and
+stopped here, its own socket and state): the socket, the BSER answers and
+the back-end's paths under memcheck; each must say "watchman used" or
+"watchman not used" in --stats, and the trusted ones "used".
 """
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cache"))
 from hardlib import check, env_base, finish, git_tree, standard_files  # noqa: E402
+import watchman_cache  # noqa: E402
 
 VALGRIND = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
             "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
@@ -33,12 +40,23 @@ def main():
     trawl = os.path.abspath(sys.argv[1])
     dirs = int(sys.argv[sys.argv.index("--dirs") + 1]) if "--dirs" in sys.argv else 300
     quick = "--quick" in sys.argv
+    watchman = "--watchman" in sys.argv
     if shutil.which("valgrind") is None:
         print("valgrind not found (scripts/bootstrap installs it)")
         return 1
     top = tempfile.mkdtemp(prefix="trawl-valgrind-")
+    os.chmod(top, 0o755)
+    wm = None
     try:
         env = env_base(os.path.join(top, "home"))
+        if watchman:
+            if shutil.which("watchman") is None:
+                print("watchman not found (scripts/bootstrap installs it)")
+                return 1
+            wm = os.path.join(top, "watchman")
+            os.makedirs(wm)
+            watchman_cache.start(wm, as_nobody=False)
+            env = dict(env, TRAWL_WATCHMAN="on", TRAWL_WATCHMAN_SOCK=os.path.join(wm, "sock"))
         tree = os.path.join(top, "tree")
         files = standard_files()
         for d in range(dirs):
@@ -84,7 +102,17 @@ def main():
             ("match", ["match", "--dialect", "git", "src/**/*.c", "-"]),
             ("meson", ["meson", "-C", tree, "**/*.c", "--list", "-C", tree, "src/**/*.h"]),
         ]
-        if quick:
+        if watchman:
+            # The commands with a cache, each telling the back-end.
+            keep = ("walk --cache (written)", "walk --cache (trusted)", "batch --cache --bump",
+                    "check (unchanged)", "CHANGE", "walk --cache (after a change)",
+                    "check --touch (changed)", "check --checked --depfile")
+            def stats(args):
+                if args is None or args[0] == "batch":
+                    return args
+                return args + ["--stats"] if args[0] == "check" else ["--stats"] + args
+            steps = [(name, stats(args)) for name, args in steps if name in keep]
+        elif quick:
             # One of each command (suite hardening); the rest by hand.
             keep = ("walk -j4", "walk --cache (written)", "walk --cache (trusted)",
                     "batch --cache --bump", "CHANGE", "check --checked --depfile", "explain")
@@ -125,7 +153,15 @@ def main():
             check("valgrind: %s: no error, no leak; exit %d and output as without valgrind" % (
                 name, r.returncode), clean and same,
                 "exit %d (plain %d)\n%s" % (r.returncode, plain.returncode, err[-3000:]))
+            if watchman and args[0] != "batch":
+                told = [l for l in err.splitlines() if "watchman" in l]
+                want = "watchman used" if name in ("walk --cache (trusted)",
+                                                   "check (unchanged)") else "watchman"
+                check("valgrind: %s: the back-end told: %s" % (name, told[:1]),
+                      any(want in l for l in told), err[-2000:])
     finally:
+        if wm:
+            watchman_cache.stop(wm, signal.SIGTERM)
         shutil.rmtree(top, ignore_errors=True)
     return finish()
 
