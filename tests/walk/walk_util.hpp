@@ -87,12 +87,13 @@ inline Pattern compile(const std::string &text, unsigned flags = 0,
   return Pattern(p);
 }
 
-// A printable form of a byte string, for failure messages.
-inline std::string show(const std::string &s)
+// S with every byte outside printable ASCII written as \xNN, and with
+// QUOTED a backslash before each '\\' and '"'.
+inline std::string escaped(const std::string &s, bool quoted)
 {
-  std::string out = "\"";
+  std::string out;
   for (unsigned char c : s) {
-    if (c == '\\' || c == '"') {
+    if (quoted && (c == '\\' || c == '"')) {
       out += '\\';
       out += (char)c;
     } else if (c < 0x20 || c >= 0x7f) {
@@ -103,25 +104,21 @@ inline std::string show(const std::string &s)
       out += (char)c;
     }
   }
-  return out + "\"";
+  return out;
 }
 
-// S with every byte outside printable ASCII written as \xNN, unquoted: for
-// a step's description, which may hold a path unquoted (a gtest failure
-// message goes into meson's XML, which stops at a byte that is not UTF-8).
+// A printable form of a byte string, for failure messages.
+inline std::string show(const std::string &s)
+{
+  return "\"" + escaped(s, true) + "\"";
+}
+
+// S printable, unquoted: for a step's description, which may hold a path
+// unquoted (a gtest failure message goes into meson's XML, which stops at
+// a byte that is not UTF-8).
 inline std::string printable(const std::string &s)
 {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 || c >= 0x7f) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += (char)c;
-    }
-  }
-  return out;
+  return escaped(s, false);
 }
 
 inline std::string show(const std::vector<std::string> &v)
