@@ -20,8 +20,10 @@
  * unit/gitindex_test.cpp reads every format it makes), not from its code.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -43,8 +45,9 @@
 #define MODE_GITLINK 0160000u
 #define TYPE_DIR (MODE_DIR >> 12)         /* the mode's top four bits, */
 #define TYPE_GITLINK (MODE_GITLINK >> 12) /* its byte at MODE_AT + 2 shifted by four */
-#define MARK_STEP 16          /* every how many entries in place an offset is kept */
+#define MARK_STEP 8          /* every how many entries in place an offset is kept */
 #define PREFETCH_AHEAD 2048   /* bytes: how far ahead of the parse the entries are asked for */
+#define PUBLISH_STEP 256      /* a reader's thread tells how far it is after every this many entries */
 
 static inline uint32_t
 be32(const guint8 *p)
@@ -87,6 +90,57 @@ struct index_file {
   size_t link_len;
   bool sparse;          /* it holds sparse directory entries */
 };
+
+/* A read in a thread of its own (gitindex.h, "reading in a thread"). */
+struct gitindex_reader {
+  char *path;
+  size_t hash_len;
+  GThread *thread;            /* NULL: it was read by the thread that started it */
+  /* pthread's, not GLib's: ThreadSanitizer sees these. */
+  pthread_mutex_t lock;
+  pthread_cond_t cond;        /* PARSED moved (when WAITERS) or DONE set; under LOCK */
+  gint waiters;               /* questions waiting on COND (atomic) */
+  /* The entries read so far, when the file may be answered early (EARLY):
+   * VIEW has FIRST, FIXED, MARKS and KEYS set before PARSED first moves,
+   * and they do not move while it is read (KEYS is as long as the entries'
+   * bytes). */
+  bool early;
+  struct gitindex view;
+  gint parsed;                /* entries read and checked (atomic) */
+  gint sparse_seen;           /* a sparse directory entry among them (atomic) */
+  gint done;                  /* the read has ended (atomic); then IX, or NULL and ERROR */
+  struct gitindex *ix;
+  GError *error;
+  /* What an early read that did not become IX leaves: the questions may
+   * still be looking at it, so it is freed with RD. */
+  void *left_map;
+  size_t left_len;
+  struct gitindex_mark *left_marks;
+  char *left_keys;
+};
+
+static gint test_delay_us; /* gitindex_reader_test_delay() */
+
+/* Tell RD's questions that the first PARSED entries are read (SPARSE: one of
+ * them is a sparse directory). */
+static void
+publish(struct gitindex_reader *rd, size_t parsed, bool sparse)
+{
+  if (sparse)
+    g_atomic_int_set(&rd->sparse_seen, 1);
+  g_atomic_int_set(&rd->parsed, (gint)parsed);
+  /* A question about to wait counts itself, then looks at PARSED again:
+   * either it sees this value or this sees it waiting (both are full
+   * barriers). */
+  if (g_atomic_int_get(&rd->waiters)) {
+    pthread_mutex_lock(&rd->lock);
+    pthread_cond_broadcast(&rd->cond);
+    pthread_mutex_unlock(&rd->lock);
+  }
+  const gint delay = g_atomic_int_get(&test_delay_us);
+  if (G_UNLIKELY(delay))
+    g_usleep((gulong)delay);
+}
 
 static void
 index_file_clear(struct index_file *f)
@@ -211,7 +265,7 @@ entry_head(struct index_file *f, const guint8 *e, size_t fixed, const guint8 *en
  * its own bytes. */
 static bool
 parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const guint8 *end,
-              GError **error)
+              GError **error, struct gitindex_reader *rd)
 {
   const guint8 *p = *at;
   const size_t fixed = STAT_LEN + hash_len + 2;
@@ -227,8 +281,17 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
     f->first = p;
     f->fixed = fixed;
     f->marks = g_new(struct gitindex_mark, f->n / MARK_STEP + 1);
-    f->keys_cap = MIN((size_t)(f->n / MARK_STEP + 1) * 48, (size_t)1 << 26);
+    /* Read early (RD): room for every path, so that the keys never move
+     * under a question (only the pages written are ever touched). */
+    f->keys_cap = rd ? (size_t)(end - p) + 1
+                     : MIN((size_t)(f->n / MARK_STEP + 1) * 48, (size_t)1 << 26);
     f->keys = g_malloc(f->keys_cap);
+    if (rd) {
+      rd->view.first = f->first;
+      rd->view.fixed = fixed;
+      rd->view.marks = f->marks;
+      rd->view.keys = f->keys;
+    }
     for (uint32_t i = 0; i < f->n; i++) {
       const guint8 *e = p;
       __builtin_prefetch(e + PREFETCH_AHEAD); /* an entry spans about two lines */
@@ -268,7 +331,11 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
         f->keys_len += len;
       }
       p = e + size;
+      if (rd && (i + 1) % PUBLISH_STEP == 0)
+        publish(rd, i + 1, f->sparse);
     }
+    if (rd)
+      publish(rd, f->n, f->sparse);
     *at = p;
     return true;
   }
@@ -310,9 +377,29 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
 
 /* Map and parse the index file PATH into F. MISSING_OK: a file that is not
  * there is an empty index. */
+/* Is there a `sharedindex.*` file in the directory of the index PATH (or
+ * can that not be told)? */
+static bool
+shared_index_beside(const char *path)
+{
+  char *dir = g_path_get_dirname(path);
+  DIR *d = opendir(dir);
+  g_free(dir);
+  if (d == NULL)
+    return true;
+  bool found = false;
+  const struct dirent *de;
+  while (!found && (de = readdir(d)) != NULL)
+    found = strncmp(de->d_name, "sharedindex.", 12) == 0;
+  closedir(d);
+  return found;
+}
+
+/* RD: the main index of a read in a thread, answered early when it may be
+ * (gitindex.h). */
 static bool
 parse_file(struct index_file *f, const char *path, size_t hash_len, bool missing_ok,
-           GError **error)
+           GError **error, struct gitindex_reader *rd)
 {
   memset(f, 0, sizeof *f);
   f->path = g_strdup(path);
@@ -361,7 +448,11 @@ parse_file(struct index_file *f, const char *path, size_t hash_len, bool missing
   if (f->n > (size_t)(end - data) / (STAT_LEN + hash_len + 2))
     return corrupt(error, f, "more entries than fit");
   const guint8 *p = data + HEADER_LEN;
-  if (!parse_entries(f, hash_len, &p, end, error))
+  /* Looked at once the file is open: a split index names a shared index
+   * that was there before it was (gitindex.h). */
+  if (rd && f->version != 4 && f->n <= (uint32_t)G_MAXINT && !shared_index_beside(path))
+    rd->early = true;
+  if (!parse_entries(f, hash_len, &p, end, error, rd && rd->early ? rd : NULL))
     return false;
   /* The extensions, up to the checksum. */
   while (p < end) {
@@ -533,13 +624,29 @@ all_zero(const guint8 *hash, size_t hash_len)
   return true;
 }
 
-struct gitindex *
-gitindex_read(const char *path, size_t hash_len, GError **error)
+/* What of MAIN an early read's questions may still be looking at, kept in
+ * RD (when there is one) until RD is freed. */
+static void
+leave_for_questions(struct gitindex_reader *rd, struct index_file *main)
 {
-  g_return_val_if_fail(hash_len == 20 || hash_len == 32, NULL);
+  if (rd == NULL || !rd->early)
+    return;
+  rd->left_map = main->map;
+  rd->left_len = main->len;
+  rd->left_marks = main->marks;
+  rd->left_keys = main->keys;
+  main->map = NULL;
+  main->marks = NULL;
+  main->keys = NULL;
+}
+
+static struct gitindex *
+read_index(const char *path, size_t hash_len, GError **error, struct gitindex_reader *rd)
+{
   struct index_file main, base;
   memset(&base, 0, sizeof base);
-  if (!parse_file(&main, path, hash_len, true, error)) {
+  if (!parse_file(&main, path, hash_len, true, error, rd)) {
+    leave_for_questions(rd, &main);
     index_file_clear(&main);
     return NULL;
   }
@@ -556,7 +663,7 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
     char *dir = g_path_get_dirname(path);
     char *name = g_strconcat("sharedindex.", hex, NULL);
     char *shared = g_build_filename(dir, name, NULL);
-    ok = parse_file(&base, shared, hash_len, false, error);
+    ok = parse_file(&base, shared, hash_len, false, error, NULL);
     if (ok && base.link)
       ok = corrupt(error, &base, "a shared index that is split again");
     if (ok) {
@@ -572,6 +679,7 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
   }
   if (!ok) {
     g_array_unref(all);
+    leave_for_questions(rd, &main);
     index_file_clear(&main);
     index_file_clear(&base);
     g_free(ix);
@@ -594,11 +702,25 @@ gitindex_read(const char *path, size_t hash_len, GError **error)
     main.keys = NULL;
   }
   ix->sparse = main.sparse || base.sparse;
+  /* (A split index read early: its main file's marks, not kept by IX.) */
+  if (ix->split && rd && rd->early) {
+    rd->left_marks = main.marks;
+    rd->left_keys = main.keys;
+    main.marks = NULL;
+    main.keys = NULL;
+  }
   keep_file(ix, 0, &main);
   keep_file(ix, 1, &base);
   index_file_clear(&main);
   index_file_clear(&base);
   return ix;
+}
+
+struct gitindex *
+gitindex_read(const char *path, size_t hash_len, GError **error)
+{
+  g_return_val_if_fail(hash_len == 20 || hash_len == 32, NULL);
+  return read_index(path, hash_len, error, NULL);
 }
 
 void
@@ -637,6 +759,22 @@ key_cmp(const struct gitindex_entry *e, const char *path, size_t len, const char
   return c;
 }
 
+/* Is the marked entry I of IX (in place) before PATH then TAIL? */
+static inline bool
+mark_before(const struct gitindex *ix, size_t i, const char *path, size_t len, const char *tail,
+            size_t len2)
+{
+  const struct gitindex_entry key = {ix->keys + ix->marks[i].key, (uint32_t)ix->marks[i].len, 0,
+                                     0};
+  return key_cmp(&key, path, len, tail, len2) < 0;
+}
+
+/* Where this thread's last search of marks ended, and in which. */
+static _Thread_local struct {
+  const struct gitindex_mark *marks;
+  size_t at;
+} finger;
+
 /* The first entry of IX not before PATH then TAIL, into *OUT; false when
  * every entry is before it. Spelt out: a binary search. In place: a binary
  * search of the marked entries' paths (copied out, side by side: a search
@@ -665,15 +803,38 @@ first_not_before(const struct gitindex *ix, const char *path, size_t len, const 
     return false;
   const size_t n_marks = (ix->n + MARK_STEP - 1) / MARK_STEP;
   size_t lo = 0, hi = n_marks;
+  /* A walk asks about paths near the one before (its directories in
+   * order): the search starts where this thread's last one ended and
+   * gallops from there, so that it reads marks near those it read. Any
+   * start gives the same answer. */
+  const size_t f = finger.marks == ix->marks && finger.at <= n_marks ? finger.at : n_marks / 2;
+  if (f < n_marks && mark_before(ix, f, path, len, tail, len2)) {
+    size_t step = 1, i = f + 1;
+    lo = f + 1;
+    while (i < n_marks && mark_before(ix, i, path, len, tail, len2)) {
+      lo = i + 1;
+      step *= 2;
+      i = f + step;
+    }
+    hi = MIN(i, n_marks);
+  } else {
+    size_t step = 1;
+    hi = f;
+    while (step <= f && !mark_before(ix, f - step, path, len, tail, len2)) {
+      hi = f - step;
+      step *= 2;
+    }
+    lo = step <= f ? f - step + 1 : 0;
+  }
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    const struct gitindex_entry key = {ix->keys + ix->marks[mid].key, (uint32_t)ix->marks[mid].len,
-                                       0, 0};
-    if (key_cmp(&key, path, len, tail, len2) < 0)
+    if (mark_before(ix, mid, path, len, tail, len2))
       lo = mid + 1;
     else
       hi = mid;
   }
+  finger.marks = ix->marks;
+  finger.at = lo;
   if (lo == 0) { /* the first entry is not before it */
     in_place(ix->first, ix->fixed, out);
     return true;
@@ -748,4 +909,153 @@ gitindex_entries(const struct gitindex *ix)
   for (size_t i = 0; i < ix->n; i++)
     e = in_place(e, ix->fixed, &all[i]);
   return all;
+}
+
+/* ---- reading in a thread of its own ---- */
+
+static gpointer
+reader_main(gpointer data)
+{
+  struct gitindex_reader *rd = data;
+  struct gitindex *ix = read_index(rd->path, rd->hash_len, &rd->error, rd);
+  pthread_mutex_lock(&rd->lock);
+  rd->ix = ix;
+  g_atomic_int_set(&rd->done, 1);
+  pthread_cond_broadcast(&rd->cond);
+  pthread_mutex_unlock(&rd->lock);
+  return NULL;
+}
+
+struct gitindex_reader *
+gitindex_reader_start(const char *path, size_t hash_len)
+{
+  g_return_val_if_fail(hash_len == 20 || hash_len == 32, NULL);
+  struct gitindex_reader *rd = g_new0(struct gitindex_reader, 1);
+  rd->path = g_strdup(path);
+  rd->hash_len = hash_len;
+  pthread_mutex_init(&rd->lock, NULL);
+  pthread_cond_init(&rd->cond, NULL);
+  GError *err = NULL;
+  rd->thread = g_thread_try_new("trawl-index", reader_main, rd, &err);
+  if (rd->thread == NULL) {
+    g_error_free(err);
+    reader_main(rd);
+  }
+  return rd;
+}
+
+/* Wait, under RD's lock, until PARSED is no longer SEEN (SEEN < 0: until the
+ * read has ended), or the read has ended. */
+static void
+reader_wait(struct gitindex_reader *rd, gint seen)
+{
+  pthread_mutex_lock(&rd->lock);
+  g_atomic_int_inc(&rd->waiters);
+  while (!g_atomic_int_get(&rd->done) && (seen < 0 || g_atomic_int_get(&rd->parsed) == seen))
+    pthread_cond_wait(&rd->cond, &rd->lock);
+  g_atomic_int_add(&rd->waiters, -1);
+  pthread_mutex_unlock(&rd->lock);
+}
+
+/* What the entries V holds (the first V->n of the index) say of PATH as a
+ * file or a directory: 0 not held, 1 held, -1 not decided yet (they all
+ * sort before it). */
+static int
+decide(const struct gitindex *v, const char *path, size_t len, bool is_dir)
+{
+  struct gitindex_entry e;
+  if (!first_not_before(v, path, len, is_dir ? "/" : "", is_dir, &e))
+    return -1;
+  if (is_dir ? e.len > len && memcmp(e.path, path, len) == 0 && e.path[len] == '/'
+             : e.len == len && memcmp(e.path, path, len) == 0)
+    return 1;
+  unsigned flags;
+  /* A submodule at PATH, and PATH's ancestors, sort before E. */
+  if (is_dir && has_exact(v, path, len, "", 0, &flags) && (flags & GITINDEX_GITLINK))
+    return 1;
+  return v->sparse && sparse_above(v, path, len) ? 1 : 0;
+}
+
+static bool
+reader_ask(struct gitindex_reader *rd, const char *path, size_t len, bool is_dir)
+{
+  gint seen = 0;
+  for (;;) {
+    if (g_atomic_int_get(&rd->done)) {
+      if (rd->ix == NULL)
+        return false;
+      return is_dir ? gitindex_has_dir(rd->ix, path, len) : gitindex_has_file(rd->ix, path, len);
+    }
+    const gint parsed = g_atomic_int_get(&rd->parsed);
+    if (parsed != seen) {
+      seen = parsed;
+      struct gitindex v = rd->view;
+      v.n = (size_t)parsed;
+      v.sparse = g_atomic_int_get(&rd->sparse_seen) != 0;
+      const int d = decide(&v, path, len, is_dir);
+      if (d == 0)
+        return false;
+      if (d == 1) {
+        /* Held: told once the whole file is read (a damaged one holds nothing). */
+        reader_wait(rd, -1);
+        continue;
+      }
+    }
+    reader_wait(rd, seen);
+  }
+}
+
+bool
+gitindex_reader_has_file(struct gitindex_reader *rd, const char *path, size_t len)
+{
+  return reader_ask(rd, path, len, false);
+}
+
+bool
+gitindex_reader_has_dir(struct gitindex_reader *rd, const char *path, size_t len)
+{
+  g_return_val_if_fail(len > 0, false);
+  return reader_ask(rd, path, len, true);
+}
+
+const struct gitindex *
+gitindex_reader_wait(struct gitindex_reader *rd, const GError **error)
+{
+  if (!g_atomic_int_get(&rd->done))
+    reader_wait(rd, -1);
+  if (error)
+    *error = rd->error;
+  return rd->ix;
+}
+
+bool
+gitindex_reader_done(struct gitindex_reader *rd)
+{
+  return g_atomic_int_get(&rd->done) != 0;
+}
+
+void
+gitindex_reader_free(struct gitindex_reader *rd)
+{
+  if (rd == NULL)
+    return;
+  if (rd->thread)
+    g_thread_join(rd->thread);
+  gitindex_free(rd->ix);
+  if (rd->error)
+    g_error_free(rd->error);
+  if (rd->left_map)
+    munmap(rd->left_map, rd->left_len);
+  g_free(rd->left_marks);
+  g_free(rd->left_keys);
+  pthread_mutex_destroy(&rd->lock);
+  pthread_cond_destroy(&rd->cond);
+  g_free(rd->path);
+  g_free(rd);
+}
+
+void
+gitindex_reader_test_delay(unsigned us)
+{
+  g_atomic_int_set(&test_delay_us, (gint)MIN(us, (unsigned)G_MAXINT));
 }

@@ -14,8 +14,8 @@
  * its flags: skip-worktree, intent-to-add, a merge's stages. Read once and
  * asked by binary search: formats 2 and 3 where the entries are in the
  * mapped file, through the offset and a copy of the path of every
- * sixteenth (no array of a hundred thousand entries to fault in, and a
- * search that waits for the mapped file only in its last sixteen steps),
+ * eighth (no array of a hundred thousand entries to fault in, and a
+ * search that waits for the mapped file only in its last eight steps),
  * format 4 and a split index spelt out into one sorted array; the file's
  * checksum is not verified, as git does not verify it when it reads (only
  * fsck does).
@@ -49,7 +49,7 @@ struct gitindex_entry {
   uint8_t stage;        /* 0, or 1-3 in a merge */
 };
 
-/* One of every sixteen entries read in place: where it is, from the
+/* One of every eight entries read in place: where it is, from the
  * first entry, and where its path's copy is in the index's KEYS. */
 struct gitindex_mark {
   size_t at;
@@ -60,7 +60,7 @@ struct gitindex_mark {
 struct gitindex {
   /* Sorted bytewise by path, then by stage: spelt out (format 4, a split
    * index), or NULL when the entries are read where they are in the file
-   * (formats 2 and 3): then FIRST is the first, MARKS every sixteenth,
+   * (formats 2 and 3): then FIRST is the first, MARKS every eighth,
    * KEYS their paths side by side, FIXED each one's length before its path. */
   struct gitindex_entry *entries;
   size_t n;
@@ -100,6 +100,50 @@ bool gitindex_has_file(const struct gitindex *ix, const char *path, size_t len);
  * top; not "" ): an entry whose name starts with PATH/, a submodule at
  * PATH, or a sparse directory entry at or above it? */
 bool gitindex_has_dir(const struct gitindex *ix, const char *path, size_t len);
+
+/* ---- reading in a thread of its own ---------------------------------------- *
+ *
+ * A walk meets its first ignored path long before it needs most of its
+ * answers, and a hundred thousand entries take a millisecond or two to step
+ * over (docs/benchmarks.md, "The index"). So the walker starts the read in a
+ * thread and asks at once: a question is answered as soon as the entries
+ * read so far decide it, and the walker waits only for those. The entries
+ * are sorted, so once the read has passed where PATH would be, "not held" is
+ * decided (and PATH's ancestors, sorted before it, have been seen: a sparse
+ * directory above it too). "Held" waits for the whole file: an index that
+ * turns out damaged at its end is no index (every answer "not held"), so an
+ * early "not held" is right either way, and an early "held" would not be.
+ * Only formats 2 and 3, and only when the index's directory holds no
+ * `sharedindex.*` file (looked at after the index is opened: a split index's
+ * shared index is written before the index that names it, so one that names
+ * a shared index found missing is damaged, and no index): a split index, and
+ * format 4, are answered once read whole. */
+struct gitindex_reader;
+
+/* Start reading PATH (as gitindex_read() does) in a thread; one that cannot
+ * be started reads it here. Never NULL. */
+struct gitindex_reader *gitindex_reader_start(const char *path, size_t hash_len);
+
+/* gitindex_has_file() and gitindex_has_dir() of the index being read: the
+ * answer they give once it is read (false when it cannot be), waiting only
+ * until the entries read decide it. Any thread may ask. */
+bool gitindex_reader_has_file(struct gitindex_reader *rd, const char *path, size_t len);
+bool gitindex_reader_has_dir(struct gitindex_reader *rd, const char *path, size_t len);
+
+/* Wait for the read's end: the index (RD's), or NULL with *ERROR set to why
+ * (RD's; NULL when it was read). */
+const struct gitindex *gitindex_reader_wait(struct gitindex_reader *rd, const GError **error);
+
+/* Has the read ended? (Without waiting.) */
+bool gitindex_reader_done(struct gitindex_reader *rd);
+
+/* Wait for the read's end, and free RD and its index. */
+void gitindex_reader_free(struct gitindex_reader *rd);
+
+/* For the tests: make every reader's thread pause for about US microseconds
+ * after every 256 entries it reads (0: none), so that questions meet a read
+ * in progress. */
+void gitindex_reader_test_delay(unsigned us);
 
 G_END_DECLS
 

@@ -841,13 +841,14 @@ repo_unref(struct ignore_repo *r)
     return;
   ignore_file_unref(r->info);
   ignore_file_unref(r->global);
-  gitindex_free(r->index);
+  gitindex_reader_free(r->reader);
   g_free(r->index_path);
   pthread_mutex_destroy(&r->index_lock);
   g_free(r);
 }
 
-static void repo_index_read(struct ignore_ctx *ctx, struct ignore_repo *r);
+static void repo_index_start(struct ignore_ctx *ctx, struct ignore_repo *r);
+static void repo_index_tell(struct ignore_ctx *ctx, struct ignore_repo *r);
 
 bool
 ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char *mpath,
@@ -858,41 +859,77 @@ ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char 
     *top = r && r->base == 0;
   if (r == NULL || mlen <= r->base)
     return false;
-  /* Read once, by whichever worker asks first; the others wait for it. A
-   * walk whose rules leave nothing out never reads it. */
-  if (!g_atomic_int_get(&r->index_read)) {
+  /* Started by whichever worker asks first, in a thread of its own: a walk
+   * whose rules leave nothing out never reads it, and one that asks waits
+   * only until the entries read decide its question (gitindex.h). */
+  if (!g_atomic_int_get(&r->index_started)) {
     pthread_mutex_lock(&r->index_lock);
-    if (!g_atomic_int_get(&r->index_read))
-      repo_index_read(ctx, r);
+    if (!g_atomic_int_get(&r->index_started))
+      repo_index_start(ctx, r);
     pthread_mutex_unlock(&r->index_lock);
   }
-  if (r->index == NULL)
-    return false;
   const char *p = mpath + r->base;
   const size_t len = mlen - r->base;
-  return is_dir ? gitindex_has_dir(r->index, p, len) : gitindex_has_file(r->index, p, len);
+  const bool held = is_dir ? gitindex_reader_has_dir(r->reader, p, len)
+                           : gitindex_reader_has_file(r->reader, p, len);
+  /* An answer that waited for the end tells why it could not be read now;
+   * the rest, ignore_ctx_settle(). */
+  if (gitindex_reader_done(r->reader))
+    repo_index_tell(ctx, r);
+  return held;
 }
 
-/* Read R's index into R->index (NULL, and a problem told, when it cannot be
- * read), then mark it read. R->index_lock held. */
+/* Start reading R's index, and list R in CTX's reading. R->index_lock held. */
 static void
-repo_index_read(struct ignore_ctx *ctx, struct ignore_repo *r)
+repo_index_start(struct ignore_ctx *ctx, struct ignore_repo *r)
 {
-  GError *err = NULL;
-  r->index = ignore_index_read(r->index_path, &err);
-  if (err) {
-    char *shown = shown_name(ctx, r->index_path);
-    /* The message names the file; told as the index's problem. */
-    const size_t n = strlen(r->index_path);
-    const char *what = strncmp(err->message, r->index_path, n) == 0 &&
-                               strncmp(err->message + n, ": ", 2) == 0
-                           ? err->message + n + 2
-                           : err->message;
-    tell(ctx, shown, what);
-    g_free(shown);
-    g_error_free(err);
+  char *git_dir = g_path_get_dirname(r->index_path);
+  char *common = common_of(git_dir);
+  r->reader = gitindex_reader_start(r->index_path, hash_len_of(common));
+  g_free(common);
+  g_free(git_dir);
+  g_atomic_int_inc(&r->refs);
+  pthread_mutex_lock(&ctx->lock);
+  if (ctx->reading == NULL)
+    ctx->reading = g_ptr_array_new();
+  g_ptr_array_add(ctx->reading, r);
+  pthread_mutex_unlock(&ctx->lock);
+  g_atomic_int_set(&r->index_started, 1);
+}
+
+/* Once R's index has been read: tell its problem, if it could not be, once. */
+static void
+repo_index_tell(struct ignore_ctx *ctx, struct ignore_repo *r)
+{
+  const GError *err = NULL;
+  gitindex_reader_wait(r->reader, &err);
+  if (err == NULL || !g_atomic_int_compare_and_exchange(&r->index_told, 0, 1))
+    return;
+  char *shown = shown_name(ctx, r->index_path);
+  /* The message names the file; told as the index's problem. */
+  const size_t n = strlen(r->index_path);
+  const char *what = strncmp(err->message, r->index_path, n) == 0 &&
+                             strncmp(err->message + n, ": ", 2) == 0
+                         ? err->message + n + 2
+                         : err->message;
+  tell(ctx, shown, what);
+  g_free(shown);
+}
+
+void
+ignore_ctx_settle(struct ignore_ctx *ctx)
+{
+  pthread_mutex_lock(&ctx->lock);
+  GPtrArray *reading = ctx->reading;
+  ctx->reading = NULL;
+  pthread_mutex_unlock(&ctx->lock);
+  if (reading == NULL)
+    return;
+  for (guint i = 0; i < reading->len; i++) {
+    repo_index_tell(ctx, reading->pdata[i]);
+    repo_unref(reading->pdata[i]);
   }
-  g_atomic_int_set(&r->index_read, 1);
+  g_ptr_array_free(reading, TRUE);
 }
 
 struct ignore_frame *
@@ -1140,6 +1177,7 @@ ignore_ctx_init(struct ignore_ctx *ctx, unsigned flags, int root_fd, const char 
 void
 ignore_ctx_clear(struct ignore_ctx *ctx)
 {
+  ignore_ctx_settle(ctx);
   ignore_frame_unref(ctx->above);
   if (ctx->custom)
     g_ptr_array_unref(ctx->custom);

@@ -135,10 +135,11 @@ struct ignore_repo {
   struct ignore_file *info;    /* $GIT_DIR/info/exclude, or NULL */
   struct ignore_file *global;  /* the excludes file, or NULL */
   char *index_path;            /* $GIT_DIR/index */
-  pthread_mutex_t index_lock;  /* held by the worker that reads it, the first time it is asked
-                                  (a pthread mutex: ThreadSanitizer sees it, not GLib's) */
-  gint index_read;             /* it has been read (atomic) */
-  struct gitindex *index;      /* then: NULL when it could not be (a problem told) */
+  pthread_mutex_t index_lock;  /* held by the worker that starts reading it, the first time it
+                                  is asked (a pthread mutex: ThreadSanitizer sees it, not GLib's) */
+  gint index_started;          /* READER is set (atomic) */
+  struct gitindex_reader *reader; /* the index, read in a thread of its own from the first question */
+  gint index_told;             /* its problem, if any, has been told (atomic) */
 };
 
 /* A file of rules in force, and where the paths it matches start. */
@@ -188,6 +189,8 @@ struct ignore_ctx {
   GHashTable *reported;        /* sources of the problems reported */
   ignore_problem_fn problem;
   void *problem_data;
+  GPtrArray *reading;          /* struct ignore_repo * (referenced) whose index is being read;
+                                  under LOCK */
 };
 
 /* Prepare CTX for the root ROOT_FD (path ROOT): find its work tree, read the
@@ -196,6 +199,12 @@ struct ignore_ctx {
 void ignore_ctx_init(struct ignore_ctx *ctx, unsigned flags, int root_fd, const char *root,
                      GPtrArray *custom, ignore_problem_fn problem, void *problem_data);
 void ignore_ctx_clear(struct ignore_ctx *ctx);
+
+/* Wait for every index CTX's walk started reading, and tell the problems of
+ * those that could not be read (a question answered early may not have
+ * waited for the end: gitindex.h). Called once the walk's workers are done,
+ * before its problems are gathered; ignore_ctx_clear() does it too. */
+void ignore_ctx_settle(struct ignore_ctx *ctx);
 
 /* The frame in force in directory DIRFD (REL: its path relative to the root,
  * "" for the root; BASE: its match-path length with the '/'), whose listing

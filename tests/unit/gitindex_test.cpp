@@ -7,10 +7,16 @@
 // skip-worktree tag); then the lookups are asked for every path and every
 // directory of the listing, and for near misses. Damaged files (cut short,
 // a byte flipped, an extension nobody knows) are refused with an error that
-// names the file, never read in part. Skipped when git is not installed.
+// names the file, never read in part. The same questions are asked of the
+// index read in a thread of its own (gitindex_reader_*), slowed down so that
+// they meet the read midway, from two threads at once, in order and in
+// reverse: every answer the same as gitindex_read()'s, and "not held"
+// given before the read ends where the entries read decide it. Skipped when
+// git is not installed.
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +24,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <glib.h>
@@ -25,6 +32,7 @@
 
 extern "C" {
 #include "gitindex.h"
+#include <trawl/trawl.h>
 }
 
 namespace {
@@ -180,12 +188,60 @@ bool has_dir(const gitindex *ix, const std::string &p)
   return gitindex_has_dir(ix, buf.data(), buf.size());
 }
 
+struct ReaderFree {
+  void operator()(gitindex_reader *rd) const { gitindex_reader_free(rd); }
+};
+using Reader = std::unique_ptr<gitindex_reader, ReaderFree>;
+
+// A question: a path, and whether it is asked as a directory.
+using Question = std::pair<std::string, bool>;
+
+bool ask(gitindex_reader *rd, const Question &q)
+{
+  std::vector<char> buf(q.first.begin(), q.first.end());
+  return q.second ? gitindex_reader_has_dir(rd, buf.data(), buf.size())
+                  : gitindex_reader_has_file(rd, buf.data(), buf.size());
+}
+
+// The index at PATH read in a thread of its own, slowed by DELAY_US every
+// 256 entries, asked QS from two threads at once (one in order, one in
+// reverse): every answer equal to IX's (the index read by gitindex_read()).
+void reader_agrees(const std::string &path, size_t hash_len, const gitindex *ix,
+                   const std::vector<Question> &qs, unsigned delay_us)
+{
+  std::vector<char> want(qs.size());
+  for (size_t i = 0; i < qs.size(); i++) {
+    std::vector<char> buf(qs[i].first.begin(), qs[i].first.end());
+    want[i] = qs[i].second ? gitindex_has_dir(ix, buf.data(), buf.size())
+                           : gitindex_has_file(ix, buf.data(), buf.size());
+  }
+  gitindex_reader_test_delay(delay_us);
+  Reader rd(gitindex_reader_start(path.c_str(), hash_len));
+  std::vector<char> got_fwd(qs.size()), got_back(qs.size());
+  std::thread back([&] {
+    for (size_t i = qs.size(); i-- > 0;)
+      got_back[i] = ask(rd.get(), qs[i]);
+  });
+  for (size_t i = 0; i < qs.size(); i++)
+    got_fwd[i] = ask(rd.get(), qs[i]);
+  back.join();
+  gitindex_reader_test_delay(0);
+  const GError *err = nullptr;
+  EXPECT_NE(gitindex_reader_wait(rd.get(), &err), nullptr);
+  EXPECT_EQ(err, nullptr);
+  for (size_t i = 0; i < qs.size(); i++) {
+    EXPECT_EQ(got_fwd[i], want[i]) << qs[i].first << (qs[i].second ? "/" : "");
+    EXPECT_EQ(got_back[i], want[i]) << qs[i].first << (qs[i].second ? "/" : "");
+  }
+}
+
 // The entries agree with git's, and every lookup with the listing: each
 // file found, each directory above one found, names that are not there not
-// found.
+// found; and the index read in a thread of its own answers each the same.
 void agree(const Repo &repo, const std::string &index = ".git/index",
            const std::string &where = ".", size_t hash_len = 20)
 {
+  std::vector<Question> qs;
   const std::vector<Entry> want = git_entries(repo, where);
   Index ix = read_index(repo.path(index), hash_len);
   ASSERT_TRUE(ix);
@@ -194,9 +250,15 @@ void agree(const Repo &repo, const std::string &index = ".git/index",
             want);
   std::set<std::string> dirs;
   for (const Entry &e : want) {
+    qs.push_back({e.path, false});
+    qs.push_back({e.path, true});
+    qs.push_back({e.path + "x", false});
+    qs.push_back({e.path.substr(0, e.path.size() - 1), false});
     if (e.flags & GITINDEX_SPARSE_DIR) {
       // Its whole tree: anything below, files and directories.
       const std::string d = e.path.substr(0, e.path.size() - 1);
+      qs.push_back({d + "/any", false});
+      qs.push_back({d + "/any/deeper", true});
       EXPECT_TRUE(has_dir(ix.get(), d)) << d;
       EXPECT_TRUE(has_file(ix.get(), d + "/any")) << d;
       EXPECT_TRUE(has_dir(ix.get(), d + "/any/deeper")) << d;
@@ -212,6 +274,12 @@ void agree(const Repo &repo, const std::string &index = ".git/index",
         dirs.insert(e.path.substr(0, i));
   }
   for (const std::string &d : dirs) {
+    qs.push_back({d, true});
+    qs.push_back({d, false});
+    qs.push_back({d + "x", true});
+    qs.push_back({d + ".", true});
+    qs.push_back({d + "0", false});
+    qs.push_back({d.substr(0, d.size() - 1), true});
     EXPECT_TRUE(has_dir(ix.get(), d)) << d;
     EXPECT_FALSE(has_file(ix.get(), d)) << d;
     EXPECT_FALSE(has_dir(ix.get(), d + "x")) << d;
@@ -219,6 +287,15 @@ void agree(const Repo &repo, const std::string &index = ".git/index",
       EXPECT_FALSE(has_dir(ix.get(), d.substr(0, d.size() - 1))) << d;
     }
   }
+  // Before the first path, after the last.
+  qs.push_back({"!", false});
+  qs.push_back({"!", true});
+  qs.push_back({"~~", false});
+  qs.push_back({"~~", true});
+  qs.erase(std::remove_if(qs.begin(), qs.end(), [](const Question &q) { return q.first.empty(); }),
+           qs.end());
+  for (unsigned delay : {0u, 300u})
+    reader_agrees(repo.path(index), hash_len, ix.get(), qs, delay);
 }
 
 #define NEED_GIT()                                                                                 \
@@ -235,7 +312,7 @@ const char *const kTree =
     "docs/readme.md && git add . && git commit -qm one";
 
 // Enough entries that a lookup in formats 2 and 3 (read where they are in
-// the file, through the offset of every sixteenth) starts from a mark and
+// the file, through the offset of every eighth) starts from a mark and
 // steps across many: names around '/' ("d.x" < "d/" < "d0") at every
 // boundary, a skip-worktree entry (format 3) here and there, and a merge's
 // stages, whose three entries of one path may straddle a mark.
@@ -491,6 +568,18 @@ TEST(GitIndex, DamagedFilesAreRefused)
       Index ix = read_index(bad, 20, &why);
       EXPECT_FALSE(ix) << "cut at " << cut;
       EXPECT_NE(why.find(bad), std::string::npos) << why;
+      // Read in a thread, slowed after its entries: no path held (those
+      // before the cut were read, but an index that does not parse holds
+      // nothing), the same error.
+      gitindex_reader_test_delay(2000);
+      Reader rd(gitindex_reader_start(bad.c_str(), 20));
+      EXPECT_FALSE(ask(rd.get(), {"a/x", false})) << "cut at " << cut;
+      EXPECT_FALSE(ask(rd.get(), {"a", true})) << "cut at " << cut;
+      EXPECT_FALSE(ask(rd.get(), {"a/b/c/z", false})) << "cut at " << cut;
+      const GError *err = nullptr;
+      EXPECT_EQ(gitindex_reader_wait(rd.get(), &err), nullptr);
+      gitindex_reader_test_delay(0);
+      EXPECT_EQ(err ? std::string(err->message) : "", why);
     }
     // Every byte of the header and the entries flipped in turn: refused,
     // or read (a stat field, an object name) — never past the file.
@@ -520,6 +609,106 @@ TEST(GitIndex, DamagedFilesAreRefused)
       good.substr(good.size() - 20);
   put(r.path("bad-index"), b);
   EXPECT_TRUE(read_index(r.path("bad-index"), 20, &why)) << why;
+}
+
+// Read in a thread of its own, an index answers "not held" as soon as the
+// entries read decide it, and "held" only once it has been read whole (one
+// that turned out damaged would hold nothing). Formats 2 and 3 only, and
+// not when a shared index lies beside it (a split index's main file holds
+// only its changes).
+TEST(GitIndex, AReaderAnswersNotHeldBeforeTheEnd)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh(kManyEntries);
+  r.sh("git update-index --index-version 2");
+  const std::string index = r.path(".git/index");
+  // 700 entries: three pauses of 20 ms, at 256, 512 and the end.
+  gitindex_reader_test_delay(20000);
+  {
+    Reader rd(gitindex_reader_start(index.c_str(), 20));
+    // "a/b/f1x" sorts among the first entries; "a/nothing" before "a.b/".
+    EXPECT_FALSE(ask(rd.get(), {"a/b/f1x", false}));
+    EXPECT_FALSE(ask(rd.get(), {"a/nothing", true}));
+    EXPECT_FALSE(gitindex_reader_done(rd.get())) << "answered only once read whole";
+    EXPECT_TRUE(ask(rd.get(), {"a/b/f1", false}));
+    EXPECT_TRUE(gitindex_reader_done(rd.get())) << "a held path answered early";
+    EXPECT_TRUE(ask(rd.get(), {"dd", true}));
+    EXPECT_FALSE(ask(rd.get(), {"dd/none", false}));
+  }
+  {
+    // A path after the last entry waits for the end too.
+    Reader rd(gitindex_reader_start(index.c_str(), 20));
+    EXPECT_FALSE(ask(rd.get(), {"zz", false}));
+    EXPECT_TRUE(gitindex_reader_done(rd.get()));
+  }
+  r.sh("git update-index --index-version 4");
+  {
+    Reader rd(gitindex_reader_start(index.c_str(), 20));
+    EXPECT_FALSE(ask(rd.get(), {"a/b/f1x", false}));
+    EXPECT_TRUE(gitindex_reader_done(rd.get())) << "format 4 answered early";
+  }
+  r.sh("git update-index --index-version 2 && git update-index --split-index && "
+       "ls .git/sharedindex.*");
+  {
+    Reader rd(gitindex_reader_start(index.c_str(), 20));
+    EXPECT_FALSE(ask(rd.get(), {"a/b/f1x", false}));
+    EXPECT_TRUE(gitindex_reader_done(rd.get())) << "a split index answered early";
+    EXPECT_TRUE(ask(rd.get(), {"a/b/f1", false}));
+  }
+  gitindex_reader_test_delay(0);
+  // A missing file is an empty index, read in a thread too.
+  Reader rd(gitindex_reader_start(r.path(".git/none").c_str(), 20));
+  EXPECT_FALSE(ask(rd.get(), {"a", true}));
+  const GError *err = nullptr;
+  ASSERT_NE(gitindex_reader_wait(rd.get(), &err), nullptr);
+  EXPECT_EQ(err, nullptr);
+}
+
+// Through the walker: its questions answered early from an index whose
+// end turns out not to parse (a required extension nobody knows), the walk
+// still tells the index's problem, once, as when it is read first
+// (ignore_ctx_settle: no question waited for the end, since none was about
+// a path the index holds). With two workers and with one.
+TEST(GitIndex, AWalkTellsAProblemFoundAfterItsLastQuestion)
+{
+  NEED_GIT();
+  Repo r;
+  r.sh("git init -q . && mkdir -p src/a src/b && touch src/a/keep.c src/b/two.c && "
+       "for i in $(seq 1 600); do touch src/a/f$i.c; done && git add . && "
+       "touch src/a/junk.o src/b/junk.o && "
+       "printf '*.o\n' > .gitignore");
+  const std::string index = r.path(".git/index");
+  const std::string good = slurp(index);
+  put(index, good.substr(0, good.size() - 20) + std::string("zzzz\0\0\0\0", 8) +
+                 good.substr(good.size() - 20));
+  for (unsigned threads : {1u, 2u}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    // The read pauses 30 ms after each 256 entries: the walk's question
+    // about src/a/junk.o is decided by the first ones.
+    gitindex_reader_test_delay(30000);
+    TrawlWalkOptions o;
+    trawl_walk_options_init(&o);
+    o.threads = threads;
+    TrawlWalker *w = trawl_walker_new(&o);
+    trawl_walker_add_root(w, r.path("").c_str());
+    GError *err = nullptr;
+    TrawlPattern *p = trawl_pattern_compile("**/*.o", 6, TRAWL_DIALECT_TRAWL, 0, &err);
+    ASSERT_TRUE(p) << (err ? err->message : "");
+    trawl_walker_add_include(w, p);
+    GPtrArray *got = trawl_walker_collect(w, &err);
+    gitindex_reader_test_delay(0);
+    ASSERT_TRUE(got) << (err ? err->message : "");
+    EXPECT_EQ(got->len, 0u);
+    const GPtrArray *probs = trawl_walker_problems(w);
+    ASSERT_EQ(probs->len, 1u);
+    const std::string msg = static_cast<GError *>(probs->pdata[0])->message;
+    EXPECT_NE(msg.find(".git/index"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'zzzz' is not understood"), std::string::npos) << msg;
+    g_ptr_array_unref(got);
+    trawl_pattern_free(p);
+    trawl_walker_free(w);
+  }
 }
 
 } // namespace

@@ -447,6 +447,11 @@ run_walk(TrawlWalker *w, TrawlEntryFunc fn, void *data, bool sorted, GError **er
   run_prepare(&run);
   run_queue_starts(&run);
   run_work(&run);
+  /* An index read in a thread of its own may have answered every question
+   * before it was read to its end: its problem, if any, is told now. */
+  if (run.ig)
+    for (guint r = 0; r < w->roots->len; r++)
+      ignore_ctx_settle(&run.ig[r]);
   run_gather(&run);
   /* The results not printed yet, every directory now read. */
   if (sorted)
