@@ -48,6 +48,8 @@
 #define MARK_STEP 8          /* every how many entries in place an offset is kept */
 #define PREFETCH_AHEAD 2048   /* bytes: how far ahead of the parse the entries are asked for */
 #define PUBLISH_STEP 256      /* a reader's thread tells how far it is after every this many entries */
+#define FIRST_TARGET 4096     /* entries a reader's thread reads before a question asks for more */
+#define THREAD_FROM (1u << 20) /* bytes: a smaller index is read by the thread that asks, at once */
 
 static inline uint32_t
 be32(const guint8 *p)
@@ -100,6 +102,15 @@ struct gitindex_reader {
   pthread_mutex_t lock;
   pthread_cond_t cond;        /* PARSED moved (when WAITERS) or DONE set; under LOCK */
   gint waiters;               /* questions waiting on COND (atomic) */
+  /* The read goes only as far as the questions need: it pauses once it has
+   * read TARGET entries (atomic; raised under LOCK), until a question it
+   * cannot answer raises it (twice what was read: a walk asking about
+   * paths all along the index wakes it a few times, one asking about its
+   * first directory never again) or STOP is set (the walk is over). */
+  pthread_cond_t more;        /* TARGET raised or STOP set; under LOCK */
+  gint target;
+  gint stop;                  /* atomic */
+  bool stopped;               /* the read ended so, not at the file's end: no IX, no ERROR */
   /* The entries read so far, when the file may be answered early (EARLY):
    * VIEW has FIRST, FIXED, MARKS and KEYS set before PARSED first moves,
    * and they do not move while it is read (KEYS is as long as the entries'
@@ -119,7 +130,38 @@ struct gitindex_reader {
   char *left_keys;
 };
 
-static gint test_delay_us; /* gitindex_reader_test_delay() */
+static gint test_delay_us;                  /* gitindex_reader_test_delay() */
+static gsize thread_from = THREAD_FROM;     /* gitindex_reader_test_thread_from() */
+
+/* The error of a read stopped where it was (never shown). */
+#define STOPPED_QUARK g_quark_from_static_string("trawl-gitindex-stopped")
+
+/* Pause RD's read, PARSED entries read, until a question asks for more;
+ * false when it is to stop instead. */
+static bool
+reader_park(struct gitindex_reader *rd, size_t parsed)
+{
+  pthread_mutex_lock(&rd->lock);
+  while (!g_atomic_int_get(&rd->stop) && (size_t)g_atomic_int_get(&rd->target) <= parsed)
+    pthread_cond_wait(&rd->more, &rd->lock);
+  const bool go = !g_atomic_int_get(&rd->stop);
+  pthread_mutex_unlock(&rd->lock);
+  return go;
+}
+
+/* Ask RD's read to go on until it has read at least WANT entries. */
+static void
+reader_demand(struct gitindex_reader *rd, gint want)
+{
+  if (g_atomic_int_get(&rd->target) >= want)
+    return;
+  pthread_mutex_lock(&rd->lock);
+  if (g_atomic_int_get(&rd->target) < want) {
+    g_atomic_int_set(&rd->target, want);
+    pthread_cond_signal(&rd->more);
+  }
+  pthread_mutex_unlock(&rd->lock);
+}
 
 /* Tell RD's questions that the first PARSED entries are read (SPARSE: one of
  * them is a sparse directory). */
@@ -331,8 +373,13 @@ parse_entries(struct index_file *f, size_t hash_len, const guint8 **at, const gu
         f->keys_len += len;
       }
       p = e + size;
-      if (rd && (i + 1) % PUBLISH_STEP == 0)
+      if (rd && (i + 1) % PUBLISH_STEP == 0) {
         publish(rd, i + 1, f->sparse);
+        if ((gint)(i + 1) >= g_atomic_int_get(&rd->target) && !reader_park(rd, i + 1)) {
+          g_set_error_literal(error, STOPPED_QUARK, 0, "stopped");
+          return false;
+        }
+      }
     }
     if (rd)
       publish(rd, f->n, f->sparse);
@@ -918,6 +965,10 @@ reader_main(gpointer data)
 {
   struct gitindex_reader *rd = data;
   struct gitindex *ix = read_index(rd->path, rd->hash_len, &rd->error, rd);
+  if (rd->error && rd->error->domain == STOPPED_QUARK) {
+    g_clear_error(&rd->error);
+    rd->stopped = true;
+  }
   pthread_mutex_lock(&rd->lock);
   rd->ix = ix;
   g_atomic_int_set(&rd->done, 1);
@@ -935,12 +986,21 @@ gitindex_reader_start(const char *path, size_t hash_len)
   rd->hash_len = hash_len;
   pthread_mutex_init(&rd->lock, NULL);
   pthread_cond_init(&rd->cond, NULL);
-  GError *err = NULL;
-  rd->thread = g_thread_try_new("trawl-index", reader_main, rd, &err);
-  if (rd->thread == NULL) {
+  pthread_cond_init(&rd->more, NULL);
+  rd->target = FIRST_TARGET;
+  /* A thread costs more than reading a small index (a few thousand
+   * entries: tens of microseconds; starting a thread and waiting for it,
+   * a few hundred, docs/benchmarks.md "The index"). */
+  struct stat st;
+  if (stat(path, &st) == 0 && (gsize)st.st_size >= (gsize)g_atomic_pointer_get(&thread_from)) {
+    GError *err = NULL;
+    rd->thread = g_thread_try_new("trawl-index", reader_main, rd, &err);
+    if (rd->thread)
+      return rd;
     g_error_free(err);
-    reader_main(rd);
   }
+  rd->ix = read_index(path, hash_len, &rd->error, NULL);
+  g_atomic_int_set(&rd->done, 1);
   return rd;
 }
 
@@ -997,10 +1057,12 @@ reader_ask(struct gitindex_reader *rd, const char *path, size_t len, bool is_dir
         return false;
       if (d == 1) {
         /* Held: told once the whole file is read (a damaged one holds nothing). */
+        reader_demand(rd, G_MAXINT);
         reader_wait(rd, -1);
         continue;
       }
     }
+    reader_demand(rd, parsed > G_MAXINT / 2 ? G_MAXINT : MAX(2 * parsed, FIRST_TARGET));
     reader_wait(rd, seen);
   }
 }
@@ -1021,8 +1083,10 @@ gitindex_reader_has_dir(struct gitindex_reader *rd, const char *path, size_t len
 const struct gitindex *
 gitindex_reader_wait(struct gitindex_reader *rd, const GError **error)
 {
-  if (!g_atomic_int_get(&rd->done))
+  if (!g_atomic_int_get(&rd->done)) {
+    reader_demand(rd, G_MAXINT);
     reader_wait(rd, -1);
+  }
   if (error)
     *error = rd->error;
   return rd->ix;
@@ -1035,10 +1099,32 @@ gitindex_reader_done(struct gitindex_reader *rd)
 }
 
 void
+gitindex_reader_read_all(struct gitindex_reader *rd)
+{
+  reader_demand(rd, G_MAXINT);
+}
+
+bool
+gitindex_reader_stop(struct gitindex_reader *rd, const GError **error)
+{
+  if (!g_atomic_int_get(&rd->done)) {
+    pthread_mutex_lock(&rd->lock);
+    g_atomic_int_set(&rd->stop, 1);
+    pthread_cond_signal(&rd->more);
+    pthread_mutex_unlock(&rd->lock);
+    reader_wait(rd, -1);
+  }
+  if (error)
+    *error = rd->error;
+  return !rd->stopped;
+}
+
+void
 gitindex_reader_free(struct gitindex_reader *rd)
 {
   if (rd == NULL)
     return;
+  gitindex_reader_stop(rd, NULL);
   if (rd->thread)
     g_thread_join(rd->thread);
   gitindex_free(rd->ix);
@@ -1050,8 +1136,15 @@ gitindex_reader_free(struct gitindex_reader *rd)
   g_free(rd->left_keys);
   pthread_mutex_destroy(&rd->lock);
   pthread_cond_destroy(&rd->cond);
+  pthread_cond_destroy(&rd->more);
   g_free(rd->path);
   g_free(rd);
+}
+
+void
+gitindex_reader_test_thread_from(size_t bytes)
+{
+  g_atomic_pointer_set(&thread_from, bytes ? bytes : 1);
 }
 
 void

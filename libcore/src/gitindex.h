@@ -117,11 +117,19 @@ bool gitindex_has_dir(const struct gitindex *ix, const char *path, size_t len);
  * `sharedindex.*` file (looked at after the index is opened: a split index's
  * shared index is written before the index that names it, so one that names
  * a shared index found missing is damaged, and no index): a split index, and
- * format 4, are answered once read whole. */
+ * format 4, are answered once read whole.
+ *
+ * And only as much is read as the questions need: the thread pauses after
+ * the first 4,096 entries until a question it cannot answer yet asks for
+ * twice as many (or all, for "held"), and stops where it is when the walk
+ * is over (gitindex_reader_stop()). A walk that asks about its first
+ * directories alone never reads the rest; damage past what it read is
+ * then not seen. */
 struct gitindex_reader;
 
-/* Start reading PATH (as gitindex_read() does) in a thread; one that cannot
- * be started reads it here. Never NULL. */
+/* Start reading PATH (as gitindex_read() does) in a thread; an index of
+ * less than a megabyte, or one whose thread cannot be started, is read here
+ * at once. Never NULL. */
 struct gitindex_reader *gitindex_reader_start(const char *path, size_t hash_len);
 
 /* gitindex_has_file() and gitindex_has_dir() of the index being read: the
@@ -137,13 +145,26 @@ const struct gitindex *gitindex_reader_wait(struct gitindex_reader *rd, const GE
 /* Has the read ended? (Without waiting.) */
 bool gitindex_reader_done(struct gitindex_reader *rd);
 
-/* Wait for the read's end, and free RD and its index. */
+/* Read on to the end, whatever the questions need (a caller that will ask
+ * about paths all along the index, later); without waiting. */
+void gitindex_reader_read_all(struct gitindex_reader *rd);
+
+/* No more questions: end the read where it is, without reading on. True
+ * when it had read the whole file (then *ERROR as gitindex_reader_wait()
+ * sets it), false when it stopped short (*ERROR NULL). */
+bool gitindex_reader_stop(struct gitindex_reader *rd, const GError **error);
+
+/* Stop the read (gitindex_reader_stop()), and free RD and its index. */
 void gitindex_reader_free(struct gitindex_reader *rd);
 
 /* For the tests: make every reader's thread pause for about US microseconds
  * after every 256 entries it reads (0: none), so that questions meet a read
  * in progress. */
 void gitindex_reader_test_delay(unsigned us);
+
+/* For the tests: read an index of BYTES or more in a thread (0: every one
+ * that is there; the default, a megabyte). */
+void gitindex_reader_test_thread_from(size_t bytes);
 
 G_END_DECLS
 

@@ -586,15 +586,15 @@ hash_len_of(const char *common)
   return len;
 }
 
-struct gitindex *
-ignore_index_read(const char *index_path, GError **error)
+struct gitindex_reader *
+ignore_index_reader(const char *index_path)
 {
   char *git_dir = g_path_get_dirname(index_path);
   char *common = common_of(git_dir);
-  struct gitindex *ix = gitindex_read(index_path, hash_len_of(common), error);
+  struct gitindex_reader *rd = gitindex_reader_start(index_path, hash_len_of(common));
   g_free(common);
   g_free(git_dir);
-  return ix;
+  return rd;
 }
 
 /* ---- what a walk depends on outside the walked directories ------------------- */
@@ -883,11 +883,7 @@ ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char 
 static void
 repo_index_start(struct ignore_ctx *ctx, struct ignore_repo *r)
 {
-  char *git_dir = g_path_get_dirname(r->index_path);
-  char *common = common_of(git_dir);
-  r->reader = gitindex_reader_start(r->index_path, hash_len_of(common));
-  g_free(common);
-  g_free(git_dir);
+  r->reader = ignore_index_reader(r->index_path);
   g_atomic_int_inc(&r->refs);
   pthread_mutex_lock(&ctx->lock);
   if (ctx->reading == NULL)
@@ -897,12 +893,14 @@ repo_index_start(struct ignore_ctx *ctx, struct ignore_repo *r)
   g_atomic_int_set(&r->index_started, 1);
 }
 
-/* Once R's index has been read: tell its problem, if it could not be, once. */
+/* No more questions for R's index: its read stopped where it is (it reads
+ * only as far as the questions needed), and its problem, if the read met
+ * one, told once. */
 static void
 repo_index_tell(struct ignore_ctx *ctx, struct ignore_repo *r)
 {
   const GError *err = NULL;
-  gitindex_reader_wait(r->reader, &err);
+  gitindex_reader_stop(r->reader, &err);
   if (err == NULL || !g_atomic_int_compare_and_exchange(&r->index_told, 0, 1))
     return;
   char *shown = shown_name(ctx, r->index_path);

@@ -200,10 +200,11 @@ void ignore_ctx_init(struct ignore_ctx *ctx, unsigned flags, int root_fd, const 
                      GPtrArray *custom, ignore_problem_fn problem, void *problem_data);
 void ignore_ctx_clear(struct ignore_ctx *ctx);
 
-/* Wait for every index CTX's walk started reading, and tell the problems of
- * those that could not be read (a question answered early may not have
- * waited for the end: gitindex.h). Called once the walk's workers are done,
- * before its problems are gathered; ignore_ctx_clear() does it too. */
+/* No more questions: stop every index CTX's walk started reading where its
+ * read is (it reads only as far as the questions need: gitindex.h), and tell
+ * the problem of each whose read met one (a question answered early did not
+ * wait for it). Called once the walk's workers are done, before its
+ * problems are gathered; ignore_ctx_clear() does it too. */
 void ignore_ctx_settle(struct ignore_ctx *ctx);
 
 /* The frame in force in directory DIRFD (REL: its path relative to the root,
@@ -268,9 +269,10 @@ void ignore_frame_unref(struct ignore_frame *f);
 bool ignore_tracked(struct ignore_ctx *ctx, const struct ignore_frame *f, const char *mpath,
                     size_t mlen, bool is_dir, bool *top);
 
-/* The index file INDEX_PATH ($GIT_DIR/index) read for its repository (the
- * length of object names from its configuration), or NULL with ERROR set. */
-struct gitindex *ignore_index_read(const char *index_path, GError **error);
+/* The index file INDEX_PATH ($GIT_DIR/index) being read for its repository
+ * (the length of object names from its configuration; gitindex_reader_*,
+ * in a thread of its own when it is large). */
+struct gitindex_reader *ignore_index_reader(const char *index_path);
 
 /* The rule that decides whether the entry at match path MPATH (MLEN bytes,
  * below the directory of frame F) is ignored: the last matching rule of the

@@ -216,6 +216,7 @@ void reader_agrees(const std::string &path, size_t hash_len, const gitindex *ix,
                            : gitindex_has_file(ix, buf.data(), buf.size());
   }
   gitindex_reader_test_delay(delay_us);
+  gitindex_reader_test_thread_from(0);
   Reader rd(gitindex_reader_start(path.c_str(), hash_len));
   std::vector<char> got_fwd(qs.size()), got_back(qs.size());
   std::thread back([&] {
@@ -226,6 +227,7 @@ void reader_agrees(const std::string &path, size_t hash_len, const gitindex *ix,
     got_fwd[i] = ask(rd.get(), qs[i]);
   back.join();
   gitindex_reader_test_delay(0);
+  gitindex_reader_test_thread_from(1u << 20);
   const GError *err = nullptr;
   EXPECT_NE(gitindex_reader_wait(rd.get(), &err), nullptr);
   EXPECT_EQ(err, nullptr);
@@ -572,6 +574,7 @@ TEST(GitIndex, DamagedFilesAreRefused)
       // before the cut were read, but an index that does not parse holds
       // nothing), the same error.
       gitindex_reader_test_delay(2000);
+      gitindex_reader_test_thread_from(0);
       Reader rd(gitindex_reader_start(bad.c_str(), 20));
       EXPECT_FALSE(ask(rd.get(), {"a/x", false})) << "cut at " << cut;
       EXPECT_FALSE(ask(rd.get(), {"a", true})) << "cut at " << cut;
@@ -579,6 +582,7 @@ TEST(GitIndex, DamagedFilesAreRefused)
       const GError *err = nullptr;
       EXPECT_EQ(gitindex_reader_wait(rd.get(), &err), nullptr);
       gitindex_reader_test_delay(0);
+      gitindex_reader_test_thread_from(1u << 20);
       EXPECT_EQ(err ? std::string(err->message) : "", why);
     }
     // Every byte of the header and the entries flipped in turn: refused,
@@ -623,6 +627,13 @@ TEST(GitIndex, AReaderAnswersNotHeldBeforeTheEnd)
   r.sh(kManyEntries);
   r.sh("git update-index --index-version 2");
   const std::string index = r.path(".git/index");
+  {
+    // Under a megabyte: read at once by the thread that asks.
+    Reader rd(gitindex_reader_start(index.c_str(), 20));
+    EXPECT_TRUE(gitindex_reader_done(rd.get()));
+    EXPECT_TRUE(ask(rd.get(), {"a/b/f1", false}));
+  }
+  gitindex_reader_test_thread_from(0);
   // 700 entries: three pauses of 20 ms, at 256, 512 and the end.
   gitindex_reader_test_delay(20000);
   {
@@ -657,7 +668,8 @@ TEST(GitIndex, AReaderAnswersNotHeldBeforeTheEnd)
     EXPECT_TRUE(ask(rd.get(), {"a/b/f1", false}));
   }
   gitindex_reader_test_delay(0);
-  // A missing file is an empty index, read in a thread too.
+  gitindex_reader_test_thread_from(1u << 20);
+  // A missing file is an empty index.
   Reader rd(gitindex_reader_start(r.path(".git/none").c_str(), 20));
   EXPECT_FALSE(ask(rd.get(), {"a", true}));
   const GError *err = nullptr;
@@ -687,6 +699,7 @@ TEST(GitIndex, AWalkTellsAProblemFoundAfterItsLastQuestion)
     // The read pauses 30 ms after each 256 entries: the walk's question
     // about src/a/junk.o is decided by the first ones.
     gitindex_reader_test_delay(30000);
+    gitindex_reader_test_thread_from(0);
     TrawlWalkOptions o;
     trawl_walk_options_init(&o);
     o.threads = threads;
@@ -698,6 +711,7 @@ TEST(GitIndex, AWalkTellsAProblemFoundAfterItsLastQuestion)
     trawl_walker_add_include(w, p);
     GPtrArray *got = trawl_walker_collect(w, &err);
     gitindex_reader_test_delay(0);
+    gitindex_reader_test_thread_from(1u << 20);
     ASSERT_TRUE(got) << (err ? err->message : "");
     EXPECT_EQ(got->len, 0u);
     const GPtrArray *probs = trawl_walker_problems(w);
@@ -709,6 +723,65 @@ TEST(GitIndex, AWalkTellsAProblemFoundAfterItsLastQuestion)
     trawl_pattern_free(p);
     trawl_walker_free(w);
   }
+}
+
+// A reader reads only as far as the questions need: 4,096 entries, then
+// twice as many as read whenever a question needs more, all of them for a
+// path held; stopped, it ends where it is, with no index and no error, and
+// never sees damage past that point.
+TEST(GitIndex, AReaderReadsOnlyAsFarAsItsQuestionsNeed)
+{
+  NEED_GIT();
+  Repo r;
+  // 20,000 entries, d00000/f ... d19999/f, and a required extension nobody
+  // knows after them: the file is damaged at its very end.
+  r.sh("git init -q . && blob=$(git hash-object -w --stdin </dev/null) && "
+       "for i in $(seq -f '%05g' 0 19999); do printf '100644 %s 0\\td%s/f\\n' $blob $i; done | "
+       "git update-index --index-info && git update-index --index-version 2");
+  const std::string good = slurp(r.path(".git/index"));
+  const std::string bad = r.path("bad-index");
+  put(bad, good.substr(0, good.size() - 20) + std::string("zzzz\0\0\0\0", 8) +
+               good.substr(good.size() - 20));
+  gitindex_reader_test_thread_from(0);
+  {
+    Reader rd(gitindex_reader_start(bad.c_str(), 20));
+    EXPECT_FALSE(ask(rd.get(), {"d00010/g", false}));
+    EXPECT_FALSE(ask(rd.get(), {"d00100", false}));
+    EXPECT_FALSE(ask(rd.get(), {"d00200/f/x", true}));
+    // Beyond the first 4,096 entries: read on, and decided.
+    EXPECT_FALSE(ask(rd.get(), {"d05000/g", false}));
+    g_usleep(50000); // time to read on past what was asked, were it to
+    EXPECT_FALSE(gitindex_reader_done(rd.get())) << "read on without a question";
+    const GError *err = nullptr;
+    EXPECT_FALSE(gitindex_reader_stop(rd.get(), &err)) << "read to the end";
+    EXPECT_EQ(err, nullptr) << "the damage at the end was seen";
+    EXPECT_EQ(gitindex_reader_wait(rd.get(), &err), nullptr);
+    EXPECT_EQ(err, nullptr);
+  }
+  {
+    // A held path needs the whole file: the damage is found, nothing held.
+    Reader rd(gitindex_reader_start(bad.c_str(), 20));
+    EXPECT_FALSE(ask(rd.get(), {"d00010/f", false}));
+    const GError *err = nullptr;
+    EXPECT_TRUE(gitindex_reader_stop(rd.get(), &err));
+    ASSERT_NE(err, nullptr);
+    EXPECT_NE(std::string(err->message).find("'zzzz' is not understood"), std::string::npos);
+  }
+  {
+    // The good file: a path near its end is asked, read to the end.
+    Reader rd(gitindex_reader_start(r.path(".git/index").c_str(), 20));
+    EXPECT_TRUE(ask(rd.get(), {"d19990", true}));
+    EXPECT_FALSE(ask(rd.get(), {"d19999/g", false}));
+    EXPECT_TRUE(gitindex_reader_done(rd.get()));
+    const GError *err = nullptr;
+    EXPECT_TRUE(gitindex_reader_stop(rd.get(), &err));
+    EXPECT_EQ(err, nullptr);
+    EXPECT_EQ(gitindex_reader_wait(rd.get(), &err)->n, 20000u);
+  }
+  // Freed while paused: it stops (no thread left waiting).
+  Reader rd(gitindex_reader_start(r.path(".git/index").c_str(), 20));
+  EXPECT_FALSE(ask(rd.get(), {"d00001/g", false}));
+  gitindex_reader_test_thread_from(1u << 20);
 }
 
 } // namespace

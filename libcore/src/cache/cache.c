@@ -44,6 +44,8 @@ struct cgroup {
   bool trusted;                     /* memo_prev may be replayed: the sources held */
   GHashTable *asked;                /* the index changed: the directories (char *, relative to
                                        the root) where it now answers a question otherwise */
+  struct index_pending *index;      /* the index changed: being read again (run_trust() to
+                                       run_quick()), for ASKED */
 };
 
 struct cache_state {
@@ -544,9 +546,10 @@ run_trust(struct cached_run *r)
       cg->trusted = r->src[g].held || sources_unchanged(cg->cached, &r->src[g]);
       /* The index changed (git writes it often, mostly changing no answer):
        * the walk's questions are asked again, and only the directories
-       * where an answer differs are read again. */
+       * where an answer differs are read again. It is read from now, while
+       * run_quick() stats the directories; the questions are asked there. */
       if (cg->trusted && r->src[g].index_moved &&
-          !index_recheck(cg->cached, r->gv[g].root, &r->src[g], &cg->asked))
+          (cg->index = index_recheck_start(r->gv[g].root, &r->src[g])) == NULL)
         cg->trusted = false;
       r->all_trusted = r->all_trusted && cg->trusted;
     }
@@ -569,10 +572,21 @@ run_quick(struct cached_run *r)
   bool quick = r->all_trusted && r->grouped;
   for (guint g = 0; quick && g < r->n_groups; g++)
     quick = !st->groups[g].cached->problems &&
-            (st->groups[g].asked == NULL || g_hash_table_size(st->groups[g].asked) == 0) &&
             (r->touched[g] ? walk_unchanged_but(st->groups[g].cached, r->gv[g].root_fd,
                                                 r->touched[g], &r->report->dirs_stated)
                            : walk_unchanged(st->groups[g].cached, r->gv[g].root_fd));
+  /* The index read again meanwhile: its questions asked. An answer that
+   * changed, or an index that cannot be read, and nothing is quick. */
+  for (guint g = 0; g < r->n_groups; g++) {
+    struct cgroup *cg = &st->groups[g];
+    if (cg->index == NULL)
+      continue;
+    if (!index_recheck_finish(cg->index, cg->cached, &cg->asked))
+      cg->trusted = r->all_trusted = false;
+    cg->index = NULL;
+    quick = quick && cg->trusted && g_hash_table_size(cg->asked) == 0;
+  }
+  quick = quick && r->all_trusted;
   plan_close_roots(r->plan);
   /* A run whose results are wanted now takes them from the records: they
    * must check out first (else it walks, as when they do not for a replay). */

@@ -71,7 +71,7 @@ is_index(guint8 kind)
 
 /* Were W's sources stamped as SRC's are now (and not racy then)? The index
  * may differ: SRC->index_moved says so, and its answers decide
- * (index_recheck). */
+ * (index_recheck_*). */
 bool
 sources_unchanged(const struct cached_walk *w, struct sources *src)
 {
@@ -149,7 +149,7 @@ sources_recheck(struct sources *s, const struct cached_walk *was, const char *ab
 /* ---- the index's answers, asked again ---- */
 
 struct asking {
-  const struct gitindex *ix;
+  struct gitindex_reader *rd;
   GString *path;        /* the root's path below the top, then a question's path */
   size_t plen;
   GHashTable *changed;  /* char * -> NULL: directories whose answers changed */
@@ -165,48 +165,61 @@ ask_again(const char *dir, size_t dlen, const char *name, size_t nlen, unsigned 
     g_string_append_c(a->path, '/');
   }
   g_string_append_len(a->path, name, (gssize)nlen);
-  const bool now = type & ASKED_DIR ? gitindex_has_dir(a->ix, a->path->str, a->path->len)
-                                    : gitindex_has_file(a->ix, a->path->str, a->path->len);
+  const bool now = type & ASKED_DIR ? gitindex_reader_has_dir(a->rd, a->path->str, a->path->len)
+                                    : gitindex_reader_has_file(a->rd, a->path->str, a->path->len);
   if (now != ((type & ASKED_TRACKED) != 0))
     g_hash_table_add(a->changed, g_strndup(dir, dlen));
 }
 
-/* The index of walk W (of ROOT, its sources SRC) changed: ask it again
- * every question the walk asked of it. Into *CHANGED the directories where
- * an answer differs (none: the walk's answer stands, and so does the
- * cache's). False when that cannot be known (the index or the records
- * cannot be read): nothing of the walk is to be trusted. */
-bool
-index_recheck(const struct cached_walk *w, const char *root, const struct sources *src,
-              GHashTable **changed)
+struct index_pending {
+  struct gitindex_reader *rd;
+  char *prefix;         /* the root's path below the top, with its '/', or "" */
+};
+
+struct index_pending *
+index_recheck_start(const char *root, const struct sources *src)
 {
-  *changed = NULL;
   const char *index_path = NULL;
   for (guint i = 0; i < src->paths->len && index_path == NULL; i++)
     if (src->kinds->data[i] == IGNORE_SOURCE_INDEX)
       index_path = src->paths->pdata[i];
   char *abs = realpath(root, NULL);
   char *top = abs ? ignore_find_top(abs) : NULL;
-  if (index_path == NULL || top == NULL) {
-    free(abs);
-    g_free(top);
-    return false;
+  struct index_pending *p = NULL;
+  if (index_path && top) {
+    p = g_new0(struct index_pending, 1);
+    p->rd = ignore_index_reader(index_path);
+    /* Its questions are asked once the directories are stat'ed: by then it
+     * has been read (they are about paths all along it). */
+    gitindex_reader_read_all(p->rd);
+    /* Questions are asked by paths below the top, as the walk asked them. */
+    const size_t tl = strlen(top);
+    p->prefix = strcmp(top, abs) != 0 ? g_strconcat(abs + (tl == 1 ? 1 : tl + 1), "/", NULL)
+                                      : g_strdup("");
   }
-  struct gitindex *ix = ignore_index_read(index_path, NULL);
-  if (!w->file->records_checked)
-    records_read(w->file);
-  struct asking a = {ix, g_string_new(NULL), 0, g_hash_table_new_full(g_str_hash, g_str_equal,
-                                                                     g_free, NULL)};
-  /* Questions are asked by paths below the top, as the walk asked them. */
-  const size_t tl = strlen(top);
-  if (strcmp(top, abs) != 0)
-    g_string_append_printf(a.path, "%s/", abs + (tl == 1 ? 1 : tl + 1));
-  a.plen = a.path->len;
-  const bool ok = ix && cached_walk_asked(w, ask_again, &a);
-  gitindex_free(ix);
-  g_string_free(a.path, TRUE);
   free(abs);
   g_free(top);
+  return p;
+}
+
+bool
+index_recheck_finish(struct index_pending *p, const struct cached_walk *w, GHashTable **changed)
+{
+  *changed = NULL;
+  if (!w->file->records_checked)
+    records_read(w->file);
+  struct asking a = {p->rd, g_string_new(p->prefix), 0,
+                     g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
+  a.plen = a.path->len;
+  bool ok = cached_walk_asked(w, ask_again, &a);
+  /* Read whole, as a walk reads it for a question it holds: an index that
+   * does not parse to its end answers nothing. */
+  const GError *err = NULL;
+  ok = ok && gitindex_reader_wait(p->rd, &err) != NULL;
+  gitindex_reader_free(p->rd);
+  g_free(p->prefix);
+  g_free(p);
+  g_string_free(a.path, TRUE);
   if (!ok) {
     g_hash_table_unref(a.changed);
     return false;
@@ -214,6 +227,7 @@ index_recheck(const struct cached_walk *w, const char *root, const struct source
   *changed = a.changed;
   return true;
 }
+
 
 /* What the cache file writes of SRC. */
 struct source_list

@@ -7,7 +7,7 @@
  * stamps them before it walks, and trusts the record only when they are
  * stamped as recorded — but for the index, which git writes often and
  * mostly without changing an answer: its questions are asked again
- * (index_recheck) and only the directories whose answer changed are read.
+ * (index_recheck_*) and only the directories whose answer changed are read.
  */
 #ifndef TRAWL_CACHE_SOURCES_H
 #define TRAWL_CACHE_SOURCES_H
@@ -30,7 +30,7 @@ struct sources {
   bool held;            /* they are the cached walk's, every stamp as recorded (but the
                            index's, which INDEX_MOVED tells) */
   bool index_moved;     /* the index is not stamped as recorded (or was racy then): its
-                           answers are to be asked again (index_recheck) */
+                           answers are to be asked again (index_recheck_*) */
 };
 
 /* The sources of the walk of ROOT with options O, stamped now. WAS, the
@@ -42,17 +42,24 @@ void sources_clear(struct sources *s);
 
 /* Were W's sources stamped as SRC's are now (and not racy then)? The index
  * may differ: SRC->index_moved says so, and its answers decide
- * (index_recheck). */
+ * (index_recheck_*). */
 bool sources_unchanged(const struct cached_walk *w, struct sources *src);
 
 /* The index of walk W (of ROOT, its sources SRC) changed: ask it again
- * every question the walk asked of it. Into *CHANGED the directories
+ * every question the walk asked of it, in two steps, so that the index is
+ * read (in a thread of its own when it is large: gitindex.h) while the
+ * caller stats the recorded directories. index_recheck_start() starts
+ * reading it: NULL when that cannot be (no index among the sources, no
+ * work tree above ROOT): nothing of the walk is to be trusted.
+ * index_recheck_finish() asks, and frees P: into *CHANGED the directories
  * (char *, relative to the root) where an answer differs (none: the walk's
- * answer stands, and so does the cache's). False when that cannot be
- * known (the index or the records cannot be read): nothing of the walk is
- * to be trusted. */
-bool index_recheck(const struct cached_walk *w, const char *root, const struct sources *src,
-                   GHashTable **changed);
+ * answer stands, and so does the cache's); false when that cannot be known
+ * (the index or the records cannot be read): nothing of the walk is to be
+ * trusted. */
+struct index_pending;
+struct index_pending *index_recheck_start(const char *root, const struct sources *src);
+bool index_recheck_finish(struct index_pending *p, const struct cached_walk *w,
+                          GHashTable **changed);
 
 /* What the cache file writes of SRC. */
 struct source_list source_list_of(const struct sources *src);
