@@ -256,6 +256,61 @@ TEST(Cache, SecondRunReadsNothing)
   EXPECT_EQ(g.results(1), (std::vector<std::string>{"b.h", "lib/g.md"}));
 }
 
+// The index moved (git wrote it again): the walk's recorded questions are
+// asked again, and they are kept in the directory entries the check reads
+// anyway (format.h, question), so a check whose answers are the same reads
+// no records; one whose answer differs reads the directory again.
+TEST(Cache, TheIndexsQuestionsAreAskedAgainWithoutTheRecords)
+{
+  TempDir tmp;
+  const std::string root = tmp / "tree";
+  make_dir(root);
+  treechanges::git(root, {"init", "-q"});
+  for (const char *p : {"src/a.c", "src/gen.c", "build/keep.c", "build/junk.c", "docs/x.md"})
+    add_file(root, p);
+  treechanges::git(root, {"add", "src/a.c", "build/keep.c"});
+  spit(root + "/.gitignore", "gen.c\nbuild/\n");
+  const std::string cache = tmp / "c.cache";
+  const unsigned ignore = TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT;
+  settle();
+  {
+    Fixture f(root, {{"**/*.c"}}, ignore);
+    run(f, cache);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"build/keep.c", "src/a.c"}));
+  }
+  treechanges::git(root, {"add", "docs/x.md"}); // changes no answer
+  settle();
+  {
+    const unsigned long before = cache_test_records_read;
+    Fixture f(root, {{"**/*.c"}}, ignore);
+    CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    EXPECT_TRUE(r.trusted);
+    EXPECT_FALSE(r.changed);
+    EXPECT_EQ(r.read, 0u);
+    EXPECT_TRUE(cache_run_was_quick(f.plan.get()));
+    EXPECT_EQ(cache_test_records_read, before) << "the records were read to ask the questions";
+  }
+  treechanges::git(root, {"add", "-f", "src/gen.c"}); // changes one
+  settle();
+  {
+    Fixture f(root, {{"**/*.c"}}, ignore);
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.changed);
+    EXPECT_EQ(r.read, 1u) << "src, whose answer differs, alone";
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"build/keep.c", "src/a.c", "src/gen.c"}));
+  }
+  // And the questions came back from the entries into the memo it replayed
+  // and wrote: the next change to build's answer is seen too.
+  treechanges::git(root, {"rm", "-q", "--cached", "build/keep.c"});
+  settle();
+  {
+    Fixture f(root, {{"**/*.c"}}, ignore);
+    CacheRun r = run(f, cache);
+    EXPECT_TRUE(r.changed);
+    EXPECT_EQ(f.results(0), (std::vector<std::string>{"src/a.c", "src/gen.c"}));
+  }
+}
+
 // A cache whose index or records are larger than what is read into the heap
 // (cache.c, READ_INTO_HEAP_MAX: 64 KB) is read into a mapping instead: both
 // routes give the same answers. 6,000 files with long names make about

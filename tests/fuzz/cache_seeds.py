@@ -52,7 +52,10 @@ def main():
             os.makedirs(os.path.dirname(os.path.join(tree, p)) or tree, exist_ok=True)
             open(os.path.join(tree, p), "w").close()
         with open(os.path.join(tree, ".gitignore"), "w") as f:
-            f.write("*.md\n")
+            f.write("*.md\nsrc/w.c\n")
+        # An index holding a file a rule matches: the walks ask it, and the
+        # directory entries keep the questions (DIR_ASKED).
+        subprocess.run(["git", "-C", tree, "add", "-f", "a.c", "src/w.c"], check=True)
         queries = os.path.join(tmp, "q.jsonl")
         with open(queries, "w") as f:
             for q in ({"id": 1, "root": tree, "include": ["**/*.c"], "exclude": ["many/**"]},

@@ -23,7 +23,10 @@ where git has one:
    the answer (`trawl check` exit 1, the path printed); an unrelated
    `git add`, a commit, skip-worktree, a refresh change none (exit 0, no
    directory read: one index read, nothing written), and neither does the
-   check after it; a checkout that changes the index changes the answer.
+   check after it; a checkout that changes the index changes the answer;
+ - the same on an index over 1 MiB (read in a thread, only as far as the
+   questions need): damage past what they need is not seen, damage before it
+   makes every answer "not tracked" (the check exits 1, a walk tells why).
 
 Exits 77 (skipped) when git is not installed.
 """
@@ -282,6 +285,55 @@ def main(argv):
         check_cache("a checkout that changes the index", 1, ["- src/gen.c"], False)
         c.git("checkout", "-q", "-")
         check_cache("a checkout back", 1, ["+ src/gen.c"], False)
+
+        # A large index (over 1 MiB: read in a thread of its own, only as far
+        # as the questions need): 14,000 entries after `build/`, for files
+        # not on the disk (trawl walks the disk; the index only answers).
+        b = Repo(os.path.join(tmp, "big"), env)
+        b.files("src/a.c", "build/junk.c", "docs/x.md")
+        write(os.path.join(b.path, ".gitignore"), "build/\n")
+        blob = b.git("hash-object", "-w", os.path.join(b.path, "src/a.c")).strip()
+        b.git("update-index", "--index-info", input=("".join(
+            "100644 %s\tzz/%03d/f%02d.c\n" % (blob, i // 100, i % 100) for i in range(14000))
+            + "100644 %s\tsrc/a.c\n" % blob).encode())
+        index = os.path.join(b.path, ".git", "index")
+        check("the large index is over 1 MiB", os.path.getsize(index) > (1 << 20), True)
+        cache = os.path.join(tmp, "big.cache")
+        code, out, _ = walk(b.path, "--cache", cache, "**/*.c")
+        check("large index: cached run", (code, out), (0, ["src/a.c"]))
+        c = b  # check_cache() asks C's cache
+        b.git("add", "docs/x.md")
+        check_cache("large index: git add of an unrelated file", 0, [], True)
+        # Damage past every entry the question needs (the file cut short):
+        # not seen, as a walk does not see it (docs/ignore.md).
+        time.sleep(0.05)
+        shutil.copy(index, index + ".good")
+        os.truncate(index, os.path.getsize(index) - 100)
+        # (A walk whose question sorts after every entry sees it: the same
+        # .git beside an ignored `zzz/`.)
+        z = os.path.join(tmp, "big-z")
+        shutil.copytree(os.path.join(b.path, ".git"), os.path.join(z, ".git"))
+        write(os.path.join(z, ".gitignore"), "zzz/\n")
+        write(os.path.join(z, "zzz", "a.c"), "x\n")
+        code, out, err = walk(z, "**/*.c")
+        check("the cut is damage a read to the end sees", (code, out, "corrupt index" in err),
+              (0, [], True))
+        check_cache("large index: damage past what the question needs", 0, [], True)
+        os.replace(index + ".good", index)  # (git is not to read the damaged one)
+        b.git("add", "-f", "build/junk.c")
+        check_cache("large index: git add -f in an ignored directory", 1, ["+ build/junk.c"], False)
+        # Damage before it: every answer is "not tracked", and the walk says why.
+        time.sleep(0.05)
+        with open(index, "r+b") as f:
+            f.write(b"DIRX")
+        time.sleep(0.05)
+        code, out, err = run(trawl, ["check", "--cache", cache], env)
+        check("large index: a damaged index changes the answer",
+              (code, [l for l in lines(out) if l.startswith(("+", "-"))]),
+              (1, ["- build/junk.c"]))
+        code, out, err = walk(b.path, "**/*.c")
+        check("... and a walk tells why",
+              (code, out, "corrupt index" in err and ".git/index" in err), (0, ["src/a.c"], True))
     print("tracked_cli: %d failures" % len(FAILURES))
     return 1 if FAILURES else 0
 

@@ -43,6 +43,12 @@ extern unsigned long cache_test_blocks_read;
  * check's work follows what watchman names, not the tree. */
 extern unsigned long cache_test_dirs_decoded;
 
+/* How many times a cache file's records have been read (and checked
+ * against their sum), all threads together: what tests/cache/cache_test.cpp
+ * counts to show that asking the index's recorded questions again reads the
+ * directory entries alone. */
+extern unsigned long cache_test_records_read;
+
 /* Did the last cached run of PLAN find nothing changed, and answer from the
  * records without a walk? */
 bool cache_run_was_quick(const TrawlPlan *plan);

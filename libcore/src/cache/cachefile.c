@@ -183,17 +183,24 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
   struct rd rr = {recs + off, recs_end, false};
   if ((size_t)(rr.end - rr.p) / REC_MIN < n)
     return NULL;
-  /* First pass: the names' total length. */
+  /* First pass: the names' total length (the questions were checked by
+   * r_dir()). */
   size_t names = 0;
   for (guint32 i = 0; i < n && !rr.bad; i++) {
     struct rec_entry rec;
     r_rec(&rr, &rec);
     names += rec.len;
   }
+  struct rd qr = {e.asked, r->p, false};
+  for (guint32 i = 0; i < e.n_asked; i++) {
+    struct question q;
+    r_question(&qr, &q);
+    names += q.len;
+  }
   if (rr.bad)
     return NULL;
   rr.p = recs + off;
-  struct memo_dir *d = memo_dir_new(0, e.path, e.len, n, names);
+  struct memo_dir *d = memo_dir_new(0, e.path, e.len, n + e.n_asked, names);
   char *at = memo_dir_names(d);
   for (guint32 i = 0; i < n; i++) {
     struct rec_entry rec;
@@ -202,10 +209,24 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
     struct memo_rec *m = &d->recs[i];
     m->name = at;
     m->len = (uint32_t)rec.len;
-    m->kind = rec.kind <= MEMO_ASKED ? rec.kind : MEMO_RESULT;
+    m->kind = rec.kind < MEMO_ASKED ? rec.kind : MEMO_RESULT;
     m->type = rec.type;
     m->mask = rec.mask;
     at += rec.len;
+  }
+  /* The questions after the records, as a walk's memo has them. */
+  qr.p = e.asked;
+  for (guint32 i = 0; i < e.n_asked; i++) {
+    struct question q;
+    r_question(&qr, &q);
+    memcpy(at, q.name, q.len);
+    struct memo_rec *m = &d->recs[n + i];
+    m->name = at;
+    m->len = (uint32_t)q.len;
+    m->kind = MEMO_ASKED;
+    m->type = q.type;
+    m->mask = 0;
+    at += q.len;
   }
   d->live = e.live;
   d->was = e.was;
@@ -392,10 +413,13 @@ file_done(struct cache_file *c)
 
 /* Read cache file C's records and check them against their checksum
  * (once; the file is closed when its directory entries are read too). */
+unsigned long cache_test_records_read;
+
 void
 records_read(struct cache_file *c)
 {
   static const guint8 none[1];
+  __atomic_fetch_add(&cache_test_records_read, 1, __ATOMIC_RELAXED);
   c->records_checked = true;
   if (c->recs_len == 0) {
     c->recs = c->recs_end = none;
@@ -1108,9 +1132,9 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
     w_var(b, d->was.has);
     w_stamp(b, &d->was.ignore[0], (guint64)g->dev);
     w_stamp(b, &d->was.ignore[1], (guint64)g->dev);
-    bool asked = false;
-    for (guint k = 0; k < d->n && !asked; k++)
-      asked = d->recs[k].kind == MEMO_ASKED;
+    guint asked = 0;
+    for (guint k = 0; k < d->n; k++)
+      asked += d->recs[k].kind == MEMO_ASKED;
     w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
                 (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0) |
                 (d->was.repo ? DIR_REPO : 0));
@@ -1118,10 +1142,24 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
       w_var(b, d->was.repo_len);
       g_byte_array_append(b, d->was.repo, d->was.repo_len);
     }
-    w_var(b, d->n);
+    /* The questions in the entry, the rest in the records (format.h). */
+    if (asked) {
+      w_var(b, asked);
+      for (guint k = 0; k < d->n; k++) {
+        const struct memo_rec *r = &d->recs[k];
+        if (r->kind != MEMO_ASKED)
+          continue;
+        w_var(b, r->len);
+        g_byte_array_append(b, (const guint8 *)r->name, r->len);
+        w_u8(b, r->type);
+      }
+    }
+    w_var(b, d->n - asked);
     w_var(b, recs->len);
     for (guint k = 0; k < d->n; k++) {
       const struct memo_rec *r = &d->recs[k];
+      if (r->kind == MEMO_ASKED)
+        continue;
       w_var(recs, r->len);
       g_byte_array_append(recs, (const guint8 *)r->name, r->len);
       w_u8(recs, r->kind);
@@ -1441,30 +1479,22 @@ cached_walk_asked(const struct cached_walk *w,
                              unsigned type, void *data),
                   void *data)
 {
-  const struct cache_file *c = w->file;
   struct rd r;
-  if (!c->records_ok || !cached_walk_dirs(w, &r.p, &r.end))
+  if (!cached_walk_dirs(w, &r.p, &r.end))
     return false;
   r.bad = false;
   GString *path = g_string_new(NULL);
   for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
     struct dir_entry e;
     r_dir_skim(&r, &e, path);
-    /* Only the directories that asked: the rest of the records stay unread. */
-    if (r.bad || !(e.flags & DIR_ASKED))
-      continue;
-    if (e.off > (guint64)(c->recs_end - c->recs)) {
-      r.bad = true;
-      break;
+    /* The questions are in the entries (checked there): the records are
+     * not read. */
+    struct rd qr = {e.asked, r.p, false};
+    for (guint32 k = 0; !r.bad && k < e.n_asked; k++) {
+      struct question q;
+      r_question(&qr, &q);
+      fn(e.path, e.len, q.name, q.len, q.type, data);
     }
-    struct rd rr = {c->recs + e.off, c->recs_end, false};
-    for (guint32 k = 0; k < e.n && !rr.bad; k++) {
-      struct rec_entry rec;
-      r_rec(&rr, &rec);
-      if (!rr.bad && rec.kind == MEMO_ASKED)
-        fn(e.path, e.len, rec.name, rec.len, rec.type, data);
-    }
-    r.bad = rr.bad;
   }
   g_string_free(path, TRUE);
   return !r.bad && r.p == r.end;

@@ -27,7 +27,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 11u
+#define CACHE_FORMAT 12u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the
@@ -183,11 +183,12 @@ bool dir_cursor_at(struct dir_cursor *c, guint32 i, struct dir_entry *e);
 bool dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
                      struct dir_entry *e);
 
-/* Hand FN every question cached walk W (its file's records read and
- * checked) asked of the index: the directory's path (DLEN bytes, relative to
- * the root; a directory on the way to a start directory included), the name
- * of the entry asked about and the question's type (ASKED_* of memo.h: the
- * answer too). False if the records do not parse. */
+/* Hand FN every question cached walk W asked of the index: the
+ * directory's path (DLEN bytes, relative to the root; a directory on the way
+ * to a start directory included), the name of the entry asked about and the
+ * question's type (ASKED_* of memo.h: the answer too). They are kept in the
+ * directory entries (format.h): the records are not read. False if the
+ * entries do not check out or parse. */
 bool cached_walk_asked(const struct cached_walk *w,
                        void (*fn)(const char *dir, size_t dlen, const char *name, size_t nlen,
                                   unsigned type, void *data),

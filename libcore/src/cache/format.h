@@ -65,12 +65,18 @@ G_BEGIN_DECLS
  *              u8 flags (DIR_RACY | DIR_WAY | DIR_START | DIR_RULES_RACY |
  *              DIR_ASKED | DIR_REPO), [var len, bytes: with DIR_REPO, a
  *              nested repository's sources, as memo.h's repo_sources_add()
- *              writes them], var n, var offset:
+ *              writes them], [var q, question[q]: with DIR_ASKED, q at
+ *              least 1], var n, var offset:
  *              its N records at OFFSET in the records
+ *   question := var len, bytes name, u8 type (ASKED_*): a question the
+ *              walk asked of the index about an entry of the directory
+ *              (MEMO_ASKED in the memo, after its records); kept here and
+ *              not among the records, so that a re-check after the index
+ *              moved asks them again without reading the records
  *   records := rec...
- *   rec     := var len, bytes name, u8 kind (MEMO_*), u8 type (a result's
- *              entry type, a subtree's MEMO_TRACKED_ONLY, a question's
- *              ASKED_*), var mask
+ *   rec     := var len, bytes name, u8 kind (MEMO_* but MEMO_ASKED), u8
+ *              type (a result's entry type, a subtree's
+ *              MEMO_TRACKED_ONLY), var mask
  *   stamp   := u8 tag (STAMP_*; 0: nothing there), then var dev unless
  *              STAMP_DEV (the walk's), var ino, svar mtime_s, var mtime_ns,
  *              svar ctime_s and var ctime_ns unless STAMP_CTIME (the same
@@ -304,9 +310,54 @@ struct dir_entry {
   guint64 live;
   struct dir_stamp was;
   guint8 flags;         /* DIR_* */
+  const guint8 *asked;  /* with DIR_ASKED: its questions (r_question()), in the dirs */
+  guint32 n_asked;
   guint32 n;            /* its records */
   guint64 off;
 };
+
+/* A question asked of the index (question in the layout); NAME points
+ * into the dirs. */
+struct question {
+  const char *name;
+  size_t len;
+  guint8 type;          /* ASKED_* */
+};
+
+/* The question at R; R bad if it is not one a walk asks (a name of no
+ * bytes, or with a '/' or a NUL in it). */
+static inline void
+r_question(struct rd *r, struct question *q)
+{
+  q->len = (size_t)r_var(r);
+  q->name = r_bytes(r, r->bad ? 0 : q->len);
+  q->type = (guint8)r_le(r, 1);
+  if (!r->bad && (q->len == 0 || memchr(q->name, '/', q->len) || memchr(q->name, '\0', q->len)))
+    r->bad = true;
+}
+
+/* With DIR_ASKED: E's questions, stepped over (each checked) and kept
+ * where they are. */
+static inline void
+r_questions(struct rd *r, struct dir_entry *e)
+{
+  e->asked = NULL;
+  e->n_asked = 0;
+  if (!(e->flags & DIR_ASKED))
+    return;
+  const guint64 n = r_var(r);
+  /* A question is three bytes at least. */
+  if (n == 0 || n > (guint64)(r->end - r->p) / 3)
+    r->bad = true;
+  if (r->bad)
+    return;
+  e->asked = r->p;
+  e->n_asked = (guint32)n;
+  for (guint64 i = 0; i < n && !r->bad; i++) {
+    struct question q;
+    r_question(r, &q);
+  }
+}
 
 /* The next directory of a walk on device DEV, into E. PATH holds the path
  * of the entry before it (empty before the first) and gets this one's. */
@@ -349,6 +400,7 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
       e->was.repo_len = (uint32_t)n;
     }
   }
+  r_questions(r, e);
   e->was.racy = e->flags & DIR_RACY;
   e->was.rules_racy = e->flags & DIR_RULES_RACY;
   e->n = (guint32)r_var(r);
@@ -381,6 +433,7 @@ r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
   e->flags = (guint8)r_le(r, 1);
   if (e->flags & DIR_REPO)
     r_bytes(r, (size_t)r_var(r));
+  r_questions(r, e);
   e->n = (guint32)r_var(r);
   e->off = r_var(r);
 }

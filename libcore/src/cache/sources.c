@@ -188,10 +188,12 @@ index_recheck_start(const char *root, const struct sources *src)
   struct index_pending *p = NULL;
   if (index_path && top) {
     p = g_new0(struct index_pending, 1);
+    /* Read as a walk reads it: its questions are asked once the directories
+     * are stat'ed, and it reads (meanwhile, and then) only as far as they
+     * need: a question about `build/` is answered early in a large index,
+     * and the rest is never read (issue 31: reading all of 100,000 entries
+     * beside the stats cost the re-check more than asking did). */
     p->rd = ignore_index_reader(index_path);
-    /* Its questions are asked once the directories are stat'ed: by then it
-     * has been read (they are about paths all along it). */
-    gitindex_reader_read_all(p->rd);
     /* Questions are asked by paths below the top, as the walk asked them. */
     const size_t tl = strlen(top);
     p->prefix = strcmp(top, abs) != 0 ? g_strconcat(abs + (tl == 1 ? 1 : tl + 1), "/", NULL)
@@ -206,16 +208,16 @@ bool
 index_recheck_finish(struct index_pending *p, const struct cached_walk *w, GHashTable **changed)
 {
   *changed = NULL;
-  if (!w->file->records_checked)
-    records_read(w->file);
   struct asking a = {p->rd, g_string_new(p->prefix), 0,
                      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
   a.plen = a.path->len;
   bool ok = cached_walk_asked(w, ask_again, &a);
-  /* Read whole, as a walk reads it for a question it holds: an index that
-   * does not parse to its end answers nothing. */
+  /* Stopped where the questions left it, as a walk's read is: damage past
+   * what they needed is not seen (docs/ignore.md), and one met before
+   * answers nothing (an answer "tracked" waits for the whole file). */
   const GError *err = NULL;
-  ok = ok && gitindex_reader_wait(p->rd, &err) != NULL;
+  gitindex_reader_stop(p->rd, &err);
+  ok = ok && err == NULL;
   gitindex_reader_free(p->rd);
   g_free(p->prefix);
   g_free(p);
