@@ -7,7 +7,8 @@ usage: bench/index_bench.py [--fixtures DIR] [--rounds N] [--no-callgrind]
                             [--only reader,walks,recheck] BEFORE_TRAWL AFTER_TRAWL
 
 BEFORE_TRAWL is a build without the index reader, AFTER_TRAWL one with it,
-both built the same way (the README's one compiler command, say).
+both built the same way (the README's one compiler command, say). For the
+recheck lane alone BEFORE_TRAWL may be any other build (an older one).
 
 reader   build/bench/bench_index (the reader against libgit2, answers
          compared first) on a 100,000-entry index in formats 2 and 4, split,
@@ -28,7 +29,8 @@ walks    each lane run by both binaries, the outputs compared byte for byte
            tracked100k-none    trawl -j1 -C tracked100k 'packages/**/*.ts'
                                (no rule leaves anything out: the index is
                                never read)
-recheck  AFTER's `trawl check --cache` on tracked100k: unchanged, and right
+recheck  `trawl check --cache` on tracked100k, BEFORE's and AFTER's taking
+         turns (each with a cache of its own): unchanged, and right
          after an index write that changes no answer (`git update-index
          --add` of an unrelated path, then --force-remove of it, in turns),
          each round waiting out the racy window first; the write's re-check
@@ -179,16 +181,14 @@ def walks(before, after, fixtures, rounds, use_callgrind, tmp):
         sys.stdout.flush()
 
 
-def recheck(after, fixtures, rounds, tmp):
+def recheck(binaries, fixtures, rounds, tmp):
     t100k = make_tracked100k(fixtures)
-    cache = os.path.join(tmp, "recheck.cache")
-    subprocess.run([after, "-C", t100k, "--cache", cache, "**/*.ts"], stdout=subprocess.DEVNULL,
-                   check=True)
     other = "unrelated-%d.txt" % os.getpid()
+    caches = [os.path.join(tmp, "recheck-%d.cache" % i) for i in range(len(binaries))]
 
-    def check():
+    def check(trawl, cache):
         t0 = time.perf_counter()
-        p = subprocess.run([after, "check", "--stats", "--cache", cache],
+        p = subprocess.run([trawl, "check", "--stats", "--cache", cache],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         t = time.perf_counter() - t0
         m = re.search(rb"directories opened (\d+)", p.stderr)
@@ -201,31 +201,43 @@ def recheck(after, fixtures, rounds, tmp):
             git(t100k, "update-index", "--force-remove", other)
         time.sleep(0.05)  # out of the racy window: the stamps recorded are trusted
 
-    unchanged, written, ratios = [], [], []
+    unchanged = [[] for _ in binaries]
+    written = [[] for _ in binaries]
     for i in range(rounds):
         index_write(2 * i)
-        # The cache made anew, recording the index as it is now (a cached
+        # The caches made anew, recording the index as it is now (a cached
         # run would not write it: nothing it recorded changed an answer).
-        os.unlink(cache)
-        subprocess.run([after, "-C", t100k, "--cache", cache, "**/*.ts"],
-                       stdout=subprocess.DEVNULL, check=True)
+        for trawl, cache in zip(binaries, caches):
+            if os.path.exists(cache):
+                os.unlink(cache)
+            subprocess.run([trawl, "-C", t100k, "--cache", cache, "**/*.ts"],
+                           stdout=subprocess.DEVNULL, check=True)
         time.sleep(0.05)
-        tu, code, opened = check()
-        if code != 0 or opened != 0:
-            sys.exit("recheck: unchanged, the check exited %d, read %d" % (code, opened))
+        # The binaries take turns, the first alternating round by round.
+        order = list(range(len(binaries)))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            tu, code, opened = check(binaries[k], caches[k])
+            if code != 0 or opened != 0:
+                sys.exit("recheck: %s unchanged, the check exited %d, read %d"
+                         % (binaries[k], code, opened))
+            unchanged[k].append(tu)
         index_write(2 * i + 1)
-        tw, code, opened = check()
-        if code != 0 or opened != 0:
-            sys.exit("recheck: after an unrelated index write the check exited %d, read %d "
-                     "directories" % (code, opened))
-        written.append(tw)
-        unchanged.append(tu)
-        ratios.append(tw / tu)
-    print("\n## recheck: %s check --cache (**/*.ts of tracked100k), %d rounds" % (after, rounds))
-    print("unchanged %.2f ms, after an unrelated index write %.2f ms (the index read, the "
-          "questions asked again, nothing written); median ratio %.3f (min %.3f, max %.3f)"
-          % (1e3 * statistics.median(unchanged), 1e3 * statistics.median(written),
-             statistics.median(ratios), min(ratios), max(ratios)))
+        for k in order:
+            tw, code, opened = check(binaries[k], caches[k])
+            if code != 0 or opened != 0:
+                sys.exit("recheck: %s after an unrelated index write the check exited %d, "
+                         "read %d directories" % (binaries[k], code, opened))
+            written[k].append(tw)
+    print("\n## recheck: check --cache (**/*.ts of tracked100k: one question asked of the index "
+          "recorded, about build/), %d rounds, the binaries taking turns" % rounds)
+    for k, trawl in enumerate(binaries):
+        ratios = [w / u for u, w in zip(unchanged[k], written[k])]
+        print("%s: unchanged %.2f ms, after an unrelated index write %.2f ms (the index read, the "
+              "questions asked again, nothing written); median ratio %.3f (min %.3f, max %.3f)"
+              % (trawl, 1e3 * statistics.median(unchanged[k]), 1e3 * statistics.median(written[k]),
+                 statistics.median(ratios), min(ratios), max(ratios)))
 
 
 def main(argv):
@@ -246,7 +258,7 @@ def main(argv):
         if "walks" in only:
             walks(before, after, a.fixtures, a.rounds, not a.no_callgrind, tmp)
         if "recheck" in only:
-            recheck(after, a.fixtures, a.rounds, tmp)
+            recheck([before, after], a.fixtures, a.rounds, tmp)
     return 0
 
 

@@ -104,9 +104,10 @@ struct gitindex_reader {
   gint waiters;               /* questions waiting on COND (atomic) */
   /* The read goes only as far as the questions need: it pauses once it has
    * read TARGET entries (atomic; raised under LOCK), until a question it
-   * cannot answer raises it (twice what was read: a walk asking about
-   * paths all along the index wakes it a few times, one asking about its
-   * first directory never again) or STOP is set (the walk is over). */
+   * cannot answer raises it (to the end: a walk asking past the first
+   * entries asks about paths all along the index, and wakes it once; one
+   * asking about its first directories never) or STOP is set (the walk is
+   * over). */
   pthread_cond_t more;        /* TARGET raised or STOP set; under LOCK */
   gint target;
   gint stop;                  /* atomic */
@@ -1062,7 +1063,12 @@ reader_ask(struct gitindex_reader *rd, const char *path, size_t len, bool is_dir
         continue;
       }
     }
-    reader_demand(rd, parsed > G_MAXINT / 2 ? G_MAXINT : MAX(2 * parsed, FIRST_TARGET));
+    /* Undecided, and the read paused where it was asked to: the walk's
+     * questions have gone past its first entries, so they are about paths
+     * all along the index, and it reads on to the end (a read that pauses
+     * again, twice as far on, makes the walker wait for it each time). */
+    if (parsed >= g_atomic_int_get(&rd->target))
+      reader_demand(rd, G_MAXINT);
     reader_wait(rd, seen);
   }
 }

@@ -120,9 +120,9 @@ bool gitindex_has_dir(const struct gitindex *ix, const char *path, size_t len);
  * format 4, are answered once read whole.
  *
  * And only as much is read as the questions need: the thread pauses after
- * the first 4,096 entries until a question it cannot answer yet asks for
- * twice as many (or all, for "held"), and stops where it is when the walk
- * is over (gitindex_reader_stop()). A walk that asks about its first
+ * the first 4,096 entries until a question they do not decide asks it to
+ * read on (to the end: such a walk asks about paths all along the index),
+ * and stops where it is when the walk is over (gitindex_reader_stop()). A walk that asks about its first
  * directories alone never reads the rest; damage past what it read is
  * then not seen. */
 struct gitindex_reader;

@@ -748,15 +748,27 @@ TEST(GitIndex, AReaderReadsOnlyAsFarAsItsQuestionsNeed)
     EXPECT_FALSE(ask(rd.get(), {"d00010/g", false}));
     EXPECT_FALSE(ask(rd.get(), {"d00100", false}));
     EXPECT_FALSE(ask(rd.get(), {"d00200/f/x", true}));
-    // Beyond the first 4,096 entries: read on, and decided.
-    EXPECT_FALSE(ask(rd.get(), {"d05000/g", false}));
-    g_usleep(50000); // time to read on past what was asked, were it to
-    EXPECT_FALSE(gitindex_reader_done(rd.get())) << "read on without a question";
+    g_usleep(50000); // time to read on past its first 4,096 entries, were it to
+    EXPECT_FALSE(gitindex_reader_done(rd.get())) << "read on without a question past them";
     const GError *err = nullptr;
     EXPECT_FALSE(gitindex_reader_stop(rd.get(), &err)) << "read to the end";
     EXPECT_EQ(err, nullptr) << "the damage at the end was seen";
     EXPECT_EQ(gitindex_reader_wait(rd.get(), &err), nullptr);
     EXPECT_EQ(err, nullptr);
+  }
+  {
+    // A question past the first 4,096 entries: the questions are about
+    // paths all along the index, and it reads on to the end without being
+    // asked again (pausing again further on would make the walker wait).
+    Reader rd(gitindex_reader_start(bad.c_str(), 20));
+    EXPECT_FALSE(ask(rd.get(), {"d00010/g", false}));
+    EXPECT_FALSE(ask(rd.get(), {"d05000/g", false}));
+    for (int i = 0; i < 500 && !gitindex_reader_done(rd.get()); i++)
+      g_usleep(10000);
+    EXPECT_TRUE(gitindex_reader_done(rd.get())) << "paused again before the end";
+    const GError *err = nullptr;
+    EXPECT_TRUE(gitindex_reader_stop(rd.get(), &err));
+    ASSERT_NE(err, nullptr) << "the damage at the end was not seen";
   }
   {
     // A held path needs the whole file: the damage is found, nothing held.
