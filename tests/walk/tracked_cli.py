@@ -17,7 +17,8 @@ where git has one:
    repository, a linked work tree (its own index), the root below the top;
  - the index is read only when a rule leaves something out: with a corrupt
    index a walk whose rules match nothing says nothing, one whose rules
-   match reports the index (exit 3 with --strict);
+   match reports the index (exit 3 with --strict), and so does every cached
+   run of it;
  - `trawl explain` says "tracked: not ignored" and names the rule;
  - the cache: `git add -f` and `git rm --cached` of an ignored path change
    the answer (`trawl check` exit 1, the path printed); an unrelated
@@ -234,6 +235,14 @@ def main(argv):
               (code, out, "corrupt index" in err and ".git/index" in err), (0, ["a.c"], True))
         code, _, _ = walk(lz.path, "--strict", "*")
         check("... --strict: exit 3", code, 3)
+        # Cached: each run tells it as a walk does (the first walks and
+        # writes; the next would replay, asking the index nothing).
+        lzc = os.path.join(tmp, "lazy.cache")
+        time.sleep(0.05)  # out of the racy window: the directory is replayed, not read
+        for i in range(3):
+            code, out, err = walk(lz.path, "--strict", "--cache", lzc, "*")
+            check("cached run %d: the same answer, the problem told, exit 3" % (i + 1),
+                  (code, out, "corrupt index" in err), (3, ["a.c"], True))
 
         # The cache.
         c = Repo(os.path.join(tmp, "c"), env)
