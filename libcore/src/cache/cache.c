@@ -48,6 +48,13 @@ struct cgroup {
                                        run_quick()), for ASKED */
 };
 
+/* A result that differs from the cache's: query Q's PATH, ADDED or gone. */
+struct change {
+  size_t q;
+  const char *path;
+  bool added;
+};
+
 struct cache_state {
   unsigned run;            /* plan_runs() of the run that read a cache file of this plan */
   bool trusted;            /* that run read one */
@@ -57,6 +64,8 @@ struct cache_state {
   struct cgroup *groups;
   guint n_groups;
   GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, made on demand */
+  GArray *changes;         /* struct change: the results that differ from the cache's, by query
+                              and path, when run_compare() found them from the memos */
   struct arena prev_arena; /* their paths */
   GByteArray *pending;     /* a plan made from a cache file: its queries as the file has them,
                             * their patterns not compiled until a walk needs them */
@@ -88,6 +97,9 @@ previous_clear(struct cache_state *st)
   if (st->previous)
     g_ptr_array_unref(st->previous);
   st->previous = NULL;
+  if (st->changes)
+    g_array_unref(st->changes);
+  st->changes = NULL;
   arena_clear(&st->prev_arena);
 }
 
@@ -296,6 +308,14 @@ quick_results(const TrawlPlan *plan, size_t q)
 size_t
 trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
 {
+  const struct cache_state *st = last_run(plan);
+  if (st && st->changes) {
+    for (guint i = 0; fn && i < st->changes->len; i++) {
+      const struct change *c = &g_array_index(st->changes, struct change, i);
+      fn(c->q, c->path, c->added, data);
+    }
+    return st->changes ? st->changes->len : 0;
+  }
   size_t changes = 0;
   for (size_t q = 0; q < trawl_plan_size(plan); q++) {
     const GPtrArray *now_list = trawl_plan_results(plan, q);
@@ -659,6 +679,127 @@ run_walk_memos(struct cached_run *r)
   }
 }
 
+static int
+compare_changes(gconstpointer a, gconstpointer b)
+{
+  const struct change *x = a, *y = b;
+  return x->q != y->q ? (x->q < y->q ? -1 : 1) : strcmp(x->path, y->path);
+}
+
+/* The result records of D (none for a directory on the way, whose records
+ * no pass over the results reads), by name, into OUT (struct memo_rec *). */
+static void
+results_of(const struct memo_dir *d, GPtrArray *out)
+{
+  g_ptr_array_set_size(out, 0);
+  for (guint i = 0; d && !d->way && i < d->n; i++)
+    if (d->recs[i].kind == MEMO_RESULT)
+      g_ptr_array_add(out, (gpointer)&d->recs[i]);
+}
+
+static int
+compare_rec_names(const struct memo_rec *a, const struct memo_rec *b)
+{
+  const int c = memcmp(a->name, b->name, MIN(a->len, b->len));
+  return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static gint
+compare_rec_ptrs(gconstpointer a, gconstpointer b)
+{
+  return compare_rec_names(*(const struct memo_rec *const *)a,
+                           *(const struct memo_rec *const *)b);
+}
+
+/* ST->changes gets a change for each query in BITS (the walk's members by
+ * bit, MEMBERS) at record REC of directory D; PATH is room to make it. */
+static void
+change_add(struct cache_state *st, GString *path, const GArray *members, uint64_t bits,
+           const struct memo_dir *d, const struct memo_rec *rec, bool added)
+{
+  for (; bits; bits &= bits - 1) {
+    const unsigned b = (unsigned)__builtin_ctzll(bits);
+    if (b >= members->len)
+      continue;
+    g_string_truncate(path, 0);
+    g_string_append_len(path, d->path, (gssize)d->len);
+    if (d->len)
+      g_string_append_c(path, '/');
+    g_string_append_len(path, rec->name, (gssize)rec->len);
+    struct change c = {g_array_index(members, size_t, b),
+                       arena_copy(&st->prev_arena, path->str, path->len), added};
+    g_array_append_val(st->changes, c);
+  }
+}
+
+/* The results that differ between directory NOW of this run and WAS of
+ * the cache (either NULL: not there), by name. */
+static void
+dir_changes(struct cache_state *st, GString *path, const GArray *members,
+            const struct memo_dir *now, const struct memo_dir *was, GPtrArray *a, GPtrArray *b)
+{
+  results_of(now, a);
+  results_of(was, b);
+  g_ptr_array_sort(a, compare_rec_ptrs);
+  g_ptr_array_sort(b, compare_rec_ptrs);
+  guint i = 0, j = 0;
+  while (i < a->len || j < b->len) {
+    const struct memo_rec *x = i < a->len ? a->pdata[i] : NULL;
+    const struct memo_rec *y = j < b->len ? b->pdata[j] : NULL;
+    const int c = x == NULL ? 1 : y == NULL ? -1 : compare_rec_names(x, y);
+    if (c <= 0)
+      change_add(st, path, members, c < 0 ? x->mask : x->mask & ~y->mask, now, x, true);
+    if (c >= 0)
+      change_add(st, path, members, c > 0 ? y->mask : y->mask & ~x->mask, was, y, false);
+    i += c <= 0;
+    j += c >= 0;
+  }
+}
+
+/* R's changes (ST->changes) from the memos, every group having both this
+ * run's and the cache's: a directory replayed is the very record the cache
+ * held, and has none; one read again, new or gone is compared result by
+ * result. What this spares is the cache's every result spelt out and
+ * compared (issue 25: a third of a check that finds one file added). The
+ * walk's record holds every directory it read or replayed, the cache's
+ * every one it held (a directory on the way holds no result). False
+ * (nothing made) when some group lacks either. */
+static bool
+memo_changes(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  for (guint g = 0; g < r->n_groups; g++)
+    if (st->groups[g].memo == NULL || st->groups[g].memo_prev == NULL)
+      return false;
+  st->changes = g_array_new(FALSE, FALSE, sizeof(struct change));
+  GString *path = g_string_new(NULL);
+  GPtrArray *a = g_ptr_array_new(), *b = g_ptr_array_new();
+  for (guint g = 0; g < r->n_groups; g++) {
+    const struct walk_memo *now = st->groups[g].memo, *was = st->groups[g].memo_prev;
+    const GArray *members = r->gv[g].members;
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, now->dirs);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+      const struct memo_dir *d = value;
+      const struct memo_dir *o = walk_memo_lookup(was, d->root, d->path, d->len);
+      if (o != d)
+        dir_changes(st, path, members, d, o, a, b);
+    }
+    g_hash_table_iter_init(&it, was->dirs);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+      const struct memo_dir *o = value;
+      if (walk_memo_lookup(now, o->root, o->path, o->len) == NULL)
+        dir_changes(st, path, members, NULL, o, a, b);
+    }
+  }
+  g_ptr_array_unref(a);
+  g_ptr_array_unref(b);
+  g_string_free(path, TRUE);
+  g_array_sort(st->changes, compare_changes);
+  return true;
+}
+
 /* Do the results differ from the cache's? (report->changed) */
 static void
 run_compare(struct cached_run *r)
@@ -675,6 +816,8 @@ run_compare(struct cached_run *r)
   if (r->usable && !r->quick && !replayed_all && plan_each_set(r->plan)) {
     /* The results were handed over, not kept: they may differ. */
     report->changed = true;
+  } else if (r->usable && !r->quick && !replayed_all && memo_changes(r)) {
+    report->changed = st->changes->len > 0;
   } else if (r->usable && !r->quick && !replayed_all) {
     for (size_t i = 0; i < trawl_plan_size(r->plan) && !report->changed; i++) {
       const GPtrArray *is = trawl_plan_results(r->plan, i);
