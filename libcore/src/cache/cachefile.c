@@ -235,7 +235,7 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
   char *at = memo_dir_names(d);
   for (guint32 i = 0; i < n; i++) {
     struct rec_entry rec;
-    r_rec(&rr, &rec);
+    r_rec_again(&rr, &rec); /* checked in the first pass */
     memcpy(at, rec.name, rec.len);
     struct memo_rec *m = &d->recs[i];
     m->name = at;

@@ -446,16 +446,24 @@ struct rec_entry {
   guint64 mask;
 };
 
-/* A record at R; R bad if it is not one a walk writes (a name of no bytes,
- * or with a '/' or a NUL in it). */
+/* A record at R, its fields read, its name not looked into: one that
+ * r_rec() has read already. */
 static inline void
-r_rec(struct rd *r, struct rec_entry *e)
+r_rec_again(struct rd *r, struct rec_entry *e)
 {
   e->len = (size_t)r_var(r);
   e->name = r_bytes(r, e->len);
   e->kind = (guint8)r_le(r, 1);
   e->type = (guint8)r_le(r, 1);
   e->mask = r_var(r);
+}
+
+/* A record at R; R bad if it is not one a walk writes (a name of no bytes,
+ * or with a '/' or a NUL in it). */
+static inline void
+r_rec(struct rd *r, struct rec_entry *e)
+{
+  r_rec_again(r, e);
   if (!r->bad && (e->len == 0 || memchr(e->name, '/', e->len) || memchr(e->name, '\0', e->len)))
     r->bad = true;
 }
