@@ -314,7 +314,7 @@ trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
       const struct change *c = &g_array_index(st->changes, struct change, i);
       fn(c->q, c->path, c->added, data);
     }
-    return st->changes ? st->changes->len : 0;
+    return st->changes->len;
   }
   size_t changes = 0;
   for (size_t q = 0; q < trawl_plan_size(plan); q++) {
