@@ -244,3 +244,24 @@ walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched
   g_array_unref(numbers);
   return same;
 }
+
+bool
+cached_walk_must(const struct cached_walk *w,
+                 void (*fn)(const char *path, size_t len, void *data), void *data)
+{
+  struct rd must = {w->must_at, w->must_end, false};
+  struct dir_cursor c;
+  dir_cursor_init(&c, w);
+  guint32 at = 0;
+  bool ok = true;
+  for (guint32 k = 0; k < w->n_must && ok; k++) {
+    const guint32 gap = (guint32)r_var(&must); /* checked by the reader */
+    at = k ? at + gap + 1 : gap;
+    struct dir_entry e;
+    ok = !must.bad && dir_cursor_at(&c, at, &e);
+    if (ok)
+      fn(e.path, e.len, data);
+  }
+  dir_cursor_clear(&c);
+  return ok;
+}
