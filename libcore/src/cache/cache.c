@@ -647,6 +647,20 @@ run_quick(struct cached_run *r)
             (r->touched[g] ? walk_unchanged_but(st->groups[g].cached, r->gv[g].root_fd,
                                                 r->touched[g], &r->report->dirs_stated)
                            : walk_unchanged(st->groups[g].cached, r->gv[g].root_fd));
+  /* A check asked for its changes alone, without watchman's answer, on a
+   * tree that changed: the directories that did, each stat'ed (one pass,
+   * as the replay would make), stand for the answer (run_partial()): the
+   * others were just found as recorded. */
+  for (guint g = 0; !quick && (r->flags & TRAWL_CACHE_CHANGES_ONLY) && r->all_trusted &&
+                    r->grouped && !plan_each_set(r->plan) && g < r->n_groups; g++) {
+    if (r->touched[g] || st->groups[g].cached->problems)
+      continue;
+    GHashTable *changed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    if (walk_changed(st->groups[g].cached, r->gv[g].root_fd, changed))
+      r->touched[g] = changed;
+    else
+      g_hash_table_unref(changed);
+  }
   /* The index read again meanwhile: its questions asked. An answer that
    * changed, or an index that cannot be read, and nothing is quick. */
   for (guint g = 0; g < r->n_groups; g++) {
@@ -1002,7 +1016,8 @@ run_refresh_clocks(struct cached_run *r)
   guint64 dirs = 0;
   bool clocked = r->quick && st->file != NULL;
   for (guint g = 0; clocked && g < r->n_groups; g++) {
-    clocked = r->touched[g] && r->clocks[g].clock;
+    clocked = r->report->watchman == TRAWL_CACHE_WATCHMAN_USED && r->touched[g] &&
+              r->clocks[g].clock;
     dirs += st->groups[g].cached->n_dirs;
   }
   if (!clocked || r->wm_names < MAX((guint64)CLOCK_REFRESH_NAMES, dirs))
@@ -1038,7 +1053,12 @@ run_write(struct cached_run *r)
    * whose record's rest, which it would keep, does not parse. */
   if (!write || !r->grouped || !r->walked || r->quick || r->split_bad)
     return;
-  GByteArray *body = g_byte_array_new(), *dirs = g_byte_array_new(), *recs = g_byte_array_new();
+  /* (About the last file's size: a walk given part of its record copies
+   * most of it.) */
+  const struct cache_file *was = r->partial ? st->file : NULL;
+  GByteArray *body = g_byte_array_new();
+  GByteArray *dirs = g_byte_array_sized_new(was ? (guint)was->dirs_len + 4096 : 0);
+  GByteArray *recs = g_byte_array_sized_new(was ? (guint)was->recs_len + 4096 : 0);
   cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, r->n_groups);
   for (guint g = 0; g < r->n_groups; g++) {
     const struct plan_group_view *gv = &r->gv[g];

@@ -170,6 +170,13 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
 
+/* Every directory cached walk W records (below ROOT_FD) that is not as
+ * recorded (walk_unchanged()'s rule, each stat'ed), into CHANGED (char *
+ * paths relative to the root, a set taking them); false if the entries do
+ * not parse. For a check asked for its changes alone without watchman:
+ * what watchman's answer would name (cache.c, run_partial()). */
+bool walk_changed(const struct cached_walk *w, int root_fd, GHashTable *changed);
+
 /* Does watchman vouch for the directory PATH (LEN bytes, NUL-terminated,
  * relative to the root) recorded as WAS: nothing in TOUCHED names it, and it
  * is none of those it never vouches for (the root, a racy one, one holding

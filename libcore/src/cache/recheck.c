@@ -265,3 +265,21 @@ cached_walk_must(const struct cached_walk *w,
   dir_cursor_clear(&c);
   return ok;
 }
+
+bool
+walk_changed(const struct cached_walk *w, int root_fd, GHashTable *changed)
+{
+  struct rd r;
+  if (!cached_walk_dirs(w, &r.p, &r.end))
+    return false;
+  r.bad = false;
+  GString *path = g_string_new(NULL);
+  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    if (!r.bad && !entry_unchanged(&e, root_fd))
+      g_hash_table_add(changed, g_strndup(e.path, e.len));
+  }
+  g_string_free(path, TRUE);
+  return !r.bad;
+}
