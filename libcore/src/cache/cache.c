@@ -700,12 +700,13 @@ hot_add(const char *path, size_t len, void *data)
 }
 
 /* May the walks be given only part of their records (memo.h, struct
- * memo_partial; TRAWL_CACHE_CHANGES_ONLY)? When watchman answered for
- * every one, every record is trusted, none had problems (a directory that
- * could not be read is read again, to tell it: run_quick()), and the index,
- * if it moved, answers every question as before. The directories that may
- * have changed are then those watchman named (and those holding what it
- * named), those it never vouches for, and every one on the way to them:
+ * memo_partial; TRAWL_CACHE_CHANGES_ONLY)? When each walk has an answer to
+ * what may have changed (watchman's, or the check's own stats: run_quick()),
+ * every record is trusted, none had problems (a directory that could not
+ * be read is read again, to tell it), and the index, if it moved, answers
+ * every question as before. The directories that may have changed are
+ * then those named (and those holding what watchman named), those
+ * watchman never vouches for, and every one on the way to them:
  * the rest of each record stays as it is, and is not even read. Each
  * group's memo_prev then holds those of them it has (CG->partial). False
  * (nothing done) otherwise, or when a record does not parse. */
