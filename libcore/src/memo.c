@@ -62,6 +62,8 @@ walk_memo_free(struct walk_memo *m)
   if (m == NULL)
     return;
   g_hash_table_unref(m->dirs);
+  if (m->tops)
+    g_ptr_array_unref(m->tops);
   g_free(m);
 }
 

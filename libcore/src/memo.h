@@ -152,10 +152,30 @@ struct memo_dir {
   struct memo_rec recs[]; /* sorted as the walk prints them; then the names and path */
 };
 
+/* What a memo that holds only part of a cache's record knows of the rest
+ * (cache/cache.c: a check that wants only the changes, told by watchman
+ * which directories may have changed). HOT (char *, paths below root 0, a
+ * set) names every directory that may have changed, and every one on the
+ * way to such a directory: the memo holds those of them the record has.
+ * Any other directory the record has is, with everything below it, as
+ * recorded: a walk given the memo does not enter it (walk/replay.c), and
+ * names it in its own memo's TOPS instead; its results are the record's. */
+struct memo_partial {
+  GHashTable *hot;
+  /* Does the record hold directory PATH (LEN bytes), not on the way to a
+   * start directory nor one, read for the queries LIVE? Its stamp then
+   * into *WAS (borrowed until the next call). (Any thread.) */
+  bool (*recorded)(const struct memo_partial *p, const char *path, size_t len, uint64_t live,
+                   struct dir_stamp *was);
+};
+
 /* Every directory of a walk, by root and path. */
 struct walk_memo {
   GHashTable *dirs;     /* "root\0path" (struct memo_key) -> struct memo_dir * */
   uint64_t racy;        /* how many are racy */
+  const struct memo_partial *partial; /* a memo of part of a record (NULL: all of it) */
+  GPtrArray *tops;      /* a walk's memo, given a partial one: char *, the directories it
+                           left unentered (below root 0); else NULL */
 };
 
 struct walk_memo *walk_memo_new(void);

@@ -287,7 +287,9 @@ cli_check(int argc, char **argv)
    * that tells the change again, never a cache that says "current" to a
    * build that was not told (TRAWL_CACHE_HOLD_CHANGED). */
   GPtrArray *held = g_ptr_array_new_with_free_func(held_free);
-  const unsigned flags = (depfile ? 0 : TRAWL_CACHE_WRITE_ON_CHANGE) | TRAWL_CACHE_HOLD_CHANGED;
+  /* Only the changes are printed; --bump's digest needs the results. */
+  const unsigned flags = (depfile ? 0 : TRAWL_CACHE_WRITE_ON_CHANGE) | TRAWL_CACHE_HOLD_CHANGED |
+                         (bump_stamp ? 0 : TRAWL_CACHE_CHANGES_ONLY);
   for (char **c = caches; c && *c; c++) {
     const gint64 start = g_get_monotonic_time();
     TrawlPlan *plan = trawl_cache_load_plan(*c, &error);

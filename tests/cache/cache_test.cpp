@@ -695,6 +695,55 @@ TEST(Cache, AChangeInWhichQueriesHoldAPath)
   EXPECT_EQ(g.results(1), (std::vector<std::string>{"x", "y.c"}));
 }
 
+// A check asked for its changes alone leaves unentered what cannot have
+// changed, and keeps it: "a" and "a.b" both left whole, whose subtrees
+// interleave in path order ("a" < "a.b" < "a.b/y" < "a/x"): what is below
+// "a" is kept though "a.b" comes between (found by the hardening mutator,
+// which renames directories to "NAME.oldN": the pass over the entries
+// once passed "a" at "a.b" and dropped "a/x" as gone).
+TEST(Cache, ACheckForItsChangesKeepsWhatItLeavesUnentered)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (const char *f : {"a/x/f.c", "a.b/y/g.c", "a/h.c", "c/h.c"})
+    add_file(tmp / "tree", f);
+  const std::string cache = tmp / "c.cache";
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**"}});
+    run(f, cache);
+  }
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**"}});
+    run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE); // what was racy read again: settled
+  }
+  add_file(tmp / "tree", "c/new.c");
+  settle();
+  Fixture g(tmp / "tree", {{"**"}});
+  CacheRun r = run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);
+  EXPECT_TRUE(cache_run_was_partial(g.plan.get()));
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(r.written);
+  EXPECT_EQ(r.read, 1u) << "c alone";
+  std::vector<std::string> got;
+  trawl_cache_changes(
+      g.plan.get(),
+      [](size_t q, const char *path, bool added, void *data) {
+        static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
+                                                                 (added ? " + " : " - ") + path);
+      },
+      &got);
+  EXPECT_EQ(got, (std::vector<std::string>{"0 + c/new.c"}));
+  // The cache written holds all of it: the next run, from its records alone.
+  Fixture h(tmp / "tree", {{"**"}});
+  CacheRun again = run(h, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_FALSE(again.changed);
+  EXPECT_EQ(again.read, 0u);
+  EXPECT_EQ(h.results(0), (std::vector<std::string>{"a.b/y/g.c", "a/h.c", "a/x/f.c", "c/h.c",
+                                                    "c/new.c"}));
+}
+
 // The little-endian u64 at AT of DATA (a header's field).
 uint64_t le_at(const std::string &data, size_t at)
 {
@@ -1517,6 +1566,125 @@ TEST_F(CacheWatchman, ALongAnswerWithNothingChangedRecordsItsClock)
   EXPECT_EQ(f.results(0).size(), 300u);
 }
 
+// `trawl check` with watchman's answer (TRAWL_CACHE_CHANGES_ONLY) walks only
+// the directories that may have changed and those on the way to them, and
+// keeps the rest of the record as it was. Every class of change of the tree
+// itself (tree_changes.hpp: its files, directories, links, ignore files at
+// every depth, a `.git` in it), each in a work tree of its own whose cache
+// was settled: the check takes that path, tells exactly the results that
+// changed, and the cache it writes answers as a fresh walk does. (The
+// property suite meets the path too, where its sequences allow: a source
+// outside the walk that changed, an index whose answers moved, or a walk
+// with problems leave the whole record to be walked.)
+// Without watchman (TRAWL_WATCHMAN=off), the check's one pass of stats
+// stands for its answer: the directories not as recorded are those it
+// would name.
+void check_every_tree_change(bool watchman)
+{
+  using namespace treechanges;
+  const std::vector<Change> classes = all_changes(false);
+  unsigned n = 0, partial = 0;
+  for (const Change &c : classes) {
+    SCOPED_TRACE(c.name());
+    TempDir tmp;
+    Rng rng(sequence_seed(1000 + n++, TOP_AT_ROOT));
+    World world(tmp.path(), TOP_AT_ROOT, rng);
+    const TreeFacts facts = facts_of(scan(world.root));
+    const std::vector<std::vector<std::string>> incs = {{gen_include(rng, facts)}, {"**"}};
+    const unsigned ig = world.ignore;
+    Enforced as(world);
+    ASSERT_TRUE(as.ok()) << as.why();
+    auto answer = [&]() {
+      Fixture f(world.root, incs, ig);
+      EXPECT_TRUE(trawl_plan_run(f.plan.get(), nullptr));
+      return std::vector<std::vector<std::string>>{f.results(0), f.results(1)};
+    };
+    const std::string cache = tmp / "p.cache";
+    {
+      Fixture f(world.root, incs, ig);
+      EXPECT_TRUE(run(f, cache).written);
+    }
+    settle();
+    {
+      // What was racy read again and written: the record settled.
+      Fixture f(world.root, incs, ig);
+      run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+    }
+    settle();
+    const auto before = answer();
+    const std::string what = world.apply(rng, c, [](const std::string &) {});
+    settle();
+    const auto now = answer();
+    std::vector<std::string> want;
+    for (size_t q = 0; q < 2; q++) {
+      std::vector<std::string> plus, minus;
+      std::set_difference(now[q].begin(), now[q].end(), before[q].begin(), before[q].end(),
+                          std::back_inserter(plus));
+      std::set_difference(before[q].begin(), before[q].end(), now[q].begin(), now[q].end(),
+                          std::back_inserter(minus));
+      std::vector<std::string> both;
+      for (const std::string &p : plus)
+        both.push_back(std::to_string(q) + " + " + p);
+      for (const std::string &p : minus)
+        both.push_back(std::to_string(q) + " - " + p);
+      std::sort(both.begin(), both.end(), [](const std::string &x, const std::string &y) {
+        return x.compare(4, std::string::npos, y, 4, std::string::npos) < 0;
+      });
+      want.insert(want.end(), both.begin(), both.end());
+    }
+    Fixture g(world.root, incs, ig);
+    CacheRun r = run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);
+    // (Quick: nothing recorded changed, nothing walked. A `.git` made or
+    // removed at the root changes the walk's sources, and is where watchman
+    // keeps its cookies: all of it is walked, with watchman or without.)
+    if (!watchman) {
+      EXPECT_EQ(r.watchman, "");
+    }
+    if (c.kind != DOTGIT_ROOT) {
+      if (watchman) {
+        EXPECT_EQ(r.watchman.rfind("used", 0), 0u) << r.watchman;
+      }
+      EXPECT_TRUE(cache_run_was_quick(g.plan.get()) || cache_run_was_partial(g.plan.get()))
+          << what;
+      partial += cache_run_was_partial(g.plan.get());
+    }
+    EXPECT_EQ(r.changed, now != before) << what;
+    std::vector<std::string> told;
+    trawl_cache_changes(
+        g.plan.get(),
+        [](size_t q, const char *path, bool added, void *data) {
+          static_cast<std::vector<std::string> *>(data)->push_back(
+              std::to_string(q) + (added ? " + " : " - ") + path);
+        },
+        &told);
+    EXPECT_EQ(told, want) << what;
+    EXPECT_TRUE(g.results(0).empty() && g.results(1).empty());
+    Fixture h(world.root, incs, ig);
+    CacheRun hr = run(h, cache);
+    EXPECT_TRUE(hr.trusted) << hr.warning;
+    for (size_t q = 0; q < 2; q++)
+      EXPECT_EQ(h.results(q), now[q]) << what << "\n" << diff(h.results(q), now[q]);
+  }
+  // Most changes are where the queries look.
+  EXPECT_GT(partial, classes.size() / 2);
+  printf("[partial] %s: %u of %zu classes checked on part of the record\n",
+         watchman ? "watchman" : "stat path", partial, classes.size());
+}
+
+TEST(CacheWatchmanClasses, EveryChangeOfTheTreeIsCheckedOnPartOfTheRecord)
+{
+  if (!getenv("TRAWL_TEST_WATCHMAN"))
+    GTEST_SKIP() << "run with a private watchman daemon by tests/cache/watchman_cache.py";
+  check_every_tree_change(true);
+}
+
+TEST(CacheClasses, EveryChangeOfTheTreeIsCheckedOnPartOfTheRecord)
+{
+  if (getenv("TRAWL_TEST_WATCHMAN"))
+    GTEST_SKIP() << "the stat path's: run without watchman";
+  check_every_tree_change(false);
+}
+
 // The property through the cache file, in the settings users have (a git
 // work tree with its top at the root or above it, none with no-require-git,
 // nested repositories) and through every class of change tree_changes.hpp
@@ -1572,7 +1740,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   };
   std::vector<std::vector<std::string>> last = answer(nullptr);
   std::string history;
-  unsigned steps = 0, quick = 0, quick_each = 0, modes[3] = {0, 0, 0};
+  unsigned steps = 0, quick = 0, quick_each = 0, partial = 0, modes[4] = {0, 0, 0, 0};
   // The watch list (trawl_cache_watch), as `trawl check --depfile` hands it
   // to Ninja: after each cached run, its paths and a mark as `--checked`
   // leaves it (the file system's time as the run began, less 1 ns). Before
@@ -1597,6 +1765,8 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   bool wm_restarted = false;
   std::map<std::string, unsigned> wm_why; // why not, in which class, how often
   std::string wm_class = "the first run";
+  const std::string shadow = tmp / "shadow.cache";
+  std::map<std::string, unsigned> shadow_partial; // per class: re-checks given part of the record
   const std::string mark_file = tmp / "p.mark";
   auto fs_now = [&]() {
     std::ofstream(mark_file).put('x');
@@ -1620,13 +1790,17 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
            (st.st_mtim.tv_sec == watch.mark.tv_sec && st.st_mtim.tv_nsec > watch.mark.tv_nsec);
   };
 
-  // After each step: one of the three kinds of cached run, in turn (the
-  // seed picks where the turn starts), against a fresh run.
+  // After each step: one of the four kinds of cached run, in turn (the
+  // seed picks where the turn starts), against a fresh run: a run, a
+  // re-check that writes on a change, one that hands the results over, and
+  // a re-check asked for its changes alone (`trawl check`), which keeps no
+  // results and, with watchman's answer, leaves unentered what cannot have
+  // changed.
   auto verify = [&](const std::string &what) {
     history += "\n  " + printable(what);
-    const unsigned mode = (seed + steps) % 3;
-    const bool check = mode == 1, each = mode == 2;
-    const char *how = check ? " (check)" : each ? " (each)" : " (run)";
+    const unsigned mode = (seed + steps) % 4;
+    const bool changes_only = mode == 3, check = mode == 1 || changes_only, each = mode == 2;
+    const char *how = changes_only ? " (changes)" : check ? " (check)" : each ? " (each)" : " (run)";
     // Would Ninja skip the check? (Decided before anything is run.)
     std::string why_run;
     if (!watch.valid)
@@ -1640,6 +1814,12 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
           break;
         }
     const bool skipped = why_run.empty() && !blind;
+    // (The copy for the re-check below, before this step's run writes.)
+    const bool have_shadow = wm_test && treechanges::exists(cache);
+    if (have_shadow) {
+      std::ifstream in(cache, std::ios::binary);
+      std::ofstream(shadow, std::ios::binary | std::ios::trunc) << in.rdbuf();
+    }
     watch.mark = fs_now();
     Fixture f(world.root, incs, ig);
     std::vector<std::vector<std::string>> got(2);
@@ -1664,12 +1844,19 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       r.watchman = watchman_word(rep);
       trawl_cache_report_clear(&rep);
     } else {
-      r = run(f, cache, check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+      r = run(f, cache,
+              (check ? TRAWL_CACHE_WRITE_ON_CHANGE : 0) | (changes_only ? TRAWL_CACHE_CHANGES_ONLY : 0));
       got = {f.results(0), f.results(1)};
+      partial += cache_run_was_partial(f.plan.get());
+      EXPECT_TRUE(changes_only || !cache_run_was_partial(f.plan.get()));
     }
     std::vector<std::vector<std::string>> problems;
     const std::vector<std::vector<std::string>> now = answer(&problems);
     for (size_t q = 0; q < 2; q++) {
+      if (changes_only) {
+        EXPECT_TRUE(got[q].empty()) << "asked for its changes alone, a run keeps no results";
+        got[q] = now[q]; // what the next runs check: the cache it wrote
+      }
       EXPECT_EQ(got[q], now[q]) << "seed " << seed << ", " << setting_name(setting) << ", step "
                                 << steps << how << " read " << r.read << " reused " << r.reused
                                 << (cache_run_was_quick(f.plan.get()) ? " (from the records)" : "") << " query "
@@ -1691,31 +1878,65 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     // the memos, directory by directory, when both are there): the
     // difference between what the cache held and the fresh answer, query by
     // query, in bytewise order. (Handed over, the results are not kept.)
-    if (!each) {
-      std::vector<std::string> told, want;
+    auto told_by = [](const TrawlPlan *plan) {
+      std::vector<std::string> told;
       trawl_cache_changes(
-          f.plan.get(),
+          plan,
           [](size_t q, const char *path, bool added, void *data) {
             static_cast<std::vector<std::string> *>(data)->push_back(
                 std::to_string(q) + (added ? " + " : " - ") + path);
           },
           &told);
-      for (size_t q = 0; q < 2; q++) {
-        size_t i = 0, j = 0;
-        while (i < now[q].size() || j < last[q].size()) {
-          const int c = i == now[q].size()    ? 1
-                        : j == last[q].size() ? -1
-                                              : now[q][i].compare(last[q][j]);
-          if (c < 0)
-            want.push_back(std::to_string(q) + " + " + now[q][i]);
-          else if (c > 0)
-            want.push_back(std::to_string(q) + " - " + last[q][j]);
-          i += c <= 0;
-          j += c >= 0;
-        }
+      return told;
+    };
+    std::vector<std::string> want;
+    for (size_t q = 0; q < 2; q++) {
+      size_t i = 0, j = 0;
+      while (i < now[q].size() || j < last[q].size()) {
+        const int c = i == now[q].size()    ? 1
+                      : j == last[q].size() ? -1
+                                            : now[q][i].compare(last[q][j]);
+        if (c < 0)
+          want.push_back(std::to_string(q) + " + " + now[q][i]);
+        else if (c > 0)
+          want.push_back(std::to_string(q) + " - " + last[q][j]);
+        i += c <= 0;
+        j += c >= 0;
       }
-      EXPECT_EQ(told, want) << "seed " << seed << ", " << setting_name(setting) << ", step "
-                            << steps << how << ": the changes told\nsteps:" << history;
+    }
+    if (!each) {
+      EXPECT_EQ(told_by(f.plan.get()), want)
+          << "seed " << seed << ", " << setting_name(setting) << ", step " << steps << how
+          << ": the changes told\nsteps:" << history;
+    }
+    // With watchman, every step is also re-checked as `trawl check` does
+    // (asked for its changes alone: the walk given part of the record where
+    // watchman's answer allows, the rest kept as it was), on a copy of the
+    // cache as it was before this step's run: whatever the turn, every class
+    // of change meets that path. The changes it tells are the fresh answer's,
+    // and the cache it writes answers as a fresh walk does.
+    if (wm_test && have_shadow) {
+      Fixture g(world.root, incs, ig);
+      CacheRun sr = run(g, shadow, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);
+      const bool was_partial = cache_run_was_partial(g.plan.get());
+      shadow_partial[wm_class] += was_partial;
+      EXPECT_TRUE(sr.trusted) << sr.warning;
+      EXPECT_EQ(sr.changed, now != last)
+          << "seed " << seed << ", " << setting_name(setting) << ", step " << steps
+          << " (changes, on a copy" << (was_partial ? ", partial" : "") << ")\nsteps:" << history;
+      EXPECT_EQ(told_by(g.plan.get()), want)
+          << "seed " << seed << ", " << setting_name(setting) << ", step " << steps
+          << " (changes, on a copy" << (was_partial ? ", partial" : "")
+          << "): the changes told\nsteps:" << history;
+      Fixture h(world.root, incs, ig);
+      CacheRun hr = run(h, shadow);
+      EXPECT_TRUE(hr.trusted) << hr.warning;
+      for (size_t q = 0; q < 2; q++)
+        EXPECT_EQ(h.results(q), now[q])
+            << "seed " << seed << ", " << setting_name(setting) << ", step " << steps
+            << ": a run from the cache written by the check on a copy"
+            << (was_partial ? " (partial)" : "") << ", query " << show(incs[q])
+            << "\nsteps:" << history << "\n" << diff(h.results(q), now[q]);
     }
     if (skipped) {
       skippable++;
@@ -1805,7 +2026,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   // `.git`, which the watch list does not hold.)
   EXPECT_GT(skippable, 0u) << "no step left every watched path older than the mark";
   const bool cookies_in_dotgit = wm_test && setting != NO_REPO && setting != WORKTREE;
-  for (unsigned m = 0; m < 3; m++)
+  for (unsigned m = 0; m < 4; m++)
     EXPECT_GT(modes[m], 0u);
   if (wm_test) {
     // Without a `.git` directory at the watch's root, which is the walk's
@@ -1829,6 +2050,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       if (setting != NESTED) {
         EXPECT_GT(wm_quick, 0u) << "watchman never vouched for a whole unchanged tree";
       }
+      EXPECT_GT(partial, 0u) << "no check asked for its changes left a directory unentered";
       if (wm_restart) {
         EXPECT_GT(wm_used_after, 0u) << "watchman never answered again after its restart";
       }
@@ -1837,9 +2059,15 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       EXPECT_EQ(wm_restarts, 1u);
       EXPECT_EQ(wm_fallbacks, 1u) << "no step right after the restart";
     }
+    std::string never;
+    for (const Change &c : classes)
+      if (shadow_partial[c.name()] == 0)
+        never += " | " + c.name();
+    printf("[partial] CacheProperty seed %u setting %d: classes never re-checked on part of the "
+           "record:%s\n", seed, (int)setting, never.c_str());
     printf("[watchman] CacheProperty seed %u setting %d: used at %u of %u steps, the whole tree"
-           " vouched for at %u; restarts %u, used after %u\n", seed, (int)setting, wm_used, steps,
-           wm_quick, wm_restarts, wm_used_after);
+           " vouched for at %u, part of the record walked at %u; restarts %u, used after %u\n",
+           seed, (int)setting, wm_used, steps, wm_quick, partial, wm_restarts, wm_used_after);
     for (const auto &[why, n] : wm_why)
       printf("[watchman]   %u x %s\n", n, why.c_str());
   }

@@ -30,7 +30,8 @@ import sys
 import tempfile
 import time
 
-FILTER = os.environ.get("TRAWL_WATCHMAN_TEST_FILTER", "*CacheProperty*:CacheWatchman.*")
+FILTER = os.environ.get("TRAWL_WATCHMAN_TEST_FILTER",
+                        "*CacheProperty*:CacheWatchman.*:CacheWatchmanClasses.*")
 
 
 def daemon_args(d):
@@ -130,7 +131,8 @@ def main():
         if len(lines) != sequences or sequences == 0:
             print("FAIL: %d sequences, %d [watchman] lines" % (sequences, len(lines)))
             ok = False
-        if "[  SKIPPED ]" in p.stdout or "[       OK ] CacheWatchman." not in p.stdout:
+        if ("[  SKIPPED ]" in p.stdout or "[       OK ] CacheWatchman." not in p.stdout or
+                "[       OK ] CacheWatchmanClasses." not in p.stdout):
             print("FAIL: the CacheWatchman rows did not run")
             ok = False
         return 0 if ok else 1

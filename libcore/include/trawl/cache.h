@@ -86,6 +86,12 @@ typedef enum {
    * finding nothing to tell: the reverse order would leave the build stale
    * for good (trawl check; docs/reliability.md). */
   TRAWL_CACHE_HOLD_CHANGED = 1 << 1,
+  /* The run is asked what changed (REPORT->changed, trawl_cache_changes()),
+   * not for the results: trawl_plan_results() then lists nothing. With
+   * watchman's answer (docs/cache.md, "Watchman") the walk enters only the
+   * directories that may have changed and those on the way to them, and
+   * the cache file keeps the rest of its record as it was (trawl check). */
+  TRAWL_CACHE_CHANGES_ONLY = 1 << 2,
 } TrawlCacheFlags;
 
 /* Run PLAN as trawl_plan_run() does, trusting the cache file PATH where it

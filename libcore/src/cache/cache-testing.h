@@ -53,6 +53,10 @@ extern unsigned long cache_test_records_read;
  * records without a walk? */
 bool cache_run_was_quick(const TrawlPlan *plan);
 
+/* Was the last cached run of PLAN's walk given part of its record, the
+ * rest left unentered (TRAWL_CACHE_CHANGES_ONLY with watchman's answer)? */
+bool cache_run_was_partial(const TrawlPlan *plan);
+
 /* Are the patterns of PLAN, made from a cache file, still not compiled? */
 bool cache_patterns_pending(const TrawlPlan *plan);
 

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 #include "../arena.h"
 #include "cache-testing.h"
 #include "cachefile.h"
+#include "format.h"
 #include "sources.h"
 #include "watchman.h"
 #include "../ignore.h"
@@ -46,6 +48,11 @@ struct cgroup {
                                        the root) where it now answers a question otherwise */
   struct index_pending *index;      /* the index changed: being read again (run_trust() to
                                        run_quick()), for ASKED */
+  struct memo_partial partial;      /* memo_prev holds part of the record (partial.hot set):
+                                       the directories that may have changed (run_partial()) */
+  GMutex lock;                      /* then, for partial_recorded(): */
+  struct dir_cursor cursor;         /* the record's entries, looked up by the walk's threads */
+  struct split split;               /* then, the rest of the record, as it stays */
 };
 
 /* A result that differs from the cache's: query Q's PATH, ADDED or gone. */
@@ -59,13 +66,16 @@ struct cache_state {
   unsigned run;            /* plan_runs() of the run that read a cache file of this plan */
   bool trusted;            /* that run read one */
   bool quick;              /* it found nothing changed without walking: the results are the cache's */
+  bool partial;            /* its walks were given part of their records (run_partial()) */
   struct cache_file *file; /* that file, while its walks are needed */
   char *path;              /* a plan made from a cache file: where (its first run loads it no more) */
   struct cgroup *groups;
   guint n_groups;
   GPtrArray *previous;     /* per query, GPtrArray of char *: the cache's results, made on demand */
   GArray *changes;         /* struct change: the results that differ from the cache's, by query
-                              and path, when run_compare() found them from the memos */
+                              and path, when run_compare() found them from the memos (or
+                              from the lists: TRAWL_CACHE_CHANGES_ONLY) */
+  GPtrArray *none;         /* TRAWL_CACHE_CHANGES_ONLY: what trawl_plan_results() lists */
   struct arena prev_arena; /* their paths */
   GByteArray *pending;     /* a plan made from a cache file: its queries as the file has them,
                             * their patterns not compiled until a walk needs them */
@@ -85,6 +95,12 @@ groups_clear(struct cache_state *st)
     walk_memo_free(st->groups[g].memo);
     if (st->groups[g].asked)
       g_hash_table_unref(st->groups[g].asked);
+    if (st->groups[g].partial.hot) {
+      g_hash_table_unref(st->groups[g].partial.hot);
+      dir_cursor_clear(&st->groups[g].cursor);
+      g_mutex_clear(&st->groups[g].lock);
+    }
+    split_clear(&st->groups[g].split);
   }
   g_free(st->groups);
   st->groups = NULL;
@@ -118,6 +134,8 @@ state_free(struct cache_state *st)
   held_clear(st);
   groups_clear(st);
   previous_clear(st);
+  if (st->none)
+    g_ptr_array_unref(st->none);
   cache_file_free(st->file);
   g_free(st->path);
   if (st->pending)
@@ -305,17 +323,11 @@ quick_results(const TrawlPlan *plan, size_t q)
   return trawl_cache_previous_results(plan, q);
 }
 
-size_t
-trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
+/* Every result of PLAN's last run that differs from the cache's, from
+ * the two lists (a merge of each query's, sorted), to FN (with DATA). */
+static size_t
+list_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
 {
-  const struct cache_state *st = last_run(plan);
-  if (st && st->changes) {
-    for (guint i = 0; fn && i < st->changes->len; i++) {
-      const struct change *c = &g_array_index(st->changes, struct change, i);
-      fn(c->q, c->path, c->added, data);
-    }
-    return st->changes->len;
-  }
   size_t changes = 0;
   for (size_t q = 0; q < trawl_plan_size(plan); q++) {
     const GPtrArray *now_list = trawl_plan_results(plan, q);
@@ -343,6 +355,36 @@ trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
   return changes;
 }
 
+size_t
+trawl_cache_changes(const TrawlPlan *plan, TrawlCacheChangeFunc fn, void *data)
+{
+  const struct cache_state *st = last_run(plan);
+  if (st && st->changes) {
+    for (guint i = 0; fn && i < st->changes->len; i++) {
+      const struct change *c = &g_array_index(st->changes, struct change, i);
+      fn(c->q, c->path, c->added, data);
+    }
+    return st->changes->len;
+  }
+  return list_changes(plan, fn, data);
+}
+
+static void
+keep_change(size_t q, const char *path, bool added, void *data)
+{
+  struct cache_state *st = data;
+  struct change c = {q, path, added}; /* the plan's, or the previous results' */
+  g_array_append_val(st->changes, c);
+}
+
+/* trawl_plan_results() of a run asked for its changes alone. */
+static const GPtrArray *
+no_results(const TrawlPlan *plan, size_t q)
+{
+  (void)q;
+  return ((const struct cache_state *)plan_cache(plan))->none;
+}
+
 void (*cache_test_after_walk)(void *data);
 void *cache_test_after_walk_data;
 
@@ -351,6 +393,13 @@ cache_run_was_quick(const TrawlPlan *plan)
 {
   const struct cache_state *st = last_run(plan);
   return st && st->quick;
+}
+
+bool
+cache_run_was_partial(const TrawlPlan *plan)
+{
+  const struct cache_state *st = last_run(plan);
+  return st && st->partial;
 }
 
 bool
@@ -385,6 +434,8 @@ struct cached_run {
   GHashTable **touched;         /* per group: the directories watchman cannot vouch for as
                                    unchanged since the cache's clock (NULL: it cannot say) */
   guint64 wm_names;             /* the paths watchman named, every group */
+  bool partial;                 /* the walks were given part of their records (run_partial()) */
+  bool split_bad;               /* and the rest of a record did not parse (memo_changes()) */
 };
 
 /* Is there a cache file at R->path, and is it this plan's (same trawl
@@ -603,6 +654,20 @@ run_quick(struct cached_run *r)
             (r->touched[g] ? walk_unchanged_but(st->groups[g].cached, r->gv[g].root_fd,
                                                 r->touched[g], &r->report->dirs_stated)
                            : walk_unchanged(st->groups[g].cached, r->gv[g].root_fd));
+  /* A check asked for its changes alone, without watchman's answer, on a
+   * tree that changed: the directories that did, each stat'ed (one pass,
+   * as the replay would make), stand for the answer (run_partial()): the
+   * others were just found as recorded. */
+  for (guint g = 0; !quick && (r->flags & TRAWL_CACHE_CHANGES_ONLY) && r->all_trusted &&
+                    r->grouped && !plan_each_set(r->plan) && g < r->n_groups; g++) {
+    if (r->touched[g] || st->groups[g].cached->problems)
+      continue;
+    GHashTable *changed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    if (walk_changed(st->groups[g].cached, r->gv[g].root_fd, changed))
+      r->touched[g] = changed;
+    else
+      g_hash_table_unref(changed);
+  }
   /* The index read again meanwhile: its questions asked. An answer that
    * changed, or an index that cannot be read, and nothing is quick. */
   for (guint g = 0; g < r->n_groups; g++) {
@@ -626,6 +691,96 @@ run_quick(struct cached_run *r)
   return quick;
 }
 
+/* Add PATH (LEN bytes) and every directory on the way to it to HOT. */
+static void
+hot_add(const char *path, size_t len, void *data)
+{
+  GHashTable *hot = data;
+  for (;;) {
+    if (!g_hash_table_add(hot, g_strndup(path, len)))
+      return; /* and the way to it, with it */
+    if (len == 0)
+      return;
+    const char *slash = memrchr(path, '/', len);
+    len = slash ? (size_t)(slash - path) : 0;
+  }
+}
+
+/* memo_partial.recorded: the group's record looked up through its marks,
+ * one lookup at a time. */
+static bool
+partial_recorded(const struct memo_partial *p, const char *path, size_t len, uint64_t live,
+                 struct dir_stamp *was)
+{
+  struct cgroup *cg = (struct cgroup *)((char *)p - offsetof(struct cgroup, partial));
+  g_mutex_lock(&cg->lock);
+  struct dir_entry e;
+  guint32 i;
+  /* (Not one holding a nested repository: its sources are in the
+   * cursor's block, which the next lookup may replace; one such is stat'ed
+   * every time anyway, so it is hot, never here.) */
+  const bool found = dir_cursor_find(&cg->cursor, path, len, &i, &e) && e.live == live &&
+                     !(e.flags & (DIR_WAY | DIR_START)) && e.was.repo == NULL;
+  if (found)
+    *was = e.was;
+  g_mutex_unlock(&cg->lock);
+  return found;
+}
+
+/* May the walks be given only part of their records (memo.h, struct
+ * memo_partial; TRAWL_CACHE_CHANGES_ONLY)? When each walk has an answer to
+ * what may have changed (watchman's, or the check's own stats: run_quick()),
+ * every record is trusted, none had problems (a directory that could not
+ * be read is read again, to tell it), and the index, if it moved, answers
+ * every question as before. The directories that may have changed are
+ * then those named (and those holding what watchman named), those
+ * watchman never vouches for, and every one on the way to them:
+ * the rest of each record stays as it is, and is not even read. Each
+ * group's memo_prev then holds those of them it has (CG->partial). False
+ * (nothing done) otherwise, or when a record does not parse. */
+static bool
+run_partial(struct cached_run *r)
+{
+  struct cache_state *st = r->st;
+  if (!(r->flags & TRAWL_CACHE_CHANGES_ONLY) || plan_each_set(r->plan) || !r->usable ||
+      !r->all_trusted)
+    return false;
+  for (guint g = 0; g < r->n_groups; g++) {
+    const struct cgroup *cg = &st->groups[g];
+    if (r->touched[g] == NULL || cg->cached->problems ||
+        (cg->asked && g_hash_table_size(cg->asked) > 0))
+      return false;
+  }
+  for (guint g = 0; g < r->n_groups; g++) {
+    struct cgroup *cg = &st->groups[g];
+    GHashTable *hot = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, r->touched[g]);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+      hot_add(key, strlen(key), hot);
+    if (!cached_walk_must(cg->cached, hot_add, hot) ||
+        (cg->memo_prev = cached_memo_part(cg->cached, hot)) == NULL) {
+      g_hash_table_unref(hot);
+      for (guint k = 0; k < g; k++) {
+        struct cgroup *done = &st->groups[k];
+        walk_memo_free(done->memo_prev);
+        done->memo_prev = NULL;
+        g_clear_pointer(&done->partial.hot, g_hash_table_unref);
+        dir_cursor_clear(&done->cursor);
+        g_mutex_clear(&done->lock);
+      }
+      return false;
+    }
+    cg->partial.hot = hot;
+    cg->partial.recorded = partial_recorded;
+    g_mutex_init(&cg->lock);
+    dir_cursor_init(&cg->cursor, cg->cached);
+    cg->memo_prev->partial = &cg->partial;
+  }
+  return true;
+}
+
 /* Walk the plan, each group with the record it may trust as its memo
  * (records that do not check out: none is trusted), each recording anew. */
 static void
@@ -634,9 +789,11 @@ run_walk_memos(struct cached_run *r)
   struct cache_state *st = r->st;
   TrawlCacheReport *report = r->report;
   bool records = true;
+  r->partial = run_partial(r);
   for (guint g = 0; r->usable && g < r->n_groups; g++) {
     struct cgroup *cg = &st->groups[g];
-    cg->memo_prev = cached_memo(cg->cached);
+    if (!r->partial)
+      cg->memo_prev = cached_memo(cg->cached);
     records = records && cg->memo_prev != NULL;
     if (cg->memo_prev && cg->asked)
       read_again(cg->memo_prev, cg->asked);
@@ -756,14 +913,36 @@ dir_changes(struct cache_state *st, GString *path, const GArray *members,
   }
 }
 
+/* What a split hands each directory of the record not in the partial
+ * memo (cached_walk_split()). */
+struct split_ctx {
+  struct cache_state *st;
+  GString *path;
+  const GArray *members;
+  GPtrArray *a, *b;
+  GHashTable *compared;  /* the walk's entries compared so */
+};
+
+static void
+split_dir(const struct memo_dir *now, const struct memo_dir *was, void *data)
+{
+  struct split_ctx *x = data;
+  dir_changes(x->st, x->path, x->members, now, was, x->a, x->b);
+  if (now)
+    g_hash_table_add(x->compared, (gpointer)now);
+}
+
 /* R's changes (ST->changes) from the memos, every group having both this
  * run's and the cache's: a directory replayed is the very record the cache
  * held, and has none; one read again, new or gone is compared result by
  * result. What this spares is the cache's every result spelt out and
  * compared (issue 25: a third of a check that finds one file added). The
  * walk's record holds every directory it read or replayed, the cache's
- * every one it held (a directory on the way holds no result). False
- * (nothing made) when some group lacks either. */
+ * every one it held (a directory on the way holds no result). A walk given
+ * part of its record (run_partial()) left the rest unentered: one pass over
+ * the record's entries finds what it keeps of them (CG->split, for the
+ * writer) and those gone, which are compared too (R->split_bad when it
+ * does not parse). False (nothing made) when some group lacks either. */
 static bool
 memo_changes(struct cached_run *r)
 {
@@ -779,11 +958,21 @@ memo_changes(struct cached_run *r)
     const GArray *members = r->gv[g].members;
     GHashTableIter it;
     gpointer key, value;
+    /* A partial memo: the rest of the record's entries, one pass. */
+    struct split_ctx x = {st, path, members, a, b, NULL};
+    if (was->partial) {
+      struct cgroup *cg = &st->groups[g];
+      x.compared = g_hash_table_new(NULL, NULL);
+      if (cached_walk_split(cg->cached, now, was, &cg->split, split_dir, &x))
+        r->report->dirs_reused += cg->split.kept->len;
+      else
+        r->split_bad = true;
+    }
     g_hash_table_iter_init(&it, now->dirs);
     while (g_hash_table_iter_next(&it, &key, &value)) {
       const struct memo_dir *d = value;
       const struct memo_dir *o = walk_memo_lookup(was, d->root, d->path, d->len);
-      if (o != d)
+      if (o != d && !(x.compared && g_hash_table_contains(x.compared, d)))
         dir_changes(st, path, members, d, o, a, b);
     }
     g_hash_table_iter_init(&it, was->dirs);
@@ -792,6 +981,8 @@ memo_changes(struct cached_run *r)
       if (walk_memo_lookup(now, o->root, o->path, o->len) == NULL)
         dir_changes(st, path, members, NULL, o, a, b);
     }
+    if (x.compared)
+      g_hash_table_unref(x.compared);
   }
   g_ptr_array_unref(a);
   g_ptr_array_unref(b);
@@ -808,12 +999,24 @@ run_compare(struct cached_run *r)
   TrawlCacheReport *report = r->report;
   /* Nothing read, and every record the cache held replayed (no start
    * directory newly ignored, say): the results are the records'. */
-  bool replayed_all = !r->quick && r->all_trusted && report->dirs_read == 0 && r->walked;
+  bool replayed_all = !r->partial && !r->quick && r->all_trusted && report->dirs_read == 0 &&
+                      r->walked;
   for (guint g = 0; replayed_all && g < r->n_groups; g++)
     replayed_all = st->groups[g].memo_prev &&
                    same_records(st->groups[g].memo, st->groups[g].memo_prev);
   report->changed = !r->usable;
-  if (r->usable && !r->quick && !replayed_all && plan_each_set(r->plan)) {
+  if (r->partial) {
+    /* What the walks left unentered is as recorded: only the changes from
+     * the memos can be told. A record whose rest does not parse: told as
+     * a change, and not written (the next run walks). */
+    memo_changes(r);
+    report->changed = st->changes->len > 0 || r->split_bad;
+    if (r->split_bad) {
+      g_array_set_size(st->changes, 0);
+      report_error(&report->warning, TRAWL_CACHE_ERROR_UNTRUSTED,
+                   g_strdup("is corrupt (its directory entries and records do not agree)"));
+    }
+  } else if (r->usable && !r->quick && !replayed_all && plan_each_set(r->plan)) {
     /* The results were handed over, not kept: they may differ. */
     report->changed = true;
   } else if (r->usable && !r->quick && !replayed_all && memo_changes(r)) {
@@ -847,7 +1050,8 @@ run_refresh_clocks(struct cached_run *r)
   guint64 dirs = 0;
   bool clocked = r->quick && st->file != NULL;
   for (guint g = 0; clocked && g < r->n_groups; g++) {
-    clocked = r->touched[g] && r->clocks[g].clock;
+    clocked = r->report->watchman == TRAWL_CACHE_WATCHMAN_USED && r->touched[g] &&
+              r->clocks[g].clock;
     dirs += st->groups[g].cached->n_dirs;
   }
   if (!clocked || r->wm_names < MAX((guint64)CLOCK_REFRESH_NAMES, dirs))
@@ -879,15 +1083,23 @@ run_write(struct cached_run *r)
    * index; docs/cache.md). */
   const bool write = report->changed || racy_was > racy_now ||
                      report->dirs_read > ((r->flags & TRAWL_CACHE_WRITE_ON_CHANGE) ? racy_now : 0);
-  /* A run that could not answer every query records nothing. */
-  if (!write || !r->grouped || !r->walked || r->quick)
+  /* A run that could not answer every query records nothing; nor one
+   * whose record's rest, which it would keep, does not parse. */
+  if (!write || !r->grouped || !r->walked || r->quick || r->split_bad)
     return;
-  GByteArray *body = g_byte_array_new(), *dirs = g_byte_array_new(), *recs = g_byte_array_new();
+  /* (About the last file's size: a walk given part of its record copies
+   * most of it.) */
+  const struct cache_file *was = r->partial ? st->file : NULL;
+  GByteArray *body = g_byte_array_new();
+  GByteArray *dirs = g_byte_array_sized_new(was ? (guint)was->dirs_len + 4096 : 0);
+  GByteArray *recs = g_byte_array_sized_new(was ? (guint)was->recs_len + 4096 : 0);
   cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, r->n_groups);
   for (guint g = 0; g < r->n_groups; g++) {
     const struct plan_group_view *gv = &r->gv[g];
+    const struct cgroup *cg = &st->groups[g];
     struct walk_record w = {gv->root, (uint64_t)gv->dev, (uint64_t)gv->ino, false,
-                            gv->members, st->groups[g].memo, &r->clocks[g]};
+                            gv->members, cg->memo, &r->clocks[g],
+                            r->partial ? &cg->split : NULL};
     w.problems = trawl_plan_problems(r->plan, g_array_index(gv->members, size_t, 0))->len > 0;
     const struct source_list sl = source_list_of(&r->src[g]);
     cache_write_walk(body, dirs, recs, &w, &sl, &r->racy_from);
@@ -916,7 +1128,7 @@ trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
   held_clear(st);
   previous_clear(st);
   groups_clear(st);
-  st->trusted = st->quick = false;
+  st->trusted = st->quick = st->partial = false;
   struct cached_run r = {.plan = plan, .st = st, .path = path, .flags = flags,
                          .report = report, .walked = true};
   run_group(&r, run_load(&r));
@@ -930,8 +1142,21 @@ trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
   } else {
     run_walk_memos(&r);
   }
+  st->partial = r.partial;
   run_compare(&r);
   run_write(&r);
+  if (flags & TRAWL_CACHE_CHANGES_ONLY) {
+    /* The changes kept (from the lists when not from the memos: none when
+     * nothing changed), the results not. */
+    if (st->changes == NULL) {
+      st->changes = g_array_new(FALSE, FALSE, sizeof(struct change));
+      if (!r.quick && report->changed)
+        list_changes(plan, keep_change, st);
+    }
+    if (st->none == NULL)
+      st->none = g_ptr_array_new();
+    plan_set_results(plan, no_results);
+  }
   for (guint g = 0; g < r.n_groups; g++) {
     sources_clear(&r.src[g]);
     wm_at_clear(&r.clocks[g]);

@@ -200,16 +200,14 @@ cache_file_free(struct cache_file *c)
   g_free(c);
 }
 
-/* The next directory of a walk on device DEV, its records read from
- * RECS; PATH as for r_dir(). */
+/* The memo entry of directory entry E (r_dir()), its records read from
+ * RECS; NULL if they do not parse. */
 static struct memo_dir *
-read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, GString *path)
+memo_of_entry(const struct dir_entry *e, const guint8 *recs, const guint8 *recs_end)
 {
-  struct dir_entry e;
-  r_dir(r, &e, dev, path);
-  const guint32 n = e.n;
-  const guint64 off = e.off;
-  if (r->bad || off > (guint64)(recs_end - recs))
+  const guint32 n = e->n;
+  const guint64 off = e->off;
+  if (off > (guint64)(recs_end - recs))
     return NULL;
   struct rd rr = {recs + off, recs_end, false};
   if ((size_t)(rr.end - rr.p) / REC_MIN < n)
@@ -222,8 +220,8 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
     r_rec(&rr, &rec);
     names += rec.len;
   }
-  struct rd qr = {e.asked, r->p, false};
-  for (guint32 i = 0; i < e.n_asked; i++) {
+  struct rd qr = {e->asked, e->body_end, false};
+  for (guint32 i = 0; i < e->n_asked; i++) {
     struct question q;
     r_question(&qr, &q);
     names += q.len;
@@ -231,7 +229,7 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
   if (rr.bad)
     return NULL;
   rr.p = recs + off;
-  struct memo_dir *d = memo_dir_new(0, e.path, e.len, n + e.n_asked, names);
+  struct memo_dir *d = memo_dir_new(0, e->path, e->len, n + e->n_asked, names);
   char *at = memo_dir_names(d);
   for (guint32 i = 0; i < n; i++) {
     struct rec_entry rec;
@@ -246,8 +244,8 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
     at += rec.len;
   }
   /* The questions after the records, as a walk's memo has them. */
-  qr.p = e.asked;
-  for (guint32 i = 0; i < e.n_asked; i++) {
+  qr.p = e->asked;
+  for (guint32 i = 0; i < e->n_asked; i++) {
     struct question q;
     r_question(&qr, &q);
     memcpy(at, q.name, q.len);
@@ -259,16 +257,26 @@ read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, 
     m->mask = 0;
     at += q.len;
   }
-  d->live = e.live;
-  d->was = e.was;
-  if (e.was.repo) {
+  d->live = e->live;
+  d->was = e->was;
+  if (e->was.repo) {
     /* Its own copy: the memo may outlive the file's index. */
-    d->repo_own = g_bytes_new(e.was.repo, e.was.repo_len);
+    d->repo_own = g_bytes_new(e->was.repo, e->was.repo_len);
     d->was.repo = g_bytes_get_data(d->repo_own, NULL);
   }
-  d->way = e.flags & DIR_WAY;
-  d->start = e.flags & DIR_START;
+  d->way = e->flags & DIR_WAY;
+  d->start = e->flags & DIR_START;
   return d;
+}
+
+/* The next directory of a walk on device DEV, its records read from
+ * RECS; PATH as for r_dir(). */
+static struct memo_dir *
+read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, GString *path)
+{
+  struct dir_entry e;
+  r_dir(r, &e, dev, path);
+  return r->bad ? NULL : memo_of_entry(&e, recs, recs_end);
 }
 
 /* The size of a mark in the index: where its block starts, its sum. */
@@ -565,6 +573,160 @@ cached_memo(const struct cached_walk *w)
     return NULL;
   }
   return m;
+}
+
+struct walk_memo *
+cached_memo_part(const struct cached_walk *w, GHashTable *hot)
+{
+  struct cache_file *c = w->file;
+  if (!c->records_checked)
+    records_read(c);
+  if (!c->records_ok)
+    return NULL;
+  struct walk_memo *m = walk_memo_new();
+  struct dir_cursor cur;
+  dir_cursor_init(&cur, w);
+  bool ok = true;
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, hot);
+  while (ok && g_hash_table_iter_next(&it, &key, NULL)) {
+    struct dir_entry e;
+    guint32 i;
+    if (!dir_cursor_find(&cur, key, strlen(key), &i, &e)) {
+      ok = !cur.bad; /* none: a name of a file, or of a new directory */
+      continue;
+    }
+    struct memo_dir *d = memo_of_entry(&e, c->recs, c->recs_end);
+    if (d == NULL) {
+      ok = false;
+    } else {
+      walk_memo_add(m, d);
+      memo_dir_unref(d);
+    }
+  }
+  dir_cursor_clear(&cur);
+  if (!ok) {
+    walk_memo_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+static int
+compare_strs(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+bool
+cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
+                  const struct walk_memo *prev, struct split *out,
+                  void (*fn)(const struct memo_dir *now, const struct memo_dir *was, void *data),
+                  void *data)
+{
+  struct cache_file *c = w->file;
+  struct rd r;
+  if (!c->records_checked)
+    records_read(c);
+  if (!c->records_ok || !cached_walk_dirs(w, &r.p, &r.end))
+    return false;
+  r.bad = false;
+  out->kept = g_array_new(FALSE, FALSE, sizeof(struct kept_entry));
+  /* An entry is kept when it is a top, or below one. The tops in path
+   * order, and apart from them their prefixes ("top/") in path order: the
+   * paths below a top are together in path order, those below different
+   * tops apart, so one pass over each list finds them. The two orders
+   * differ ("a" < "a.b" < "a.b/" < "a/": the entries below "a" come after
+   * those of "a.b"). (The tops are borrowed: not g_ptr_array_copy(), which
+   * would free them too.) */
+  GPtrArray *tops = g_ptr_array_sized_new(now->tops->len);
+  GPtrArray *prefixes = g_ptr_array_new_with_free_func(g_free);
+  for (guint k = 0; k < now->tops->len; k++) {
+    g_ptr_array_add(tops, now->tops->pdata[k]);
+    g_ptr_array_add(prefixes, g_strconcat(now->tops->pdata[k], "/", NULL));
+  }
+  g_ptr_array_sort(tops, compare_strs);
+  g_ptr_array_sort(prefixes, compare_strs);
+  guint t_is = 0, t_below = 0, tops_found = 0;
+  GString *path = g_string_new(NULL);
+  guint64 recs_len = (guint64)(c->recs_end - c->recs);
+  bool ok = true;
+  gint last = -1; /* the kept entry whose records end where the next entry's start */
+  for (guint32 i = 0; i < w->n_dirs && ok; i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    if (r.bad || e.off > recs_len) {
+      ok = false;
+      break;
+    }
+    if (last >= 0) {
+      struct kept_entry *k = &g_array_index(out->kept, struct kept_entry, last);
+      if (e.off < k->off) {
+        ok = false;
+        break;
+      }
+      k->recs_len = e.off - k->off;
+      last = -1;
+    }
+    while (t_is < tops->len && strcmp(tops->pdata[t_is], e.path) < 0)
+      t_is++;
+    while (t_below < prefixes->len && strcmp(prefixes->pdata[t_below], e.path) < 0 &&
+           !g_str_has_prefix(e.path, prefixes->pdata[t_below]))
+      t_below++;
+    const bool top = t_is < tops->len && strcmp(tops->pdata[t_is], e.path) == 0;
+    tops_found += top;
+    const bool kept = top || (t_below < prefixes->len &&
+                              g_str_has_prefix(e.path, prefixes->pdata[t_below]));
+    if (kept) {
+      struct kept_entry k = {arena_copy(&out->arena, e.path, e.len), e.len, e.body,
+                             (size_t)(e.body_end - e.body), e.n, e.off, 0,
+                             !watchman_may_vouch(&e.was, e.path, e.len,
+                                                 (e.flags & (DIR_START | DIR_WAY)) != 0)};
+      g_array_append_val(out->kept, k);
+      last = (gint)out->kept->len - 1;
+      continue;
+    }
+    if (walk_memo_lookup(prev, 0, e.path, e.len))
+      continue;
+    /* Not left unentered, and not in PREV: walked without it (read
+     * again below rules that changed), or gone (or no longer entered). */
+    struct memo_dir *d = memo_of_entry(&e, c->recs, c->recs_end);
+    if (d == NULL) {
+      ok = false;
+      break;
+    }
+    fn(walk_memo_lookup(now, 0, e.path, e.len), d, data);
+    memo_dir_unref(d);
+  }
+  if (ok && last >= 0) {
+    /* The walk's last entry kept: its records, stepped over, end it. */
+    struct kept_entry *k = &g_array_index(out->kept, struct kept_entry, last);
+    struct rd rr = {c->recs + k->off, c->recs_end, false};
+    for (guint32 i = 0; i < k->n && !rr.bad; i++) {
+      struct rec_entry rec;
+      r_rec_again(&rr, &rec);
+    }
+    ok = !rr.bad;
+    k->recs_len = (guint64)(rr.p - (c->recs + k->off));
+  }
+  out->recs = c->recs;
+  g_string_free(path, TRUE);
+  /* Every directory left unentered is in the record (the walk made sure:
+   * memo_partial.recorded): else the record and its entries disagree. */
+  ok = ok && tops_found == tops->len;
+  g_ptr_array_unref(tops);
+  g_ptr_array_unref(prefixes);
+  return ok && r.p == r.end;
+}
+
+void
+split_clear(struct split *s)
+{
+  if (s->kept)
+    g_array_unref(s->kept);
+  s->kept = NULL;
+  arena_clear(&s->arena);
 }
 
 /* ---- reading entries from the marks, a block at a time ---- */
@@ -1140,24 +1302,49 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
   size_t before_len = 0;
   GArray *marks = g_array_new(FALSE, FALSE, sizeof(guint64));
   GArray *must = g_array_new(FALSE, FALSE, sizeof(guint32));
-  for (guint i = 0; i < all->len; i++) {
-    const struct memo_dir *d = all->pdata[i];
+  /* The walk's entries and those kept (both in path order, no path in
+   * both) merged. */
+  const struct kept_entry *kept = g->kept ? (const struct kept_entry *)g->kept->kept->data : NULL;
+  const guint n_kept = g->kept ? g->kept->kept->len : 0;
+  guint i = 0, j = 0;
+  for (guint nth = 0; nth < all->len + n_kept; nth++) {
+    const struct memo_dir *d = i < all->len ? all->pdata[i] : NULL;
+    const struct kept_entry *ke = j < n_kept ? &kept[j] : NULL;
+    if (d && ke) {
+      const int c = memcmp(d->path, ke->path, MIN(d->len, ke->len));
+      if ((c ? c : (d->len > ke->len) - (d->len < ke->len)) < 0)
+        ke = NULL;
+      else
+        d = NULL;
+    }
+    const char *p = d ? d->path : ke->path;
+    const size_t plen = d ? d->len : ke->len;
     size_t shared = 0;
     /* A mark: reading may start here, its path written whole. */
-    if (i % DIR_MARK_EVERY == 0) {
+    if (nth % DIR_MARK_EVERY == 0) {
       const guint64 off = b->len - at;
       g_array_append_val(marks, off);
     } else {
-      while (shared < before_len && shared < d->len && before[shared] == d->path[shared])
+      while (shared < before_len && shared < plen && before[shared] == p[shared])
         shared++;
     }
-    if (!watchman_may_vouch(&d->was, d->path, d->len, d->start || d->way))
-      g_array_append_val(must, i);
+    if (d ? !watchman_may_vouch(&d->was, d->path, d->len, d->start || d->way) : ke->must)
+      g_array_append_val(must, nth);
     w_var(b, shared);
-    w_var(b, d->len - shared);
-    g_byte_array_append(b, (const guint8 *)d->path + shared, (guint)(d->len - shared));
-    before = d->path;
-    before_len = d->len;
+    w_var(b, plen - shared);
+    g_byte_array_append(b, (const guint8 *)p + shared, (guint)(plen - shared));
+    before = p;
+    before_len = plen;
+    if (ke) {
+      /* As the last record has it, but where its records now are. */
+      g_byte_array_append(b, ke->body, (guint)ke->body_len);
+      w_var(b, ke->n);
+      w_var(b, recs->len);
+      g_byte_array_append(recs, g->kept->recs + ke->off, (guint)ke->recs_len);
+      j++;
+      continue;
+    }
+    i++;
     w_var(b, d->live);
     w_stamp(b, &d->was.st, (guint64)g->dev);
     w_var(b, d->was.has);
@@ -1195,7 +1382,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
   }
   const guint64 bytes = b->len - at;
   b = index;
-  w_le(b, all->len, 4);
+  w_le(b, all->len + n_kept, 4);
   w_le(b, bytes, 8);
   w_le(b, DIR_MARK_EVERY, 4);
   /* Each mark with its block's sum: the entries from it to the next. */

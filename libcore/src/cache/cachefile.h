@@ -18,6 +18,7 @@
 #include <time.h>
 #include <glib.h>
 
+#include "../arena.h"
 #include "../memo.h"
 #include "watchman.h"
 #include "trawl/pattern.h"
@@ -115,6 +116,45 @@ bool cached_walk_dirs(const struct cached_walk *w, const guint8 **at, const guin
  * out. */
 struct walk_memo *cached_memo(const struct cached_walk *w);
 
+/* The memo of the directories of cached walk W named in HOT (char *, a
+ * set; a name the record does not have is passed over), parsed now; NULL if
+ * the records do not check out or the entries do not parse. What a walk
+ * that leaves the rest unentered needs (memo.h, struct memo_partial). */
+struct walk_memo *cached_memo_part(const struct cached_walk *w, GHashTable *hot);
+
+/* An entry of a cached walk below a directory a walk left unentered: kept
+ * as it is, its bytes copied (cache_write_walk()). */
+struct kept_entry {
+  const char *path;     /* in the split's arena */
+  size_t len;
+  const guint8 *body;   /* dir_entry.body: from its live queries to its questions' end */
+  size_t body_len;
+  guint32 n;            /* its records, RECS_LEN bytes at OFF in the file's records */
+  guint64 off, recs_len;
+  bool must;            /* one watchman never vouches for (format.h, must) */
+};
+
+/* What cached_walk_split() found. */
+struct split {
+  GArray *kept;         /* struct kept_entry, in path order */
+  struct arena arena;
+  const guint8 *recs;   /* the file's records, where the kept entries' are */
+};
+
+/* One pass over cached walk W's entries after a walk given PREV, part of
+ * W's record (cached_memo_part()), that recorded NOW: into OUT->kept every
+ * entry at or below one of the directories it left unentered (NOW->tops);
+ * to FN (with DATA) every other that PREV does not hold, as the memo entry
+ * WAS, with NOW's entry of it (NULL: a directory no longer there or no
+ * longer entered). False if the entries or records do not parse, or a
+ * directory left unentered has no entry (OUT to clear all the same). */
+bool cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
+                       const struct walk_memo *prev, struct split *out,
+                       void (*fn)(const struct memo_dir *now, const struct memo_dir *was,
+                                  void *data),
+                       void *data);
+void split_clear(struct split *s);
+
 /* Where a pass over a cached walk's records hands its results: query Q's
  * PATH (LEN bytes, NUL-terminated, valid during the call). */
 typedef void (*rec_emit_fn)(size_t q, const char *path, size_t len, void *data);
@@ -129,6 +169,13 @@ bool rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn
  * recorded (dir_check(), memo.h), none racy? One stat per directory,
  * nothing read. */
 bool walk_unchanged(const struct cached_walk *w, int root_fd);
+
+/* Every directory cached walk W records (below ROOT_FD) that is not as
+ * recorded (walk_unchanged()'s rule, each stat'ed), into CHANGED (char *
+ * paths relative to the root, a set taking them); false if the entries do
+ * not parse. For a check asked for its changes alone without watchman:
+ * what watchman's answer would name (cache.c, run_partial()). */
+bool walk_changed(const struct cached_walk *w, int root_fd, GHashTable *changed);
 
 /* Does watchman vouch for the directory PATH (LEN bytes, NUL-terminated,
  * relative to the root) recorded as WAS: nothing in TOUCHED names it, and it
@@ -149,6 +196,13 @@ bool watchman_vouches(const struct dir_stamp *was, size_t len, bool start_or_way
  * costs less. */
 bool walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched,
                         guint64 *checked);
+
+/* Hand FN (with DATA) the path (LEN bytes, NUL-terminated, valid during
+ * the call) of every directory cached walk W lists as one watchman never
+ * vouches for (format.h, must); false if the list or the entries do not
+ * parse. */
+bool cached_walk_must(const struct cached_walk *w,
+                      void (*fn)(const char *path, size_t len, void *data), void *data);
 
 /* A reader of a cached walk's directory entries that starts at the mark
  * before the one it wants (format.h, marks): at most DIR_MARK_EVERY entries
@@ -205,6 +259,9 @@ struct walk_record {
   const GArray *members;
   const struct walk_memo *memo;
   const struct wm_at *clock;   /* watchman's clock taken before the walk, or NULL */
+  const struct split *kept;    /* a walk that left directories unentered: the entries of
+                                  the last record below them, written as they were (NULL:
+                                  none) */
 };
 
 /* The ignore sources of a walk: paths, kinds (IGNORE_SOURCE_*), stamps

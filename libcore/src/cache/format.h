@@ -314,6 +314,8 @@ struct dir_entry {
   guint32 n_asked;
   guint32 n;            /* its records */
   guint64 off;
+  const guint8 *body, *body_end; /* its bytes from LIVE to its questions' end, in the dirs
+                                   (r_dir(): what a writer copies as it is) */
 };
 
 /* A question asked of the index (question in the layout); NAME points
@@ -382,6 +384,7 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   }
   e->path = path->str;
   e->len = path->len;
+  e->body = r->p;
   e->live = r_var(r);
   r_stamp(r, &e->was.st, dev);
   e->was.has = (guint32)r_var(r);
@@ -401,6 +404,7 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
     }
   }
   r_questions(r, e);
+  e->body_end = r->p;
   e->was.racy = e->flags & DIR_RACY;
   e->was.rules_racy = e->flags & DIR_RULES_RACY;
   e->n = (guint32)r_var(r);

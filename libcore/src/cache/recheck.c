@@ -244,3 +244,42 @@ walk_unchanged_but(const struct cached_walk *w, int root_fd, GHashTable *touched
   g_array_unref(numbers);
   return same;
 }
+
+bool
+cached_walk_must(const struct cached_walk *w,
+                 void (*fn)(const char *path, size_t len, void *data), void *data)
+{
+  struct rd must = {w->must_at, w->must_end, false};
+  struct dir_cursor c;
+  dir_cursor_init(&c, w);
+  guint32 at = 0;
+  bool ok = true;
+  for (guint32 k = 0; k < w->n_must && ok; k++) {
+    const guint32 gap = (guint32)r_var(&must); /* checked by the reader */
+    at = k ? at + gap + 1 : gap;
+    struct dir_entry e;
+    ok = !must.bad && dir_cursor_at(&c, at, &e);
+    if (ok)
+      fn(e.path, e.len, data);
+  }
+  dir_cursor_clear(&c);
+  return ok;
+}
+
+bool
+walk_changed(const struct cached_walk *w, int root_fd, GHashTable *changed)
+{
+  struct rd r;
+  if (!cached_walk_dirs(w, &r.p, &r.end))
+    return false;
+  r.bad = false;
+  GString *path = g_string_new(NULL);
+  for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    if (!r.bad && !entry_unchanged(&e, root_fd))
+      g_hash_table_add(changed, g_strndup(e.path, e.len));
+  }
+  g_string_free(path, TRUE);
+  return !r.bad;
+}

@@ -141,6 +141,77 @@ memo_missing(struct worker *wk, const struct item *it)
   g_ptr_array_add(wk->memos, d);
 }
 
+/* Is directory PATH (LEN bytes, NUL-terminated, below root ROOT) one the
+ * walk leaves unentered, its whole subtree as the memo's record has it
+ * (struct memo_partial): the memo holds part of a record, and PATH is
+ * none of the directories that may have changed nor on the way to one? */
+static bool
+left_whole(const struct run *run, unsigned root, const char *path, size_t len)
+{
+  const struct memo_partial *p = run->memo_old->partial;
+  return p && run->memo_out && run->memo_out->tops && root == 0 && len > 0 && !g_hash_table_contains(p->hot, path);
+}
+
+/* Was IT, a subdirectory of a directory read again (not replayed), in
+ * that directory's record as it is now: a subdirectory (not a link)
+ * entered for the same queries, for its tracked paths alone or not as
+ * now; and is its own record there, its stamp as now (memo_partial.recorded,
+ * dir_check())? Then a walk that leaves it unentered (left_whole()) has
+ * its record's subtree below it. (A replayed directory's subdirectories
+ * need no such look: a subdirectory removed or replaced moves the stamp of
+ * the directory that holds it.) */
+static bool
+recorded_as_now(const struct run *run, const struct item *it)
+{
+  const size_t plen = it->name_off ? it->name_off - 1 : 0;
+  const struct memo_dir *up = walk_memo_lookup(run->memo_old, it->root, it->path, plen);
+  if (up == NULL || up->way || it->len == 0)
+    return false;
+  const char *name = it->path + it->name_off;
+  const size_t nlen = it->len - it->name_off;
+  /* The records are in the order the walk prints them (walk-run.h,
+   * compare_recs()): by name, a subdirectory's with a '/' after it; the
+   * questions after them all. */
+  guint lo = 0, hi = up->n;
+  while (hi > lo && up->recs[hi - 1].kind == MEMO_ASKED)
+    hi--;
+  while (lo < hi) {
+    const guint mid = lo + (hi - lo) / 2;
+    const struct memo_rec *r = &up->recs[mid];
+    const size_t n = MIN(r->len, nlen);
+    int c = memcmp(r->name, name, n);
+    if (c == 0) {
+      const int cr = r->len > n ? (unsigned char)r->name[n] : r->kind == MEMO_RESULT ? 0 : '/';
+      const int ci = nlen > n ? (unsigned char)name[n] : '/';
+      c = cr - ci;
+    }
+    if (c != 0) {
+      if (c < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
+      continue;
+    }
+    if (r->kind != MEMO_SUBTREE || r->mask != it->live ||
+        ((r->type & MEMO_TRACKED_ONLY) != 0) != it->tracked_only)
+      return false;
+    /* And the record holds it, as it is now: the old parent may list one
+     * no walk could open (removed while that walk ran), and a directory
+     * now at its path may be another (its parent, or one above, replaced:
+     * watchman names those, not the paths below them). */
+    const struct memo_partial *p = run->memo_old->partial;
+    struct dir_stamp was;
+    if (!p->recorded(p, it->path, it->len, it->live, &was))
+      return false;
+    const int root_fd = run->root_fds[it->root];
+    struct stat st;
+    const bool there = fstatat(root_fd, it->path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                       S_ISDIR(st.st_mode);
+    return dir_check(&was, there ? &st : NULL, root_fd, it->path) == DIR_SAME;
+  }
+  return false;
+}
+
 /* Replay directory IT from the last walk's memo when its stamp (and its
  * ignore files') say it is as it was then (dir_check()): its results and
  * subdirectories as recorded, without reading it. False, with nothing done,
@@ -154,6 +225,13 @@ replay_dir(struct worker *wk, struct item *it)
   if (run->memo_old == NULL || it->fresh || (it->start && o->follow))
     return false;
   const struct memo_dir *m = walk_memo_lookup(run->memo_old, it->root, it->path, it->len);
+  if (m == NULL && !it->start && !it->via_link && !o->follow &&
+      left_whole(run, it->root, it->path, it->len) && recorded_as_now(run, it)) {
+    /* A subdirectory of one read again, as recorded there, none of whose
+     * directories may have changed: left unentered. */
+    g_ptr_array_add(wk->tops, g_strdup(it->path));
+    return true;
+  }
   if (m == NULL || m->way || m->live != it->live)
     return false;
   /* The directory the walk would open: a start directory component by
@@ -222,6 +300,7 @@ replay_dir(struct worker *wk, struct item *it)
     here = chain_new(&st, it->chain);
   }
   const int depth = it->depth + 1;
+  const bool partial = run->memo_old->partial && !o->follow;
   for (guint i = 0; i < m->n; i++) {
     const struct memo_rec *r = &m->recs[i];
     if (r->kind == MEMO_RESULT) {
@@ -231,16 +310,25 @@ replay_dir(struct worker *wk, struct item *it)
     }
     if (r->kind == MEMO_ASKED)
       continue; /* kept in the memo entry, which is the one replayed */
-    struct item *child = g_new0(struct item, 1);
     /* (Names in a memo are not NUL-terminated.) */
-    child->len = it->len ? it->len + 1 + r->len : r->len;
-    child->path = g_malloc(child->len + 1);
+    const size_t clen = it->len ? it->len + 1 + r->len : r->len;
+    char *cpath = g_malloc(clen + 1);
     if (it->len) {
-      memcpy(child->path, it->path, it->len);
-      child->path[it->len] = '/';
+      memcpy(cpath, it->path, it->len);
+      cpath[it->len] = '/';
     }
-    memcpy(child->path + child->len - r->len, r->name, r->len);
-    child->path[child->len] = '\0';
+    memcpy(cpath + clen - r->len, r->name, r->len);
+    cpath[clen] = '\0';
+    if (r->kind == MEMO_SUBTREE && partial && left_whole(run, it->root, cpath, clen)) {
+      /* As recorded, and nothing below it may have changed: left
+       * unentered (its results are not told: a partial memo's walk is
+       * asked for its changes alone). */
+      g_ptr_array_add(wk->tops, cpath);
+      continue;
+    }
+    struct item *child = g_new0(struct item, 1);
+    child->len = clen;
+    child->path = cpath;
     child->name_off = it->len ? it->len + 1 : 0;
     child->root = it->root;
     child->depth = depth;

@@ -275,6 +275,10 @@ run_prepare(struct run *run)
     racy_from_now(&run->racy_from);
     g_hash_table_remove_all(run->memo_out->dirs);
     run->memo_out->racy = 0;
+    if (run->memo_out->tops)
+      g_ptr_array_set_size(run->memo_out->tops, 0);
+    else if (run->memo_old && run->memo_old->partial)
+      run->memo_out->tops = g_ptr_array_new_with_free_func(g_free);
   }
   for (unsigned i = 0; i < run->n_workers; i++) {
     struct worker *wk = &run->workers[i];
@@ -285,6 +289,7 @@ run_prepare(struct run *run)
     listing_init(&wk->listing);
     wk->hits = g_array_new(FALSE, FALSE, sizeof(guint));
     wk->memos = g_ptr_array_new();
+    wk->tops = g_ptr_array_new_with_free_func(g_free);
     wk->asked = g_array_new(FALSE, FALSE, sizeof(struct asked));
     if (run->sorted) {
       wk->kids = g_ptr_array_new();
@@ -390,6 +395,10 @@ run_gather(struct run *run)
       memo_dir_unref(wk->memos->pdata[k]);
     }
     g_ptr_array_free(wk->memos, TRUE);
+    for (guint k = 0; k < wk->tops->len; k++)
+      if (run->memo_out && run->memo_out->tops)
+        g_ptr_array_add(run->memo_out->tops, g_steal_pointer(&wk->tops->pdata[k]));
+    g_ptr_array_unref(wk->tops);
     g_array_free(wk->asked, TRUE);
     if (wk->kids) {
       g_free(wk->recs);

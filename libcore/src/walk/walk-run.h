@@ -204,6 +204,7 @@ struct worker {
   GArray *hits;         /* guint: pattern-set answers */
   struct buf scratch;
   GPtrArray *memos;     /* struct memo_dir *: the directories it read or replayed */
+  GPtrArray *tops;      /* char *: those it left unentered (struct memo_partial) */
   GArray *asked;        /* struct asked: the questions of the directory being read */
   TrawlWalkStats stats;
 };
