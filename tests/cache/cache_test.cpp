@@ -150,6 +150,23 @@ CacheRun run(Fixture &f, const std::string &cache, unsigned flags = 0)
   return r;
 }
 
+// What trawl_cache_changes() tells after PLAN's cached run, as `trawl
+// check` prints it ("Q + path", "Q - path"), and how many it says there are.
+std::vector<std::string> changes_told(const TrawlPlan *plan, size_t *n = nullptr)
+{
+  std::vector<std::string> told;
+  const size_t k = trawl_cache_changes(
+      plan,
+      [](size_t q, const char *path, bool added, void *data) {
+        static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
+                                                                 (added ? " + " : " - ") + path);
+      },
+      &told);
+  if (n)
+    *n = k;
+  return told;
+}
+
 // The same questions asked without a cache.
 std::vector<std::string> fresh(const std::string &root, const std::vector<std::string> &inc,
                                unsigned ignore = 0)
@@ -645,14 +662,8 @@ TEST(Cache, ChangesAndDigest)
   settle();
   Fixture g(tmp / "tree", {{"**/*.c"}, {"*.h"}});
   EXPECT_TRUE(run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE).changed);
-  std::vector<std::string> got;
-  const size_t n = trawl_cache_changes(
-      g.plan.get(),
-      [](size_t q, const char *path, bool added, void *data) {
-        static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
-                                                                 (added ? " + " : " - ") + path);
-      },
-      &got);
+  size_t n = 0;
+  const std::vector<std::string> got = changes_told(g.plan.get(), &n);
   EXPECT_EQ(got, (std::vector<std::string>{"0 + lib/a.c", "0 - src/d/z.c", "1 + a.h", "1 - b.h"}));
   EXPECT_EQ(n, got.size());
   EXPECT_EQ(trawl_cache_changes(g.plan.get(), nullptr, nullptr), n);
@@ -683,14 +694,7 @@ TEST(Cache, AChangeInWhichQueriesHoldAPath)
   settle();
   Fixture g(tmp / "tree", {{"*"}, {"*"}}, 0, types);
   EXPECT_TRUE(run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE).changed);
-  std::vector<std::string> got;
-  trawl_cache_changes(
-      g.plan.get(),
-      [](size_t q, const char *path, bool added, void *data) {
-        static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
-                                                                 (added ? " + " : " - ") + path);
-      },
-      &got);
+  const std::vector<std::string> got = changes_told(g.plan.get());
   EXPECT_EQ(got, (std::vector<std::string>{"0 - x"}));
   EXPECT_EQ(g.results(1), (std::vector<std::string>{"x", "y.c"}));
 }
@@ -726,14 +730,7 @@ TEST(Cache, ACheckForItsChangesKeepsWhatItLeavesUnentered)
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(r.written);
   EXPECT_EQ(r.read, 1u) << "c alone";
-  std::vector<std::string> got;
-  trawl_cache_changes(
-      g.plan.get(),
-      [](size_t q, const char *path, bool added, void *data) {
-        static_cast<std::vector<std::string> *>(data)->push_back(std::to_string(q) +
-                                                                 (added ? " + " : " - ") + path);
-      },
-      &got);
+  const std::vector<std::string> got = changes_told(g.plan.get());
   EXPECT_EQ(got, (std::vector<std::string>{"0 + c/new.c"}));
   // The cache written holds all of it: the next run, from its records alone.
   Fixture h(tmp / "tree", {{"**"}});
@@ -1649,15 +1646,7 @@ void check_every_tree_change(bool watchman)
       partial += cache_run_was_partial(g.plan.get());
     }
     EXPECT_EQ(r.changed, now != before) << what;
-    std::vector<std::string> told;
-    trawl_cache_changes(
-        g.plan.get(),
-        [](size_t q, const char *path, bool added, void *data) {
-          static_cast<std::vector<std::string> *>(data)->push_back(
-              std::to_string(q) + (added ? " + " : " - ") + path);
-        },
-        &told);
-    EXPECT_EQ(told, want) << what;
+    EXPECT_EQ(changes_told(g.plan.get()), want) << what;
     EXPECT_TRUE(g.results(0).empty() && g.results(1).empty());
     Fixture h(world.root, incs, ig);
     CacheRun hr = run(h, cache);
@@ -1878,17 +1867,6 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     // the memos, directory by directory, when both are there): the
     // difference between what the cache held and the fresh answer, query by
     // query, in bytewise order. (Handed over, the results are not kept.)
-    auto told_by = [](const TrawlPlan *plan) {
-      std::vector<std::string> told;
-      trawl_cache_changes(
-          plan,
-          [](size_t q, const char *path, bool added, void *data) {
-            static_cast<std::vector<std::string> *>(data)->push_back(
-                std::to_string(q) + (added ? " + " : " - ") + path);
-          },
-          &told);
-      return told;
-    };
     std::vector<std::string> want;
     for (size_t q = 0; q < 2; q++) {
       size_t i = 0, j = 0;
@@ -1905,7 +1883,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       }
     }
     if (!each) {
-      EXPECT_EQ(told_by(f.plan.get()), want)
+      EXPECT_EQ(changes_told(f.plan.get()), want)
           << "seed " << seed << ", " << setting_name(setting) << ", step " << steps << how
           << ": the changes told\nsteps:" << history;
     }
@@ -1924,7 +1902,7 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       EXPECT_EQ(sr.changed, now != last)
           << "seed " << seed << ", " << setting_name(setting) << ", step " << steps
           << " (changes, on a copy" << (was_partial ? ", partial" : "") << ")\nsteps:" << history;
-      EXPECT_EQ(told_by(g.plan.get()), want)
+      EXPECT_EQ(changes_told(g.plan.get()), want)
           << "seed " << seed << ", " << setting_name(setting) << ", step " << steps
           << " (changes, on a copy" << (was_partial ? ", partial" : "")
           << "): the changes told\nsteps:" << history;
