@@ -149,7 +149,8 @@ static bool
 left_whole(const struct run *run, unsigned root, const char *path, size_t len)
 {
   const struct memo_partial *p = run->memo_old->partial;
-  return p && run->memo_out && run->memo_out->tops && root == 0 && len > 0 && !g_hash_table_contains(p->hot, path);
+  return p && run->memo_out && run->memo_out->tops && root == 0 && len > 0 &&
+         !g_hash_table_contains(p->hot, path);
 }
 
 /* Was IT, a subdirectory of a directory read again (not replayed), in
