@@ -44,8 +44,9 @@ _SUFFIX = 3  # "*S": one '*', first
 _PREFIX = 4  # "S*": one '*', last
 _REGEX = 5  # anything else with a wildcard
 
-# glob()'s messages (Bazel 4.2.3), word for word: trawl_glob() says them
-# after "trawl_glob: " (tests/bazel/glob_cases.py compares them).
+# glob()'s messages (Bazel 4.2.3), word for word: trawl_glob(gitignore =
+# True) says them after "trawl_glob: " (tests/bazel/glob_cases.py compares
+# them; without gitignore, glob() says its own).
 _HINT = " (the default value of allow_empty can be set with --incompatible_disallow_empty_glob)."
 _EMPTY_INCLUDE = "glob pattern '%s' didn't match anything, but allow_empty is set to False" + _HINT
 _ALL_EXCLUDED = "all files in the glob have been excluded, but allow_empty is set to False" + _HINT
@@ -245,6 +246,11 @@ def _unknown(package):
 def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty = True, *, gitignore = False):
     """glob(include, exclude, exclude_directories, allow_empty); with
     gitignore = True, less what git ignores."""
+    if gitignore == False:
+        # glob() itself, its checks and messages too: nothing to check
+        # first here (each Starlark statement costs a new Bazel, which has
+        # not compiled its interpreter yet, more than glob() of a package).
+        return native.glob(include, exclude, exclude_directories, allow_empty = allow_empty)
     _check_strings(include, "include")
     _check_strings(exclude, "exclude")
     if type(exclude_directories) != "int":

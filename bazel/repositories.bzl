@@ -15,15 +15,23 @@ It is built again only when a source file of the checkout changes; the
 time it took is left in it (compile-seconds) for the wrapper to tell.
 
 @trawl_index holds index.bzl, what git ignores in each package
-(plugins/bazel/cmd-bazel-index.c), which glob.bzl loads. It is a local repository: Bazel runs
-it again at every start of its server (so every `--batch` command sees the
-tree as it is) and whenever TRAWL_INDEX changes. The tools/bazel wrapper
-runs the indexer before Bazel starts (it re-checks the tree with `trawl
-check`, reading no directory when nothing changed, and indexes again only
-when what git ignores, or the packages, changed) and exports TRAWL_INDEX,
-the digest of the index that answers for the tree: this rule then links it
-and runs nothing. Indexes are kept in .trawl/ under the digest of their
-text, so the same index linked again is no change to Bazel.
+(plugins/bazel/cmd-bazel-index.c), which glob.bzl loads. The tools/bazel
+wrapper runs the indexer before Bazel starts (it re-checks the tree with
+`trawl check`, reading no directory when nothing changed, and indexes again
+only when what git ignores, or the packages, changed) and exports
+TRAWL_INDEX, the digest of the index that answers for the tree: this rule
+then links it and runs nothing. Indexes are kept in .trawl/ under the
+digest of their text, so the same index linked again is no change to Bazel.
+Bazel runs the rule again when TRAWL_INDEX changes, in a server or at its
+start, and not otherwise: the same digest is the same index. (It is not a
+local repository, which Bazel would run again at every start of its
+server, every `--batch` command: the first Starlark a new server runs, on
+the way to every package that loads glob.bzl.) Without the wrapper
+(TRAWL_INDEX unset, or not an index it checked) the rule indexes itself,
+and reads @trawl_now, a local repository that holds the time of its
+server's start: Bazel runs @trawl_index again at the next start, so that
+every `--batch` command without the wrapper indexes the tree as it is, as
+it did when the rule was local.
 
 WORKSPACE/.trawl/ is trawl's directory: the cache, the stamp, the last three
 indexes, a link to trawl for the wrapper, a BUILD file (so it is a
@@ -145,6 +153,9 @@ def _trawl_index_impl(rctx):
     if checked and kept.exists and made_by in rctx.read(kept) and _linked(rctx, state + "/trawl", trawl):
         rctx.symlink(kept, "index.bzl")
     else:
+        # Indexed here, not by the wrapper: read first (a label, before any
+        # execute()), so that Bazel runs this rule again at its next start.
+        rctx.path(Label("@trawl_now//:now"))
         _fail_on(rctx.execute(["mkdir", "-p", state]), "mkdir " + state)
         for name, text in [("BUILD.bazel", _STATE_BUILD), (".gitignore", "*\n")]:
             # A repository rule writes only below its own directory: copied.
@@ -179,15 +190,25 @@ def _linked(rctx, link, target):
 
 trawl_index = repository_rule(
     implementation = _trawl_index_impl,
-    local = True,
     environ = ["TRAWL_INDEX"],
     attrs = {
         "_tool": attr.label(default = Label("@trawl_tool//:id")),
     },
 )
 
+def _trawl_now_impl(rctx):
+    # Local: run at every start of a Bazel server, and then only then (no
+    # `environ`). The time it ran: a new value at each start.
+    now = rctx.execute(["date", "+%s.%N"])
+    _fail_on(now, "date")
+    rctx.file("now", now.stdout, executable = False)
+    rctx.file("BUILD.bazel", 'exports_files(["now"])\n')
+
+trawl_now = repository_rule(implementation = _trawl_now_impl, local = True)
+
 def trawl_repositories(trawl = None, cc = "cc"):
-    """Declares @trawl_tool and @trawl_index (call once, from WORKSPACE).
+    """Declares @trawl_tool, @trawl_index and @trawl_now (call once, from
+    WORKSPACE).
 
     Args:
       trawl: path of an existing trawl executable; None compiles one.
@@ -195,3 +216,4 @@ def trawl_repositories(trawl = None, cc = "cc"):
     """
     trawl_tool(name = "trawl_tool", trawl = trawl or "", cc = cc)
     trawl_index(name = "trawl_index")
+    trawl_now(name = "trawl_now")

@@ -14,13 +14,19 @@ the wrapper runs that one. (TRAWL_EXE is for the copied workspace only.)
           `environ` runs again in a server when the variable's value
           changes, and not while it stays the same; it runs at every --batch
           command; run again, linking a file that did not change, it reloads
-          no package that loads that file.
+          no package that loads that file. A rule that is not local runs
+          again at a --batch command when its variable changed, and not
+          while it stays the same; having read a label of a local rule's
+          repository whose file changes at each run, at every --batch
+          command.
  batch    through the wrapper from the first command (which says it compiles
           trawl, and how long that took): a file added, renamed, removed is
-          seen and leaves the index as it is (the same kept file); a file
-          git ignores changes the index; the real binary called directly
-          indexes afresh (--batch); .bazelignore edited in place; three
-          indexes kept. (Renamed and removed: in server mode.)
+          seen and leaves the index as it is (the same kept file) and
+          @trawl_index as it is (not run); a file git ignores changes the
+          index; the real binary called directly indexes afresh (--batch),
+          and again at its next command (a file git newly ignores is left
+          out); .bazelignore edited in place; three indexes kept. (Renamed
+          and removed: in server mode.)
  server   setup in the wrong order: a server started by the real binary
           before tools/bazel existed (and before .trawl/), then the wrapper
           installed: its first command sees every change. Then through the
@@ -58,6 +64,22 @@ def _impl(rctx):
 
 probe = repository_rule(implementation = _impl, local = True, environ = ["TRAWL_PROBE"],
                         attrs = {"log": attr.string(), "target": attr.string()})
+
+def _kept_impl(rctx):
+    if rctx.os.environ.get("TRAWL_PROBE") == "now":
+        rctx.path(Label("@probe_now//:now"))
+    rctx.execute(["sh", "-c", "echo kept >> \"$0\"", rctx.attr.log])
+    rctx.file("BUILD", "")
+    rctx.file("x.bzl", "X = 1\n")
+
+kept = repository_rule(implementation = _kept_impl, environ = ["TRAWL_PROBE"],
+                       attrs = {"log": attr.string()})
+
+def _now_impl(rctx):
+    rctx.file("now", rctx.execute(["date", "+%s.%N"]).stdout)
+    rctx.file("BUILD", 'exports_files(["now"])\n')
+
+probe_now = repository_rule(implementation = _now_impl, local = True)
 '''
 
 PKG_BUILD = (b'load("@trawl//bazel:glob.bzl", "trawl_glob")\n'
@@ -82,6 +104,11 @@ def main():
     ws.write("probe/probe.bzl", PROBE_BZL.encode())
     ws.write("probe/BUILD", b'load("@probe//:value.bzl", "VALUE")\nprint("PROBE", VALUE)\n')
     ws.write("probe2/BUILD", b'load("@probe//:value.bzl", "VALUE")\n')
+    with open(ws.path("WORKSPACE"), "ab") as f:
+        f.write(('load("//probe:probe.bzl", "kept", "probe_now")\n'
+                 'kept(name = "kept", log = %s)\n'
+                 'probe_now(name = "probe_now")\n' % bazelws.star(os.fsencode(log))).encode())
+    ws.write("kept/BUILD", b'load("@kept//:x.bzl", "X")\n')
     subprocess.run(["git", "init", "-q", ws.root], check=True)
     ws.write(".gitignore", b"*.gen.c\nout/\n")
     ws.write("p/a.c", b"")
@@ -95,8 +122,8 @@ def main():
         print("FAIL: " + msg)
         bad += 1
 
-    def runs():
-        return open(log).read().count("run") if os.path.exists(log) else 0
+    def runs(what="run"):
+        return open(log).read().split().count(what) if os.path.exists(log) else 0
 
     def run(args, batch, binary="bazel", env=None, what=""):
         """Runs a command; checks its DEBUG lines are the test's own; returns
@@ -145,6 +172,16 @@ def main():
         failed("a local repository rule did not run at a --batch command (%d -> %d)" % (
             before, runs()))
     ws.shutdown()
+    # A rule that is not local, at --batch commands: again only when its
+    # variable changes, or at every start once it read a label of a local
+    # rule's repository whose file changes at each run (@trawl_index and
+    # @trawl_now rest on both).
+    for i, (value, want) in enumerate([("a", 1), ("a", 1), ("b", 2), ("now", 3), ("now", 4),
+                                       ("now", 5), ("b", 6), ("b", 6)]):
+        ws.bazel(["query", "//kept:all"], batch=True, check=0, binary=REAL, env={"TRAWL_PROBE": value})
+        if runs("kept") != want:
+            failed("a rule that is not local, --batch command %d (TRAWL_PROBE=%s): it has run %d "
+                   "times, expected %d" % (i + 1, value, runs("kept"), want))
 
     def fresh(want_all, want_gi, what, binary="bazel", batch=True, packages=None):
         p, created = run(["query", "//p/...:all"], batch=batch, binary=binary, what=what)
@@ -188,11 +225,20 @@ def main():
             "trawl_tool" not in os.readlink(ws.path(".trawl/trawl")):
         failed("the repository rule did not compile trawl")
     index("batch, first command", "made")
+    fresh(["a.c", "out/o.c"], ["a.c"], "batch, the second command")
+    d0 = index("batch, the second command", "kept")
+    marker = os.path.join(ws.output_base, "external", "@trawl_index.marker")
+
+    def not_run(what, before):
+        if os.stat(marker).st_mtime_ns != before:
+            failed("%s: @trawl_index ran (its marker file was written again)" % what)
+    m0 = os.stat(marker).st_mtime_ns
     fresh(["a.c", "out/o.c"], ["a.c"], "batch, nothing changed")
-    d0 = index("batch, nothing changed", "kept")
+    not_run("batch, nothing changed", m0)
     ws.write("p/b.c", b"")
     fresh(["a.c", "b.c", "out/o.c"], ["a.c", "b.c"], "batch, a file added")
     index("batch, a file added", "kept", d0)
+    not_run("batch, a file added", m0)
     os.remove(ws.path("p/b.c"))
     ws.write("p/x.gen.c", b"")
     fresh(["a.c", "out/o.c", "x.gen.c"], ["a.c"], "batch, a file removed, a file git ignores added")
@@ -202,6 +248,12 @@ def main():
     ws.write("p/d.c", b"")
     fresh(["a.c", "d.c", "out/o.c", "x.gen.c"], ["a.c", "d.c"], "batch, the real binary", binary=REAL)
     index("batch, the real binary (no TRAWL_INDEX: the rule indexes)", "made")
+    # Its next command indexes again (@trawl_now): what git newly ignores
+    # is left out.
+    ws.write("p/d.gen.c", b"")
+    fresh(["a.c", "d.c", "d.gen.c", "out/o.c", "x.gen.c"], ["a.c", "d.c"],
+          "batch, the real binary again, a file git ignores added", binary=REAL)
+    os.remove(ws.path("p/d.gen.c"))
     # .bazelignore decides as much as the tree: edited in place (no
     # directory changes), the index is made again.
     ws.write("p/ign/x.c", b"")
