@@ -162,6 +162,11 @@ struct memo_dir {
  * names it in its own memo's TOPS instead; its results are the record's. */
 struct memo_partial {
   GHashTable *hot;
+  /* Every directory recorded and not in HOT was stat'ed by this run, after
+   * the record was written, and found as recorded (the check's own stats,
+   * not watchman's names): a directory at its path now is the one
+   * recorded, with no second stat. */
+  bool stated;
   /* Does the record hold directory PATH (LEN bytes), not on the way to a
    * start directory nor one, read for the queries LIVE? Its stamp then
    * into *WAS (borrowed until the next call). (Any thread.) */

@@ -565,6 +565,69 @@ TEST(Cache, WatchmansNamesAreFoundThroughTheMarks)
   }
 }
 
+// Lookups by path through one cursor (a directory's children, looked up
+// as the walk leaves them unentered: walk/replay.c): in path order, each
+// goes on from where the last stopped in its block, so every entry is read
+// about once, not up to a block's worth per lookup; in any other order, and
+// with paths no entry has between them (a lookup that passes its place
+// starts the next at the mark), each answer is still the entry's. Issue 25.
+TEST(Cache, LookupsInPathOrderReadEachEntryOnce)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  make_grid(tmp / "tree", 40, 25);
+  const std::string cache = tmp / "c.cache";
+  settle();
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  run(f, cache);
+  char *why = nullptr;
+  cache_file *c = cache_load(cache.c_str(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  const cached_walk *w = static_cast<const cached_walk *>(c->walks->pdata[0]);
+  ASSERT_GE(w->n_marks, 8u);
+  std::vector<std::string> paths; // every entry's, in the file's (path) order
+  {
+    dir_cursor cur;
+    dir_cursor_init(&cur, w);
+    dir_entry e;
+    for (guint32 i = 0; i < w->n_dirs; i++) {
+      ASSERT_TRUE(dir_cursor_at(&cur, i, &e));
+      paths.emplace_back(e.path, e.len);
+    }
+    dir_cursor_clear(&cur);
+  }
+  auto lookups = [&](const std::vector<guint32> &order, bool between) {
+    dir_cursor cur;
+    dir_cursor_init(&cur, w);
+    const unsigned long before = cache_test_dirs_decoded;
+    for (guint32 k : order) {
+      dir_entry e;
+      guint32 i = G_MAXUINT32;
+      if (between) { // just after the entry's path: no entry has it
+        const std::string p = paths[k] + "!";
+        EXPECT_FALSE(dir_cursor_find(&cur, p.data(), p.size(), &i, &e)) << p;
+      }
+      EXPECT_TRUE(dir_cursor_find(&cur, paths[k].data(), paths[k].size(), &i, &e)) << paths[k];
+      EXPECT_EQ(i, k);
+      EXPECT_EQ(std::string(e.path, e.len), paths[k]);
+    }
+    EXPECT_FALSE(cur.bad);
+    dir_cursor_clear(&cur);
+    return cache_test_dirs_decoded - before;
+  };
+  std::vector<guint32> up, down;
+  for (guint32 i = 0; i < w->n_dirs; i++)
+    up.push_back(i);
+  down.assign(up.rbegin(), up.rend());
+  // In path order: each entry skimmed once and the one found read again.
+  EXPECT_LE(lookups(up, false), 2 * (unsigned long)w->n_dirs);
+  // Backwards: every lookup starts at its mark again, and still finds it.
+  EXPECT_GT(lookups(down, false), 4 * (unsigned long)w->n_dirs);
+  lookups(up, true);
+  lookups(down, true);
+  cache_file_free(c);
+}
+
 TEST(Cache, OneChangeReadsOneDirectoryAndReportsTheDifference)
 {
   TempDir tmp;

@@ -433,6 +433,8 @@ struct cached_run {
   struct wm_at *clocks;         /* per group: watchman's clock before the walk (watch NULL: none) */
   GHashTable **touched;         /* per group: the directories watchman cannot vouch for as
                                    unchanged since the cache's clock (NULL: it cannot say) */
+  bool *stated;                 /* per group: TOUCHED is walk_changed()'s, every other
+                                   directory recorded was just stat'ed and found as recorded */
   guint64 wm_names;             /* the paths watchman named, every group */
   bool partial;                 /* the walks were given part of their records (run_partial()) */
   bool split_bad;               /* and the rest of a record did not parse (memo_changes()) */
@@ -515,6 +517,7 @@ run_watchman(struct cached_run *r)
 {
   r->clocks = g_new0(struct wm_at, MAX(r->n_groups, 1u));
   r->touched = g_new0(GHashTable *, MAX(r->n_groups, 1u));
+  r->stated = g_new0(bool, MAX(r->n_groups, 1u));
   enum wm_mode mode;
   if (!wm_mode_from_env(&mode) || mode == WM_OFF || r->n_groups == 0)
     return;
@@ -663,9 +666,10 @@ run_quick(struct cached_run *r)
     if (r->touched[g] || st->groups[g].cached->problems)
       continue;
     GHashTable *changed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    if (walk_changed(st->groups[g].cached, r->gv[g].root_fd, changed))
+    if (walk_changed(st->groups[g].cached, r->gv[g].root_fd, changed)) {
       r->touched[g] = changed;
-    else
+      r->stated[g] = true;
+    } else
       g_hash_table_unref(changed);
   }
   /* The index read again meanwhile: its questions asked. An answer that
@@ -773,6 +777,7 @@ run_partial(struct cached_run *r)
       return false;
     }
     cg->partial.hot = hot;
+    cg->partial.stated = r->stated[g];
     cg->partial.recorded = partial_recorded;
     g_mutex_init(&cg->lock);
     dir_cursor_init(&cg->cursor, cg->cached);
@@ -1166,6 +1171,7 @@ trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
   g_free(r.src);
   g_free(r.clocks);
   g_free(r.touched);
+  g_free(r.stated);
   g_free(r.gv);
   cache_file_free(r.cache);
   g_byte_array_unref(r.queries);

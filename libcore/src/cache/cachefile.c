@@ -899,10 +899,15 @@ dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
   }
   if (!any)
     return false;
-  /* Then the entries from that mark on, in path order, up to the next. */
+  /* Then the entries from that mark on, in path order, up to the next:
+   * from where C is when it is in that block past an entry before PATH
+   * (C's path is the last entry's), so that lookups in path order (a
+   * directory's children, the walk's) read each entry of a block once. */
   const guint32 from = (lo - 1) * w->mark_every;
   const guint32 to = (guint32)MIN((guint64)from + w->mark_every, (guint64)w->n_dirs);
-  cursor_seek(c, from);
+  if (!(c->block == lo - 1 && c->next > from && c->next <= to &&
+        compare_paths(c->path->str, c->path->len, path, len) < 0))
+    cursor_seek(c, from);
   while (!c->bad && c->next < to) {
     struct rd r = {c->p, c->end, false};
     struct dir_entry skim;

@@ -157,7 +157,8 @@ left_whole(const struct run *run, unsigned root, const char *path, size_t len)
  * that directory's record as it is now: a subdirectory (not a link)
  * entered for the same queries, for its tracked paths alone or not as
  * now; and is its own record there, its stamp as now (memo_partial.recorded,
- * dir_check())? Then a walk that leaves it unentered (left_whole()) has
+ * dir_check(); or the check's own stat of every recorded directory found
+ * it so, memo_partial.stated)? Then a walk that leaves it unentered (left_whole()) has
  * its record's subtree below it. (A replayed directory's subdirectories
  * need no such look: a subdirectory removed or replaced moves the stamp of
  * the directory that holds it.) */
@@ -204,6 +205,8 @@ recorded_as_now(const struct run *run, const struct item *it)
     struct dir_stamp was;
     if (!p->recorded(p, it->path, it->len, it->live, &was))
       return false;
+    if (p->stated)
+      return true;
     const int root_fd = run->root_fds[it->root];
     struct stat st;
     const bool there = fstatat(root_fd, it->path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
