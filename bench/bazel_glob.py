@@ -61,8 +61,9 @@ with native's less what `git check-ignore` says git ignores (and .git).
 
 Runs are interleaved (each round runs every arm once, in a rotating order);
 the tables give the median and the ratio to native (or to the arm it
-replaces), the median of each round's difference between them (paired:
-what one round's load did to both), and CPU seconds (the client and what it
+replaces), in tree mode the median of each round's ratio, the median of
+each round's difference between them (paired: what one round's load did
+to both), and CPU seconds (the client and what it
 waited for, plus what the server used meanwhile). Prints Markdown for
 docs/benchmarks.md.
 """
@@ -426,8 +427,8 @@ def tree_main(args):
             for a in arms:
                 w[a].shutdown()
 
-    out = ["| lane | arm | median s | vs native | paired − native, s | CPU s | CPU vs native |",
-           "|---|---|--:|---|--:|--:|---|"]
+    out = ["| lane | arm | median s | vs native | per round | paired − native, s | CPU s | CPU vs native |",
+           "|---|---|--:|---|---|--:|--:|---|"]
     def order(key):
         lane, _, op = key.partition(":")
         return TREE_LANES.index(lane), [o for o, _ in ops].index(op) if op else 0
@@ -437,13 +438,17 @@ def tree_main(args):
             t = times[(key, a)]
             med = statistics.median(x for x, _ in t)
             cpu = statistics.median(c for _, c in t)
-            row = ["`%s`" % key, a, "%.3f" % med, "", "", "%.2f" % cpu, ""]
+            row = ["`%s`" % key, a, "%.3f" % med, "", "", "", "%.2f" % cpu, ""]
             if a != "native":
                 nmed = statistics.median(x for x, _ in nat)
                 ncpu = statistics.median(c for _, c in nat)
                 row[3] = "%.2f×" % (med / nmed)
-                row[4] = "%+.3f" % statistics.median(x - y for (x, _), (y, _) in zip(t, nat))
-                row[6] = "%.2f×" % (cpu / ncpu) if ncpu else ""
+                # The median of each round's ratio: both arms ran within
+                # seconds of each other, so a load that moves between
+                # rounds moves both.
+                row[4] = "%.2f×" % statistics.median(x / y for (x, _), (y, _) in zip(t, nat))
+                row[5] = "%+.3f" % statistics.median(x - y for (x, _), (y, _) in zip(t, nat))
+                row[7] = "%.2f×" % (cpu / ncpu) if ncpu else ""
             out.append("| " + " | ".join(row) + " |")
     out.append("")
     out.append("Every run (wall s): " + "; ".join(
