@@ -247,9 +247,9 @@ def trawl_glob(include = [], exclude = [], exclude_directories = 1, allow_empty 
     """glob(include, exclude, exclude_directories, allow_empty); with
     gitignore = True, less what git ignores."""
     if gitignore == False:
-        # glob() itself, its checks and messages too: nothing to check
-        # first here (each Starlark statement costs a new Bazel, which has
-        # not compiled its interpreter yet, more than glob() of a package).
+        # glob() itself: it checks its own arguments, with its own
+        # messages; nothing here for a new Bazel to interpret in every
+        # package first.
         return native.glob(include, exclude, exclude_directories, allow_empty = allow_empty)
     _check_strings(include, "include")
     _check_strings(exclude, "exclude")

@@ -669,8 +669,9 @@ run_quick(struct cached_run *r)
     if (walk_changed(st->groups[g].cached, r->gv[g].root_fd, changed)) {
       r->touched[g] = changed;
       r->stated[g] = true;
-    } else
+    } else {
       g_hash_table_unref(changed);
+    }
   }
   /* The index read again meanwhile: its questions asked. An answer that
    * changed, or an index that cannot be read, and nothing is quick. */
