@@ -886,7 +886,9 @@ TEST(Cache, ABlockOfEntriesThatDoesNotCheckOutIsCaughtWhenRead)
   ASSERT_EQ(w->n_dirs, 40u * 5 + 40 + 2);
   const guint32 every = w->mark_every, last = w->n_marks - 1;
   ASSERT_EQ(w->n_marks, 4u);
-  auto mark = [&](guint32 m) { return le_at(std::string((const char *)w->marks + 16 * m, 8), 0); };
+  auto mark = [&](guint32 m) {
+    return le_at(std::string((const char *)w->marks + MARK_SIZE * m, 8), 0);
+  };
   const size_t at = HEADER_SIZE + le_at(data, 40) + w->dirs_off + (mark(last) + w->dirs_bytes) / 2;
   std::string in_one, in_last;
   {

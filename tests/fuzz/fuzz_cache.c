@@ -2,9 +2,9 @@
  *
  * A cache file is trusted only when its checksums hold, so bytes that are
  * merely corrupt never reach the parser. This target makes them hold — the
- * sum of each block of directory entries written into the index beside its
- * mark (cache_test_seal, as a writer does), then a header with the magic,
- * format version, lengths, XXH3 of the index and of the records — around
+ * sums of each block of directory entries and of records written into the
+ * index in its mark (cache_test_seal, as a writer does), then a header with
+ * the magic, format version, lengths and XXH3 of the index — around
  * the fuzzed body, so that every byte of the index, the directory entries
  * and the records is parsed as a writer's bug would have it, and then reads
  * all of it as runs do (cache_read_all: each entry by its number and found
@@ -80,15 +80,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (index_len == 0)
     return 0; /* an empty index is refused before anything is parsed */
   uint8_t *body = g_memdup2(data + 4, body_len);
-  cache_test_seal(body, index_len, body + index_len, dirs_len);
   const size_t recs_at = index_len + dirs_len;
+  cache_test_seal(body, index_len, body + index_len, dirs_len, body + recs_at, body_len - recs_at);
 
   uint8_t h[HEADER_SIZE] = {0};
   memcpy(h, CACHE_MAGIC, 8);
   put_le(h + 8, CACHE_FORMAT, 4);
   put_le(h + 16, body_len, 8);
   put_le(h + 24, XXH3_64bits(body, index_len), 8);
-  put_le(h + 32, XXH3_64bits(body + recs_at, body_len - recs_at), 8);
   put_le(h + 40, index_len, 8);
   put_le(h + 48, dirs_len, 8);
   FILE *f = fopen(file_path, "wb");

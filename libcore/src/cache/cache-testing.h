@@ -23,12 +23,14 @@
  * (tests/fuzz/fuzz_cache.c) */
 long cache_read_all(const char *path, char **why);
 
-/* Write into INDEX (INDEX_LEN bytes, a cache file's index) the sum of each
- * block of the directory entries DIRS (DIRS_LEN bytes, the region that
- * follows the index) that its marks delimit, as a writer does: so that a
- * fuzzed index and region reach the parsers of a block. False (INDEX as it
+/* Write into INDEX (INDEX_LEN bytes, a cache file's index) the sums of each
+ * block its marks delimit, of the directory entries DIRS (DIRS_LEN bytes,
+ * the region that follows the index) and of the records RECS (RECS_LEN, the
+ * rest), as a writer does: so that a fuzzed index and body reach the
+ * parsers of a block. False (INDEX as it
  * was) if the index does not parse. (tests/fuzz/fuzz_cache.c) */
-bool cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size_t dirs_len);
+bool cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size_t dirs_len,
+                     const uint8_t *recs, size_t recs_len);
 
 /* How many blocks of directory entries (those between two marks) have been
  * read from a cache file one at a time and checked against their sums (a

@@ -970,7 +970,7 @@ memo_changes(struct cached_run *r)
       struct cgroup *cg = &st->groups[g];
       x.compared = g_hash_table_new(NULL, NULL);
       if (cached_walk_split(cg->cached, now, was, &cg->split, split_dir, &x))
-        r->report->dirs_reused += cg->split.kept->len;
+        r->report->dirs_reused += cg->split.entries;
       else
         r->split_bad = true;
     }

@@ -164,6 +164,9 @@ cached_walk_free(struct cached_walk *w)
   g_ptr_array_unref(w->paths);
   g_byte_array_unref(w->kinds);
   g_array_unref(w->stamps);
+  for (guint32 m = 0; w->rec_blocks && m < w->n_marks; m++)
+    g_free(w->rec_blocks[m]);
+  g_free(w->rec_blocks);
   g_free(w);
 }
 
@@ -269,46 +272,103 @@ memo_of_entry(const struct dir_entry *e, const guint8 *recs, const guint8 *recs_
   return d;
 }
 
-/* The next directory of a walk on device DEV, its records read from
- * RECS; PATH as for r_dir(). */
-static struct memo_dir *
-read_dir(struct rd *r, const guint8 *recs, const guint8 *recs_end, guint64 dev, GString *path)
+/* Mark M of W's fields (format.h: mark), read where they are: fixed
+ * width, so that a search over them reads only those it looks at. */
+static guint64
+mark_u64(const struct cached_walk *w, guint32 m, size_t field)
 {
-  struct dir_entry e;
-  r_dir(r, &e, dev, path);
-  return r->bad ? NULL : memo_of_entry(&e, recs, recs_end);
+  guint64 v;
+  memcpy(&v, w->marks + MARK_SIZE * (size_t)m + field, 8);
+  return GUINT64_FROM_LE(v);
 }
 
-/* The size of a mark in the index: where its block starts, its sum. */
-#define MARK_SIZE 16
+static guint64
+mark_at(const struct cached_walk *w, guint32 m)
+{
+  return mark_u64(w, m, 0);
+}
+
+static guint64
+mark_sum(const struct cached_walk *w, guint32 m)
+{
+  return mark_u64(w, m, 8);
+}
+
+/* The number of block M's first entry; N_DIRS past the last block. */
+static guint32
+mark_first(const struct cached_walk *w, guint32 m)
+{
+  if (m >= w->n_marks)
+    return w->n_dirs;
+  guint32 v;
+  memcpy(&v, w->marks + MARK_SIZE * (size_t)m + 16, 4);
+  return GUINT32_FROM_LE(v);
+}
+
+/* Where block M's records are in the file's records, how long, their sum. */
+static guint64
+mark_rat(const struct cached_walk *w, guint32 m)
+{
+  return mark_u64(w, m, 20);
+}
+
+static guint64
+mark_rlen(const struct cached_walk *w, guint32 m)
+{
+  return mark_u64(w, m, 28);
+}
+
+static guint64
+mark_rsum(const struct cached_walk *w, guint32 m)
+{
+  return mark_u64(w, m, 36);
+}
+
+/* The block entry I is in (below w->n_dirs): a binary search over the
+ * marks' first entries. */
+static guint32
+block_of(const struct cached_walk *w, guint32 i)
+{
+  guint32 lo = 0, hi = w->n_marks; /* the block is below HI, and LO or after */
+  while (hi - lo > 1) {
+    const guint32 mid = lo + (hi - lo) / 2;
+    if (mark_first(w, mid) <= i)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
 
 /* Cached walk W's marks and the entries watchman never vouches for
- * (format.h: marks, must), checked: a mark out of order or outside the
- * walk's entries, or a number past the last entry, is a walk that does not
- * parse. The marks are read again where they are (fixed width: a binary
- * search); their sums when their blocks are read; the numbers, few, in
- * order. */
+ * (format.h: marks, must), checked: a mark out of order, outside the walk's
+ * entries or the file's RECS_LEN bytes of records, a block of no entry or
+ * of more than EVERY, or a number past the last entry, is a walk that does
+ * not parse. The marks are read again where they are (fixed width: a
+ * binary search); their sums when their blocks are read; the numbers, few,
+ * in order. */
 static void
-read_marks(struct rd *r, struct cached_walk *w)
+read_marks(struct rd *r, struct cached_walk *w, guint64 recs_len)
 {
   w->mark_every = (guint32)r_le(r, 4);
   if (w->mark_every == 0)
     r->bad = true;
-  const guint32 n_marks = r->bad || w->n_dirs == 0 ? 0 : (w->n_dirs - 1) / w->mark_every + 1;
-  if (!r->bad && (size_t)(r->end - r->p) / MARK_SIZE < n_marks)
+  const guint32 n_marks = r_count(r, MARK_SIZE);
+  if (!r->bad && (n_marks == 0) != (w->n_dirs == 0))
     r->bad = true;
   w->marks = r->p;
   w->n_marks = r->bad ? 0 : n_marks;
-  guint64 before = 0;
-  for (guint32 m = 0; m < n_marks && !r->bad; m++) {
-    guint64 off;
-    memcpy(&off, r->p + MARK_SIZE * (size_t)m, 8);
-    off = GUINT64_FROM_LE(off);
-    if (off >= w->dirs_bytes || (m == 0 ? off != 0 : off <= before))
+  for (guint32 m = 0; m < w->n_marks && !r->bad; m++) {
+    const guint64 off = mark_at(w, m), rat = mark_rat(w, m), rlen = mark_rlen(w, m);
+    const guint32 first = mark_first(w, m), next = mark_first(w, m + 1);
+    if (off >= w->dirs_bytes || (m == 0 ? off != 0 : off <= mark_at(w, m - 1)) ||
+        (m == 0 && first != 0) || next <= first || next - first > w->mark_every ||
+        rat > recs_len || rlen > recs_len - rat)
       r->bad = true;
-    before = off;
   }
-  if (!r->bad)
+  if (r->bad)
+    w->n_marks = 0;
+  else
     r->p += MARK_SIZE * (size_t)n_marks;
   w->n_must = r_count(r, 1);
   w->must_at = r->p;
@@ -323,9 +383,10 @@ read_marks(struct rd *r, struct cached_walk *w)
 }
 
 /* The next walk at R, its entries the next of the region of DIRS_LEN
- * bytes after *USED bytes of it (*USED then past them). */
+ * bytes after *USED bytes of it (*USED then past them); its blocks' records
+ * in the file's RECS_LEN bytes of them. */
 static struct cached_walk *
-read_walk(struct rd *r, guint64 *used, guint64 dirs_len)
+read_walk(struct rd *r, guint64 *used, guint64 dirs_len, guint64 recs_len)
 {
   struct cached_walk *w = g_new0(struct cached_walk, 1);
   size_t len;
@@ -388,7 +449,7 @@ read_walk(struct rd *r, guint64 *used, guint64 dirs_len)
     r->bad = true;
   if (!r->bad)
     *used += w->dirs_bytes;
-  read_marks(r, w);
+  read_marks(r, w, recs_len);
   return w;
 }
 
@@ -444,22 +505,22 @@ read_at(int fd, guint64 at, gsize len)
 static void
 file_done(struct cache_file *c)
 {
-  if (c->fd >= 0 && c->records_checked && c->dirs_checked) {
+  if (c->fd >= 0 && c->records_loaded && c->dirs_checked) {
     close(c->fd);
     c->fd = -1;
   }
 }
 
-/* Read cache file C's records and check them against their checksum
- * (once; the file is closed when its directory entries are read too). */
-unsigned long cache_test_records_read;
-
-void
-records_read(struct cache_file *c)
+/* Read cache file C's records whole, unchecked (once): c->recs, NULL if
+ * they cannot be read. What a writer that copies blocks unparsed reads
+ * them through (their sums go with them). */
+static void
+records_load(struct cache_file *c)
 {
   static const guint8 none[1];
-  __atomic_fetch_add(&cache_test_records_read, 1, __ATOMIC_RELAXED);
-  c->records_checked = true;
+  if (c->records_loaded)
+    return;
+  c->records_loaded = true;
   if (c->recs_len == 0) {
     c->recs = c->recs_end = none;
   } else {
@@ -467,26 +528,73 @@ records_read(struct cache_file *c)
     c->recs = (const guint8 *)c->recs_data;
     c->recs_end = c->recs ? c->recs + c->recs_len : NULL;
   }
-  c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_sum;
   file_done(c);
 }
 
-/* Mark M of W: where its block starts in W's entries, and the block's sum
- * (checked by read_marks(): in order, inside the entries). */
-static guint64
-mark_at(const struct cached_walk *w, guint32 m)
+/* Does block M of W have its records, at RECS (the file's records), as
+ * its mark's sum says? */
+static bool
+block_records_ok(const struct cached_walk *w, guint32 m, const guint8 *recs)
 {
-  guint64 off;
-  memcpy(&off, w->marks + MARK_SIZE * (size_t)m, 8);
-  return GUINT64_FROM_LE(off);
+  return checksum(recs + mark_rat(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m);
 }
 
-static guint64
-mark_sum(const struct cached_walk *w, guint32 m)
+/* Read cache file C's records whole and check every block of every walk
+ * against its sum (once; the file is closed when its directory entries are
+ * read too). */
+unsigned long cache_test_records_read;
+
+void
+records_read(struct cache_file *c)
 {
-  guint64 sum;
-  memcpy(&sum, w->marks + MARK_SIZE * (size_t)m + 8, 8);
-  return GUINT64_FROM_LE(sum);
+  if (c->records_checked)
+    return;
+  __atomic_fetch_add(&cache_test_records_read, 1, __ATOMIC_RELAXED);
+  records_load(c);
+  c->records_checked = true;
+  bool ok = c->recs != NULL;
+  for (guint i = 0; ok && i < c->walks->len; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    for (guint32 m = 0; ok && m < w->n_marks; m++)
+      ok = block_records_ok(w, m, c->recs);
+  }
+  c->records_ok = ok;
+}
+
+/* Block M of W's records, checked against its sum, into [*AT, *END): from
+ * the file's records when they were read whole, else read alone (and kept
+ * with W: W's file then stays open until freed). False if they cannot be
+ * read or do not check out. Not for two threads at once. */
+static bool
+block_records(const struct cached_walk *w, guint32 m, const guint8 **at, const guint8 **end)
+{
+  struct cache_file *c = w->file;
+  const gsize len = (gsize)mark_rlen(w, m);
+  if (c->records_checked) {
+    if (!c->records_ok)
+      return false;
+    *at = c->recs + mark_rat(w, m);
+  } else if (c->records_loaded) {
+    if (c->recs == NULL || !block_records_ok(w, m, c->recs))
+      return false;
+    *at = c->recs + mark_rat(w, m);
+  } else {
+    struct cached_walk *ww = (struct cached_walk *)w; /* its own cache of blocks read */
+    if (ww->rec_blocks == NULL)
+      ww->rec_blocks = g_new0(gchar *, w->n_marks);
+    if (ww->rec_blocks[m] == NULL) {
+      gchar *b = g_malloc(len + 1);
+      if (c->fd < 0 || !pread_all(c->fd, b, len, c->recs_at + mark_rat(w, m)) ||
+          checksum((const guint8 *)b, len) != mark_rsum(w, m)) {
+        g_free(b);
+        return false;
+      }
+      ww->rec_blocks[m] = b;
+    }
+    *at = (const guint8 *)ww->rec_blocks[m];
+  }
+  *end = *at + len;
+  return true;
 }
 
 /* Where block M of W ends in W's entries: at the next mark, or at their
@@ -558,8 +666,14 @@ cached_memo(const struct cached_walk *w)
   r.bad = false;
   struct walk_memo *m = walk_memo_new();
   GString *path = g_string_new(NULL);
+  guint32 b = 0; /* the block entry I is in: its records are where its mark says */
   for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
-    struct memo_dir *d = read_dir(&r, c->recs, c->recs_end, w->dev, path);
+    if (i == mark_first(w, b + 1))
+      b++;
+    struct dir_entry e;
+    r_dir(&r, &e, w->dev, path);
+    const guint8 *recs = c->recs + mark_rat(w, b);
+    struct memo_dir *d = r.bad ? NULL : memo_of_entry(&e, recs, recs + mark_rlen(w, b));
     if (d == NULL)
       r.bad = true;
     else {
@@ -575,29 +689,39 @@ cached_memo(const struct cached_walk *w)
   return m;
 }
 
+static int
+compare_strs(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 struct walk_memo *
 cached_memo_part(const struct cached_walk *w, GHashTable *hot)
 {
-  struct cache_file *c = w->file;
-  if (!c->records_checked)
-    records_read(c);
-  if (!c->records_ok)
-    return NULL;
   struct walk_memo *m = walk_memo_new();
   struct dir_cursor cur;
   dir_cursor_init(&cur, w);
   bool ok = true;
+  /* In path order: the cursor goes on through a block rather than search
+   * it again (dir_cursor_find()). */
+  GPtrArray *keys = g_ptr_array_sized_new(g_hash_table_size(hot));
   GHashTableIter it;
   gpointer key;
   g_hash_table_iter_init(&it, hot);
-  while (ok && g_hash_table_iter_next(&it, &key, NULL)) {
+  while (g_hash_table_iter_next(&it, &key, NULL))
+    g_ptr_array_add(keys, key);
+  g_ptr_array_sort(keys, compare_strs);
+  for (guint k = 0; ok && k < keys->len; k++) {
+    const char *path = keys->pdata[k];
     struct dir_entry e;
     guint32 i;
-    if (!dir_cursor_find(&cur, key, strlen(key), &i, &e)) {
+    if (!dir_cursor_find(&cur, path, strlen(path), &i, &e)) {
       ok = !cur.bad; /* none: a name of a file, or of a new directory */
       continue;
     }
-    struct memo_dir *d = memo_of_entry(&e, c->recs, c->recs_end);
+    const guint8 *at, *end;
+    struct memo_dir *d = block_records(w, block_of(w, i), &at, &end) ? memo_of_entry(&e, at, end)
+                                                                      : NULL;
     if (d == NULL) {
       ok = false;
     } else {
@@ -605,6 +729,7 @@ cached_memo_part(const struct cached_walk *w, GHashTable *hot)
       memo_dir_unref(d);
     }
   }
+  g_ptr_array_unref(keys);
   dir_cursor_clear(&cur);
   if (!ok) {
     walk_memo_free(m);
@@ -613,10 +738,19 @@ cached_memo_part(const struct cached_walk *w, GHashTable *hot)
   return m;
 }
 
-static int
-compare_strs(gconstpointer a, gconstpointer b)
+/* The path of the entry at P (one that shares nothing: a block's first),
+ * into OUT; false if it does not parse so. */
+static bool
+first_path(const guint8 *p, const guint8 *end, GString *out)
 {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
+  struct rd r = {p, end, false};
+  const guint64 shared = r_var(&r), len = r_var(&r);
+  const char *s = r_bytes(&r, r.bad || shared ? 0 : (size_t)len);
+  g_string_truncate(out, 0);
+  if (r.bad || shared)
+    return false;
+  g_string_append_len(out, s, (gssize)len);
+  return true;
 }
 
 bool
@@ -626,13 +760,16 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
                   void *data)
 {
   struct cache_file *c = w->file;
-  struct rd r;
-  if (!c->records_checked)
-    records_read(c);
-  if (!c->records_ok || !cached_walk_dirs(w, &r.p, &r.end))
-    return false;
-  r.bad = false;
   out->kept = g_array_new(FALSE, FALSE, sizeof(struct kept_entry));
+  out->musts = g_array_new(FALSE, FALSE, sizeof(guint32));
+  out->entries = 0;
+  /* The entries whole, every block checked (few bytes: the records are
+   * most of a file); the records whole, unchecked: a block kept whole is
+   * copied with its sum, and one parsed is checked first. */
+  const guint8 *dirs, *dirs_end;
+  records_load(c);
+  if (c->recs == NULL || !cached_walk_dirs(w, &dirs, &dirs_end))
+    return false;
   /* An entry is kept when it is a top, or below one. The tops in path
    * order, and apart from them their prefixes ("top/") in path order: the
    * paths below a top are together in path order, those below different
@@ -649,75 +786,129 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   g_ptr_array_sort(tops, compare_strs);
   g_ptr_array_sort(prefixes, compare_strs);
   guint t_is = 0, t_below = 0, tops_found = 0;
-  GString *path = g_string_new(NULL);
-  guint64 recs_len = (guint64)(c->recs_end - c->recs);
+  GString *path = g_string_new(NULL), *key = g_string_new(NULL), *next_key = g_string_new(NULL);
+  /* The must list, read along (numbers ascending): for the blocks kept
+   * whole, which are not parsed. */
+  struct rd must = {w->must_at, w->must_end, false};
+  guint32 musts = 0, next_must = G_MAXUINT32;
+  if (w->n_must > 0) {
+    next_must = (guint32)r_var(&must);
+    musts = 1;
+  }
   bool ok = true;
-  gint last = -1; /* the kept entry whose records end where the next entry's start */
-  for (guint32 i = 0; i < w->n_dirs && ok; i++) {
-    struct dir_entry e;
-    r_dir(&r, &e, w->dev, path);
-    if (r.bad || e.off > recs_len) {
+  for (guint32 b = 0; b < w->n_marks && ok; b++) {
+    const guint32 first = mark_first(w, b), next = mark_first(w, b + 1);
+    const guint8 *at = dirs + mark_at(w, b), *end = dirs + block_end(w, b);
+    const guint8 *recs = c->recs + mark_rat(w, b);
+    const guint64 rlen = mark_rlen(w, b);
+    /* Kept whole: its first entry and the next block's both below one
+     * top, so every entry between them is (a prefix's paths are together
+     * in path order), and none the walk entered is among them. (The last
+     * block is parsed.) */
+    bool whole = false;
+    if (b + 1 < w->n_marks) {
+      ok = first_path(at, end, key) &&
+           first_path(dirs + mark_at(w, b + 1), dirs + block_end(w, b + 1), next_key);
+      while (ok && t_below < prefixes->len && strcmp(prefixes->pdata[t_below], key->str) < 0 &&
+             !g_str_has_prefix(key->str, prefixes->pdata[t_below]))
+        t_below++;
+      whole = ok && t_below < prefixes->len && g_str_has_prefix(key->str, prefixes->pdata[t_below]) &&
+              g_str_has_prefix(next_key->str, prefixes->pdata[t_below]);
+    }
+    if (whole) {
+      const guint32 from = out->musts->len;
+      while (next_must < next) {
+        if (next_must >= first) {
+          const guint32 rel = next_must - first;
+          g_array_append_val(out->musts, rel);
+        }
+        next_must = musts < w->n_must ? next_must + (guint32)r_var(&must) + 1 : G_MAXUINT32;
+        musts++;
+      }
+      struct kept_entry k = {arena_copy(&out->arena, key->str, key->len), key->len, at,
+                             (size_t)(end - at), 0, recs, rlen, false,
+                             next - first, mark_sum(w, b), mark_rsum(w, b), from,
+                             out->musts->len - from};
+      g_array_append_val(out->kept, k);
+      out->entries += next - first;
+      continue;
+    }
+    /* Parsed: its records checked first. */
+    if (!block_records_ok(w, b, c->recs)) {
       ok = false;
       break;
     }
-    if (last >= 0) {
-      struct kept_entry *k = &g_array_index(out->kept, struct kept_entry, last);
-      if (e.off < k->off) {
+    struct rd r = {at, end, false};
+    g_string_truncate(path, 0);
+    gint last = -1; /* the kept entry whose records end where the next entry's start */
+    for (guint32 i = first; i < next && ok; i++) {
+      struct dir_entry e;
+      r_dir(&r, &e, w->dev, path);
+      if (r.bad || e.off > rlen) {
         ok = false;
         break;
       }
-      k->recs_len = e.off - k->off;
-      last = -1;
+      if (last >= 0) {
+        struct kept_entry *k = &g_array_index(out->kept, struct kept_entry, last);
+        if (recs + e.off < k->recs) {
+          ok = false;
+          break;
+        }
+        k->recs_len = (guint64)(recs + e.off - k->recs);
+        last = -1;
+      }
+      while (t_is < tops->len && strcmp(tops->pdata[t_is], e.path) < 0)
+        t_is++;
+      while (t_below < prefixes->len && strcmp(prefixes->pdata[t_below], e.path) < 0 &&
+             !g_str_has_prefix(e.path, prefixes->pdata[t_below]))
+        t_below++;
+      const bool top = t_is < tops->len && strcmp(tops->pdata[t_is], e.path) == 0;
+      tops_found += top;
+      const bool kept = top || (t_below < prefixes->len &&
+                                g_str_has_prefix(e.path, prefixes->pdata[t_below]));
+      if (kept) {
+        struct kept_entry k = {arena_copy(&out->arena, e.path, e.len), e.len, e.body,
+                               (size_t)(e.body_end - e.body), e.n, recs + e.off, 0,
+                               !watchman_may_vouch(&e.was, e.path, e.len,
+                                                   (e.flags & (DIR_START | DIR_WAY)) != 0),
+                               0, 0, 0, 0, 0};
+        g_array_append_val(out->kept, k);
+        out->entries++;
+        last = (gint)out->kept->len - 1;
+        continue;
+      }
+      if (walk_memo_lookup(prev, 0, e.path, e.len))
+        continue;
+      /* Not left unentered, and not in PREV: walked without it (read
+       * again below rules that changed), or gone (or no longer entered). */
+      struct memo_dir *d = memo_of_entry(&e, recs, recs + rlen);
+      if (d == NULL) {
+        ok = false;
+        break;
+      }
+      fn(walk_memo_lookup(now, 0, e.path, e.len), d, data);
+      memo_dir_unref(d);
     }
-    while (t_is < tops->len && strcmp(tops->pdata[t_is], e.path) < 0)
-      t_is++;
-    while (t_below < prefixes->len && strcmp(prefixes->pdata[t_below], e.path) < 0 &&
-           !g_str_has_prefix(e.path, prefixes->pdata[t_below]))
-      t_below++;
-    const bool top = t_is < tops->len && strcmp(tops->pdata[t_is], e.path) == 0;
-    tops_found += top;
-    const bool kept = top || (t_below < prefixes->len &&
-                              g_str_has_prefix(e.path, prefixes->pdata[t_below]));
-    if (kept) {
-      struct kept_entry k = {arena_copy(&out->arena, e.path, e.len), e.len, e.body,
-                             (size_t)(e.body_end - e.body), e.n, e.off, 0,
-                             !watchman_may_vouch(&e.was, e.path, e.len,
-                                                 (e.flags & (DIR_START | DIR_WAY)) != 0)};
-      g_array_append_val(out->kept, k);
-      last = (gint)out->kept->len - 1;
-      continue;
+    /* The block's last entry kept: its records end the block's. */
+    if (ok && last >= 0) {
+      struct kept_entry *k = &g_array_index(out->kept, struct kept_entry, last);
+      k->recs_len = (guint64)(recs + rlen - k->recs);
     }
-    if (walk_memo_lookup(prev, 0, e.path, e.len))
-      continue;
-    /* Not left unentered, and not in PREV: walked without it (read
-     * again below rules that changed), or gone (or no longer entered). */
-    struct memo_dir *d = memo_of_entry(&e, c->recs, c->recs_end);
-    if (d == NULL) {
-      ok = false;
-      break;
+    ok = ok && r.p == end;
+    while (next_must < next) {
+      next_must = musts < w->n_must ? next_must + (guint32)r_var(&must) + 1 : G_MAXUINT32;
+      musts++;
     }
-    fn(walk_memo_lookup(now, 0, e.path, e.len), d, data);
-    memo_dir_unref(d);
   }
-  if (ok && last >= 0) {
-    /* The walk's last entry kept: its records, stepped over, end it. */
-    struct kept_entry *k = &g_array_index(out->kept, struct kept_entry, last);
-    struct rd rr = {c->recs + k->off, c->recs_end, false};
-    for (guint32 i = 0; i < k->n && !rr.bad; i++) {
-      struct rec_entry rec;
-      r_rec_again(&rr, &rec);
-    }
-    ok = !rr.bad;
-    k->recs_len = (guint64)(rr.p - (c->recs + k->off));
-  }
-  out->recs = c->recs;
   g_string_free(path, TRUE);
+  g_string_free(key, TRUE);
+  g_string_free(next_key, TRUE);
   /* Every directory left unentered is in the record (the walk made sure:
    * memo_partial.recorded): else the record and its entries disagree. */
-  ok = ok && tops_found == tops->len;
+  ok = ok && !must.bad && tops_found == tops->len;
   g_ptr_array_unref(tops);
   g_ptr_array_unref(prefixes);
-  return ok && r.p == r.end;
+  return ok;
 }
 
 void
@@ -726,6 +917,9 @@ split_clear(struct split *s)
   if (s->kept)
     g_array_unref(s->kept);
   s->kept = NULL;
+  if (s->musts)
+    g_array_unref(s->musts);
+  s->musts = NULL;
   arena_clear(&s->arena);
 }
 
@@ -767,7 +961,7 @@ cursor_block(struct dir_cursor *c, guint32 m)
   const guint64 from = mark_at(w, m), to = block_end(w, m);
   g_string_truncate(c->path, 0); /* so an entry there that shares anything is bad */
   c->block = m;
-  c->next = m * w->mark_every;
+  c->next = mark_first(w, m);
   if (f->dirs_checked && f->dirs_ok) {
     c->start = c->p = f->dirs + w->dirs_off + from;
     c->end = f->dirs + w->dirs_off + to;
@@ -799,15 +993,15 @@ cursor_block(struct dir_cursor *c, guint32 m)
 static void
 cursor_seek(struct dir_cursor *c, guint32 i)
 {
-  const guint32 every = c->w->mark_every;
+  const struct cached_walk *w = c->w;
   if (c->bad)
     return;
-  if (i / every != c->block) {
-    if (!cursor_block(c, i / every))
+  if (c->block == G_MAXUINT32 || i < mark_first(w, c->block) || i >= mark_first(w, c->block + 1)) {
+    if (!cursor_block(c, block_of(w, i)))
       return;
   } else if (i < c->next) {
     c->p = c->start;
-    c->next = c->block * every;
+    c->next = mark_first(w, c->block);
     g_string_truncate(c->path, 0);
   }
   struct rd r = {c->p, c->end, c->bad};
@@ -903,8 +1097,8 @@ dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
    * from where C is when it is in that block past an entry before PATH
    * (C's path is the last entry's), so that lookups in path order (a
    * directory's children, the walk's) read each entry of a block once. */
-  const guint32 from = (lo - 1) * w->mark_every;
-  const guint32 to = (guint32)MIN((guint64)from + w->mark_every, (guint64)w->n_dirs);
+  const guint32 from = mark_first(w, lo - 1);
+  const guint32 to = mark_first(w, lo);
   if (!(c->block == lo - 1 && c->next > from && c->next <= to &&
         compare_paths(c->path->str, c->path->len, path, len) < 0))
     cursor_seek(c, from);
@@ -977,12 +1171,13 @@ marks_agree(const struct cached_walk *w)
   GString *path = g_string_new(NULL);
   struct dir_cursor c;
   dir_cursor_init(&c, w);
-  guint32 next_must = 0, musts = 0;
+  guint32 next_must = 0, musts = 0, b = 0;
   bool ok = true;
   for (guint32 i = 0; i < w->n_dirs && ok; i++) {
-    if (i % w->mark_every == 0) {
+    if (i == mark_first(w, b)) {
       struct rd peek = r;
-      ok = (guint64)(r.p - dirs_at) == mark_at(w, i / w->mark_every) && r_var(&peek) == 0;
+      ok = (guint64)(r.p - dirs_at) == mark_at(w, b) && r_var(&peek) == 0;
+      b++;
     }
     if (musts < w->n_must && (musts == 0 || i > next_must)) {
       const guint64 gap = r_var(&must);
@@ -998,7 +1193,7 @@ marks_agree(const struct cached_walk *w)
          dir_cursor_find(&c, e.path, e.len, &at, &found) && at == i &&
          dir_cursor_at(&c, i, &found) && found.len == e.len && memcmp(found.path, e.path, e.len) == 0;
   }
-  ok = ok && musts == w->n_must && r.p == r.end;
+  ok = ok && musts == w->n_must && r.p == r.end && b == w->n_marks;
   dir_cursor_clear(&c);
   g_string_free(path, TRUE);
   return ok;
@@ -1031,10 +1226,11 @@ not_ours(const struct stat *st)
 }
 
 /* The walks of INDEX (INDEX_LEN bytes, checked), their entries in a region
- * of DIRS_LEN bytes after it: a cache file of no file yet (fd -1), or NULL
- * if the index does not parse. */
+ * of DIRS_LEN bytes after it and their records in RECS_LEN bytes after
+ * that: a cache file of no file yet (fd -1), or NULL if the index does not
+ * parse. */
 static struct cache_file *
-index_parse(const gchar *index, gsize index_len, guint64 dirs_len)
+index_parse(const gchar *index, gsize index_len, guint64 dirs_len, guint64 recs_len)
 {
   struct rd r = {(const guint8 *)index, (const guint8 *)index + index_len, false};
   struct cache_file *c = g_new0(struct cache_file, 1);
@@ -1050,7 +1246,7 @@ index_parse(const gchar *index, gsize index_len, guint64 dirs_len)
   guint32 walks = r_count(&r, 36);
   guint64 used = 0;
   for (guint32 i = 0; i < walks && !r.bad; i++) {
-    struct cached_walk *w = read_walk(&r, &used, dirs_len);
+    struct cached_walk *w = read_walk(&r, &used, dirs_len, recs_len);
     w->file = c;
     g_ptr_array_add(c->walks, w);
   }
@@ -1110,8 +1306,9 @@ cache_load(const char *path, char **why)
     *why = g_strdup("is truncated");
   else if (get_le(h + 40, 8) == 0 || get_le(h + 40, 8) > ((guint64)1 << 36))
     *why = g_strdup(get_le(h + 40, 8) ? "is too large" : "is truncated");
+  else if (get_le(h + 32, 8) != 0)
+    *why = g_strdup("is corrupt (its header does not parse)");
   const guint64 index_len = *why ? 0 : get_le(h + 40, 8);
-  const guint64 recs_sum = *why ? 0 : get_le(h + 32, 8);
   const guint64 index_sum = *why ? 0 : get_le(h + 24, 8);
   const guint64 dirs_len = *why ? 0 : get_le(h + 48, 8);
   gchar *index_data = NULL;
@@ -1139,7 +1336,8 @@ cache_load(const char *path, char **why)
   /* The index now; the directory entries and the records when they are
    * first needed (a re-check that finds nothing changed never reads the
    * records, nor with watchman's answer more than a few blocks of entries). */
-  struct cache_file *c = index_parse(index, index_len, dirs_len);
+  struct cache_file *c = index_parse(index, index_len, dirs_len,
+                                     size - HEADER_SIZE - index_len - dirs_len);
   if (c == NULL) {
     /* The checksum held: a writer's bug, not a disk's. Still not trusted. */
     *why = g_strdup("is corrupt (its records do not parse)");
@@ -1153,7 +1351,6 @@ cache_load(const char *path, char **why)
   c->dirs_at = HEADER_SIZE + index_len;
   c->recs_at = HEADER_SIZE + index_len + dirs_len;
   c->recs_len = size - HEADER_SIZE - index_len - dirs_len;
-  c->recs_sum = recs_sum;
   return c;
 }
 
@@ -1180,7 +1377,6 @@ cache_store(const char *path, GByteArray *index, const GByteArray *dirs, const G
   put_le(h + 8, CACHE_FORMAT, 4);
   put_le(h + 16, (guint64)index->len + dirs->len + recs->len, 8);
   put_le(h + 24, checksum(index->data, index->len), 8);
-  put_le(h + 32, checksum(recs->data, recs->len), 8);
   put_le(h + 40, index->len, 8);
   put_le(h + 48, dirs->len, 8);
   g_byte_array_append(index, dirs->data, dirs->len);
@@ -1287,6 +1483,30 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
   }
 }
 
+/* A mark as the writer makes it (format.h: mark). */
+struct mark_w {
+  guint64 at, sum;
+  guint32 first;
+  guint64 rat, rlen, rsum;
+};
+
+/* End the block being written (OPEN, of *IN_OPEN entries: none, nothing
+ * to end), its entries in DIRS from OPEN->at past AT (where the walk's
+ * start), its records in RECS from OPEN->rat: its mark, with both sums, to
+ * MARKS. */
+static void
+close_block(GArray *marks, struct mark_w *open, guint32 *in_open, const GByteArray *dirs,
+            guint at, const GByteArray *recs)
+{
+  if (*in_open == 0)
+    return;
+  open->sum = checksum(dirs->data + at + open->at, (gsize)(dirs->len - at - open->at));
+  open->rlen = recs->len - open->rat;
+  open->rsum = checksum(recs->data + open->rat, (gsize)open->rlen);
+  g_array_append_val(marks, *open);
+  *in_open = 0;
+}
+
 void
 cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct walk_record *g,
                  const struct source_list *src, const struct timespec *racy_from)
@@ -1305,14 +1525,16 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
   const guint at = b->len;
   const char *before = "";
   size_t before_len = 0;
-  GArray *marks = g_array_new(FALSE, FALSE, sizeof(guint64));
+  GArray *marks = g_array_new(FALSE, FALSE, sizeof(struct mark_w));
   GArray *must = g_array_new(FALSE, FALSE, sizeof(guint32));
+  struct mark_w open = {0}; /* the block being written: where it starts */
+  guint32 in_open = 0, nth = 0;
   /* The walk's entries and those kept (both in path order, no path in
-   * both) merged. */
+   * both; a block kept whole holds no path of the walk's) merged. */
   const struct kept_entry *kept = g->kept ? (const struct kept_entry *)g->kept->kept->data : NULL;
   const guint n_kept = g->kept ? g->kept->kept->len : 0;
   guint i = 0, j = 0;
-  for (guint nth = 0; nth < all->len + n_kept; nth++) {
+  while (i < all->len || j < n_kept) {
     const struct memo_dir *d = i < all->len ? all->pdata[i] : NULL;
     const struct kept_entry *ke = j < n_kept ? &kept[j] : NULL;
     if (d && ke) {
@@ -1322,13 +1544,30 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
       else
         d = NULL;
     }
+    if (ke && ke->n_block) {
+      /* A block as it was, with its sums: after the one being written. */
+      close_block(marks, &open, &in_open, b, at, recs);
+      const struct mark_w m = {b->len - at, ke->sum, nth, recs->len, ke->recs_len, ke->rsum};
+      g_array_append_val(marks, m);
+      g_byte_array_append(b, ke->body, (guint)ke->body_len);
+      g_byte_array_append(recs, ke->recs, (guint)ke->recs_len);
+      for (guint k = 0; k < ke->musts; k++) {
+        const guint32 n = nth + g_array_index(g->kept->musts, guint32, ke->must_from + k);
+        g_array_append_val(must, n);
+      }
+      nth += ke->n_block;
+      j++;
+      continue;
+    }
     const char *p = d ? d->path : ke->path;
     const size_t plen = d ? d->len : ke->len;
     size_t shared = 0;
-    /* A mark: reading may start here, its path written whole. */
-    if (nth % DIR_MARK_EVERY == 0) {
-      const guint64 off = b->len - at;
-      g_array_append_val(marks, off);
+    /* A block's first entry: reading may start here, its path written
+     * whole. */
+    if (in_open == 0) {
+      open.at = b->len - at;
+      open.first = nth;
+      open.rat = recs->len;
     } else {
       while (shared < before_len && shared < plen && before[shared] == p[shared])
         shared++;
@@ -1340,62 +1579,69 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
     g_byte_array_append(b, (const guint8 *)p + shared, (guint)(plen - shared));
     before = p;
     before_len = plen;
+    nth++;
     if (ke) {
       /* As the last record has it, but where its records now are. */
       g_byte_array_append(b, ke->body, (guint)ke->body_len);
       w_var(b, ke->n);
-      w_var(b, recs->len);
-      g_byte_array_append(recs, g->kept->recs + ke->off, (guint)ke->recs_len);
+      w_var(b, recs->len - open.rat);
+      g_byte_array_append(recs, ke->recs, (guint)ke->recs_len);
       j++;
-      continue;
-    }
-    i++;
-    w_var(b, d->live);
-    w_stamp(b, &d->was.st, (guint64)g->dev);
-    w_var(b, d->was.has);
-    w_stamp(b, &d->was.ignore[0], (guint64)g->dev);
-    w_stamp(b, &d->was.ignore[1], (guint64)g->dev);
-    guint asked = 0;
-    for (guint k = 0; k < d->n; k++)
-      asked += d->recs[k].kind == MEMO_ASKED;
-    w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
-                (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0) |
-                (d->was.repo ? DIR_REPO : 0));
-    if (d->was.repo) {
-      w_var(b, d->was.repo_len);
-      g_byte_array_append(b, d->was.repo, d->was.repo_len);
-    }
-    /* The questions in the entry, the rest in the records (format.h). */
-    if (asked) {
-      w_var(b, asked);
+    } else {
+      i++;
+      w_var(b, d->live);
+      w_stamp(b, &d->was.st, (guint64)g->dev);
+      w_var(b, d->was.has);
+      w_stamp(b, &d->was.ignore[0], (guint64)g->dev);
+      w_stamp(b, &d->was.ignore[1], (guint64)g->dev);
+      guint asked = 0;
+      for (guint k = 0; k < d->n; k++)
+        asked += d->recs[k].kind == MEMO_ASKED;
+      w_u8(b, (d->was.racy ? DIR_RACY : 0) | (d->was.rules_racy ? DIR_RULES_RACY : 0) |
+                  (d->way ? DIR_WAY : 0) | (d->start ? DIR_START : 0) | (asked ? DIR_ASKED : 0) |
+                  (d->was.repo ? DIR_REPO : 0));
+      if (d->was.repo) {
+        w_var(b, d->was.repo_len);
+        g_byte_array_append(b, d->was.repo, d->was.repo_len);
+      }
+      /* The questions in the entry, the rest in the records (format.h). */
+      if (asked) {
+        w_var(b, asked);
+        for (guint k = 0; k < d->n; k++) {
+          const struct memo_rec *r = &d->recs[k];
+          if (r->kind != MEMO_ASKED)
+            continue;
+          w_var(b, r->len);
+          g_byte_array_append(b, (const guint8 *)r->name, r->len);
+          w_u8(b, r->type);
+        }
+      }
+      w_var(b, d->n - asked);
+      w_var(b, recs->len - open.rat);
       for (guint k = 0; k < d->n; k++) {
         const struct memo_rec *r = &d->recs[k];
         if (r->kind != MEMO_ASKED)
-          continue;
-        w_var(b, r->len);
-        g_byte_array_append(b, (const guint8 *)r->name, r->len);
-        w_u8(b, r->type);
+          w_rec(recs, r);
       }
     }
-    w_var(b, d->n - asked);
-    w_var(b, recs->len);
-    for (guint k = 0; k < d->n; k++) {
-      const struct memo_rec *r = &d->recs[k];
-      if (r->kind != MEMO_ASKED)
-        w_rec(recs, r);
-    }
+    if (++in_open == DIR_MARK_EVERY)
+      close_block(marks, &open, &in_open, b, at, recs);
   }
+  close_block(marks, &open, &in_open, b, at, recs);
   const guint64 bytes = b->len - at;
   b = index;
-  w_le(b, all->len + n_kept, 4);
+  w_le(b, nth, 4);
   w_le(b, bytes, 8);
   w_le(b, DIR_MARK_EVERY, 4);
-  /* Each mark with its block's sum: the entries from it to the next. */
+  w_le(b, marks->len, 4);
   for (guint k = 0; k < marks->len; k++) {
-    const guint64 from = g_array_index(marks, guint64, k);
-    const guint64 to = k + 1 < marks->len ? g_array_index(marks, guint64, k + 1) : bytes;
-    w_le(b, from, 8);
-    w_le(b, checksum(dirs->data + at + from, (gsize)(to - from)), 8);
+    const struct mark_w *m = &g_array_index(marks, struct mark_w, k);
+    w_le(b, m->at, 8);
+    w_le(b, m->sum, 8);
+    w_le(b, m->first, 4);
+    w_le(b, m->rat, 8);
+    w_le(b, m->rlen, 8);
+    w_le(b, m->rsum, 8);
   }
   w_le(b, must->len, 4);
   for (guint k = 0; k < must->len; k++) {
@@ -1535,7 +1781,7 @@ cache_queries_read(const guint8 *bytes, size_t len, cache_query_fn fn, void *dat
 /* A directory of a cached walk, from the index: where its records are. */
 struct rec_dir {
   struct span path;     /* in rec_tree.paths */
-  guint64 off;
+  guint64 off, end;     /* in the file's records: its own start, its block's end */
   guint32 n;
   guint8 flags;         /* DIR_* */
 };
@@ -1561,9 +1807,9 @@ rec_tree_clear(struct rec_tree *t)
 }
 
 /* T from cached walk W's index, its records' offsets checked against
- * RECS_LEN; false (T cleared) if they do not parse. */
+ * their blocks'; false (T cleared) if they do not parse. */
 static bool
-rec_tree_init(struct rec_tree *t, const struct cached_walk *w, guint64 recs_len)
+rec_tree_init(struct rec_tree *t, const struct cached_walk *w)
 {
   memset(t, 0, sizeof *t);
   struct rd r;
@@ -1573,15 +1819,20 @@ rec_tree_init(struct rec_tree *t, const struct cached_walk *w, guint64 recs_len)
   t->dirs = g_new0(struct rec_dir, w->n_dirs);
   t->by_path = g_hash_table_new(span_hash, span_equal);
   GString *path = g_string_new(NULL);
+  guint32 b = 0;
   for (guint32 i = 0; i < w->n_dirs && !r.bad; i++) {
+    if (i == mark_first(w, b + 1))
+      b++;
     struct dir_entry e;
     r_dir(&r, &e, w->dev, path);
-    if (r.bad || e.off > recs_len || (recs_len - e.off) / REC_MIN < e.n)
+    const guint64 rlen = mark_rlen(w, b);
+    if (r.bad || e.off > rlen || (rlen - e.off) / REC_MIN < e.n)
       r.bad = true;
     struct rec_dir *d = &t->dirs[t->n++];
     d->path.s = arena_copy(&t->paths, e.path, e.len);
     d->path.len = e.len;
-    d->off = e.off;
+    d->off = mark_rat(w, b) + e.off;
+    d->end = mark_rat(w, b) + rlen;
     d->n = e.n;
     d->flags = e.flags;
     g_hash_table_insert(t->by_path, &d->path, d);
@@ -1612,7 +1863,7 @@ struct rec_pass {
 static void
 rec_pass_dir(struct rec_pass *p, const struct rec_dir *d)
 {
-  struct rd r = {p->recs + d->off, p->recs_end, false};
+  struct rd r = {p->recs + d->off, p->recs + d->end, false};
   const gsize base = p->path->len;
   for (guint32 i = 0; i < d->n && !r.bad && !p->bad; i++) {
     struct rec_entry rec;
@@ -1662,7 +1913,7 @@ rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn, voi
 {
   const struct cache_file *c = w->file;
   struct rec_tree t;
-  if (!c->records_ok || !rec_tree_init(&t, w, c->recs_len))
+  if (!c->records_ok || !rec_tree_init(&t, w))
     return false;
   GPtrArray *tops = g_ptr_array_new();
   for (guint i = 0; i < t.n; i++) {
@@ -1768,9 +2019,10 @@ cache_read_all(const char *path, char **why)
 }
 
 bool
-cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size_t dirs_len)
+cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size_t dirs_len,
+                const uint8_t *recs, size_t recs_len)
 {
-  struct cache_file *c = index_parse((const gchar *)index, index_len, dirs_len);
+  struct cache_file *c = index_parse((const gchar *)index, index_len, dirs_len, recs_len);
   if (c == NULL)
     return false;
   for (guint i = 0; i < c->walks->len; i++) {
@@ -1778,7 +2030,9 @@ cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size_t di
     for (guint32 m = 0; m < w->n_marks; m++) {
       const guint64 from = mark_at(w, m);
       const guint64 sum = checksum(dirs + w->dirs_off + from, (gsize)(block_end(w, m) - from));
+      const guint64 rsum = checksum(recs + mark_rat(w, m), (gsize)mark_rlen(w, m));
       put_le(index + (w->marks - index) + MARK_SIZE * (size_t)m + 8, sum, 8);
+      put_le(index + (w->marks - index) + MARK_SIZE * (size_t)m + 36, rsum, 8);
     }
   }
   cache_file_free(c);

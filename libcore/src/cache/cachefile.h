@@ -28,7 +28,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 12u
+#define CACHE_FORMAT 13u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the
@@ -53,10 +53,12 @@ struct cached_walk {
   guint64 dirs_off;     /* its directories' entries: where in its file's region of them */
   guint64 dirs_bytes;   /* (cached_walk_dirs(), or a block at a time: dir_cursor) */
   guint32 n_dirs;
-  guint32 mark_every;   /* a mark every this many entries (format.h: marks) */
+  guint32 mark_every;   /* a block holds at most this many entries (format.h: marks) */
   guint32 n_marks;
-  const guint8 *marks;  /* the marks (u64 offset, u64 sum each), checked: in order, inside
-                           the entries (the sums when a block is read) */
+  const guint8 *marks;  /* the marks (format.h), checked: in order, inside the entries and
+                           the records (the sums when a block is read) */
+  gchar **rec_blocks;   /* per mark: its records, read alone and checked (block_records()),
+                           when the records were not read whole */
   const guint8 *must_at, *must_end; /* the entries watchman never vouches for (format.h: must) */
   guint32 n_must;
   struct cache_file *file;
@@ -75,10 +77,10 @@ struct cache_file {
   const guint8 *dirs;
   bool dirs_checked, dirs_ok; /* read whole, and every block checked out */
   guint64 recs_at, recs_len; /* where the records are in it */
-  guint64 recs_sum;
-  gchar *recs_data;     /* the records, once read */
+  gchar *recs_data;     /* the records, once read whole */
   const guint8 *recs, *recs_end;
-  bool records_checked, records_ok;
+  bool records_loaded;  /* read whole (recs NULL: they could not be), not yet checked */
+  bool records_checked, records_ok; /* and every block of them checked against its sum */
   char *version;
   const guint8 *queries; /* w_queries()'s bytes, in the index */
   size_t queries_len;
@@ -101,8 +103,9 @@ void cache_file_free(struct cache_file *c);
  * (G_FILE_ERROR) naming PATH and why it cannot be used. */
 struct cache_file *cache_open(const char *path, GError **error);
 
-/* Read C's records and check them against their checksum (once; the file
- * is closed when its directory entries are read too): c->records_ok. */
+/* Read C's records whole and check every block of them against its sum
+ * (once; the file is closed when its directory entries are read too):
+ * c->records_ok. */
 void records_read(struct cache_file *c);
 
 /* Cached walk W's directory entries, all of them, into [*AT, *END): its
@@ -118,36 +121,50 @@ struct walk_memo *cached_memo(const struct cached_walk *w);
 
 /* The memo of the directories of cached walk W named in HOT (char *, a
  * set; a name the record does not have is passed over), parsed now; NULL if
- * the records do not check out or the entries do not parse. What a walk
- * that leaves the rest unentered needs (memo.h, struct memo_partial). */
+ * their blocks' records do not check out or the entries do not parse. What
+ * a walk that leaves the rest unentered needs (memo.h, struct
+ * memo_partial): the records of those blocks alone are read. */
 struct walk_memo *cached_memo_part(const struct cached_walk *w, GHashTable *hot);
 
 /* An entry of a cached walk below a directory a walk left unentered: kept
- * as it is, its bytes copied (cache_write_walk()). */
+ * as it is, its bytes copied (cache_write_walk()); or a whole block of
+ * such entries (N_BLOCK > 0), copied with its sums, unparsed. */
 struct kept_entry {
-  const char *path;     /* in the split's arena */
+  const char *path;     /* in the split's arena: the entry's, or the block's first's */
   size_t len;
   const guint8 *body;   /* dir_entry.body: from its live queries to its questions' end */
   size_t body_len;
-  guint32 n;            /* its records, RECS_LEN bytes at OFF in the file's records */
-  guint64 off, recs_len;
+  guint32 n;            /* its records: RECS_LEN bytes at RECS */
+  const guint8 *recs;
+  guint64 recs_len;
   bool must;            /* one watchman never vouches for (format.h, must) */
+  /* A block: N_BLOCK entries, their bytes BODY (BODY_LEN) with sum SUM,
+   * their records RECS (RECS_LEN) with sum RSUM; the must list's entries
+   * among them, by number from the block's first: MUSTS of the split's
+   * MUSTS from MUST_FROM on. */
+  guint32 n_block;
+  guint64 sum, rsum;
+  guint32 must_from, musts;
 };
 
 /* What cached_walk_split() found. */
 struct split {
   GArray *kept;         /* struct kept_entry, in path order */
+  guint64 entries;      /* the entries they hold (a block: its N_BLOCK) */
+  GArray *musts;        /* guint32: the blocks' must lists */
   struct arena arena;
-  const guint8 *recs;   /* the file's records, where the kept entries' are */
 };
 
-/* One pass over cached walk W's entries after a walk given PREV, part of
+/* One pass over cached walk W's blocks after a walk given PREV, part of
  * W's record (cached_memo_part()), that recorded NOW: into OUT->kept every
- * entry at or below one of the directories it left unentered (NOW->tops);
- * to FN (with DATA) every other that PREV does not hold, as the memo entry
- * WAS, with NOW's entry of it (NULL: a directory no longer there or no
- * longer entered). False if the entries or records do not parse, or a
- * directory left unentered has no entry (OUT to clear all the same). */
+ * entry at or below one of the directories it left unentered (NOW->tops),
+ * a whole block where all of its entries are (it is not parsed, nor are
+ * its records read or checked: the writer copies it with its sums); to FN
+ * (with DATA) every other that PREV does not hold, as the memo entry WAS,
+ * with NOW's entry of it (NULL: a directory no longer there or no longer
+ * entered). False if the entries or the parsed blocks' records do not
+ * parse or check out, or a directory left unentered has no entry (OUT to
+ * clear all the same). OUT points into W's file: keep it until written. */
 bool cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
                        const struct walk_memo *prev, struct split *out,
                        void (*fn)(const struct memo_dir *now, const struct memo_dir *was,

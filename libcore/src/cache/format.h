@@ -21,8 +21,9 @@
 G_BEGIN_DECLS
 
 /* The header: magic (8 bytes), format version (u32), zero (u32), body
- * length (u64), checksum of the index (u64), checksum of the records
- * (u64), index length (u64), dirs length (u64). The body: the index, then
+ * length (u64), checksum of the index (u64), zero (u64: format 13 keeps a
+ * sum per block of records, in its mark), index length (u64), dirs length
+ * (u64). The body: the index, then
  * the dirs (every walk's dir entries, one walk's after another's, in the
  * walks' order: DIRS LENGTH bytes), then the records, little-endian
  * throughout:
@@ -41,15 +42,25 @@ G_BEGIN_DECLS
  *              ino 0: unknown),
  *              u32 n, source[n], u32 n, u64 bytes (its N dirs: the next
  *              BYTES of the dirs, none without a dir: N 0 and BYTES 0 go
- *              together), u32 every, mark[(n + every - 1) / every],
+ *              together), u32 every, u32 k, mark[k] (K 0 with N 0 only),
  *              u32 m, var must[m]
- *   mark    := u64 at, u64 sum: where dir number k * EVERY starts, in the
- *              walk's BYTES of dirs: the first 0, each after it larger,
- *              all below BYTES; the dir there shares nothing with the one
- *              before it (SHARED 0), so that reading may start there
- *              (dir_cursor, cachefile.h); and XXH3-64 of its block, the
- *              bytes from AT to the next mark's AT (the last's: to BYTES),
- *              checked before the block is parsed
+ *   mark    := u64 at, u64 sum, u32 first, u64 rat, u64 rlen, u64 rsum: a
+ *              block of the walk's dirs and of their records. Its first
+ *              dir is number FIRST (the first mark's 0, each after it
+ *              larger by 1 to EVERY, the last's below N by at most EVERY),
+ *              at AT in the walk's BYTES of dirs (the first 0, each after
+ *              it larger, all below BYTES); that dir shares nothing with
+ *              the one before it (SHARED 0), so that reading may start
+ *              there (dir_cursor, cachefile.h). SUM is XXH3-64 of the
+ *              block's dirs, the bytes from AT to the next mark's AT (the
+ *              last's: to BYTES), checked before they are parsed. Its
+ *              dirs' records are the RLEN bytes at RAT in the records
+ *              (within them), their sum RSUM, checked before a record of
+ *              the block is parsed: a dir's OFFSET is from RAT. A block
+ *              is copied as it is, sums and all, by a writer that keeps
+ *              it (a check that walked only what changed): so a block
+ *              holds 1 to EVERY dirs, not always EVERY, and corruption in
+ *              a copied block is still found when it is read
  *   must    := the dirs watchman can never vouch for (watchman_may_vouch()
  *              false: the root, racy, a start directory or on the way to
  *              one, a nested repository's, absent), by number, ascending:
@@ -67,7 +78,7 @@ G_BEGIN_DECLS
  *              nested repository's sources, as memo.h's repo_sources_add()
  *              writes them], [var q, question[q]: with DIR_ASKED, q at
  *              least 1], var n, var offset:
- *              its N records at OFFSET in the records
+ *              its N records at OFFSET in its block's records
  *   question := var len, bytes name, u8 type (ASKED_*): a question the
  *              walk asked of the index about an entry of the directory
  *              (MEMO_ASKED in the memo, after its records); kept here and
@@ -94,9 +105,10 @@ G_BEGIN_DECLS
  * every run, so it is kept small: a directory's path shares its start with
  * the one before it (they are in path order), a stamp leaves out the walk's
  * device and a ctime equal to the mtime, and numbers take the bytes they
- * need. The records have their own checksum, verified only when they are
- * read: `trawl check` on an unchanged tree reads the index alone and the
- * dirs. Why, with the numbers: docs/adr/0004-cache-file-read-cost.md. A
+ * need. The records have their own sums, a block's verified only when it
+ * is read: `trawl check` on an unchanged tree reads the index alone and the
+ * dirs; one that finds a change reads the records of the blocks it parses,
+ * and copies the others unread into the new file (format 13). Why, with the numbers: docs/adr/0004-cache-file-read-cost.md. A
  * re-check with watchman's answer reads less still: the marks let it find a
  * directory by its path in a binary search and at most DIR_MARK_EVERY
  * entries, the must list names those it stats whatever watchman says, and
@@ -112,6 +124,7 @@ G_BEGIN_DECLS
 #define DIR_REPO 32     /* it holds a nested repository: its sources follow (memo.h) */
 #define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
 #define DIR_MARK_EVERY 64 /* the writer's EVERY: a lookup by path reads at most this many dirs */
+#define MARK_SIZE 44      /* a mark in the index: fixed width, for a binary search */
 #define STAMP_PRESENT 1
 #define STAMP_DEV 2     /* on the walk's device: not written */
 #define STAMP_CTIME 4   /* ctime = mtime: not written */
