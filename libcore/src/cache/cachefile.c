@@ -1500,9 +1500,12 @@ close_block(GArray *marks, struct mark_w *open, guint32 *in_open, const GByteArr
 {
   if (*in_open == 0)
     return;
+  static const guint8 none[1];
   open->sum = checksum(dirs->data + at + open->at, (gsize)(dirs->len - at - open->at));
   open->rlen = recs->len - open->rat;
-  open->rsum = checksum(recs->data + open->rat, (gsize)open->rlen);
+  /* (A block of directories that hold nothing has no records: RECS may
+   * have no data at all.) */
+  open->rsum = checksum(open->rlen ? recs->data + open->rat : none, (gsize)open->rlen);
   g_array_append_val(marks, *open);
   *in_open = 0;
 }
