@@ -37,10 +37,10 @@
 #include "../ignore.h"
 
 /* The first read of a cache file: the header, and the index if it fits.
- * Since format 10 the index is about 16 bytes for every 64 directories
- * (its marks), 10 KB for `big`'s 38,383: 16 KB holds it for up to about
- * 60,000 directories in one read. */
-#define FIRST_READ 16384
+ * Since format 13 the index is about 44 bytes for every 64 directories
+ * (its marks), 27 KB for `big`'s 38,383: 32 KB holds it for up to about
+ * 45,000 directories in one read. */
+#define FIRST_READ 32768
 
 static void
 put_le(guint8 *p, guint64 v, int n)
