@@ -813,6 +813,79 @@ uint64_t le_at(const std::string &data, size_t at)
   return v;
 }
 
+// A check for its changes copies every block of entries below a directory
+// it leaves unentered as it is, its records unread and unchecked (format
+// 13): a block that is corrupt there is copied corrupt, sum and all, and
+// the next run that reads it finds it so, walks in full and answers right.
+// Issue 25.
+TEST(Cache, ACheckForItsChangesCopiesTheBlocksItDoesNotEnter)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  std::vector<std::string> all;
+  for (int k = 0; k < 300; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "a/d%03d/f.c", k);
+    add_file(tmp / "tree", name);
+    all.push_back(name);
+  }
+  add_file(tmp / "tree", "c/h.c");
+  all.push_back("c/h.c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  for (int k = 0; k < 2; k++) { // written, then written again with nothing racy
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+    settle();
+  }
+  // Block 2 is below "a/" from its first entry to the next block's: its
+  // records, a byte of them flipped.
+  std::string data = slurp(cache);
+  char *why = nullptr;
+  cache_file *c = cache_load(cache.c_str(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  const cached_walk *w = static_cast<const cached_walk *>(c->walks->pdata[0]);
+  ASSERT_GE(w->n_marks, 5u);
+  const std::string mark(reinterpret_cast<const char *>(w->marks) + MARK_SIZE * 2, MARK_SIZE);
+  const uint64_t rat = le_at(mark, 20), rlen = le_at(mark, 28);
+  ASSERT_GT(rlen, 4u);
+  const size_t at = HEADER_SIZE + le_at(data, 40) + le_at(data, 48) + rat + rlen / 2;
+  cache_file_free(c);
+  data[at] ^= 0x01;
+  spit(cache, data);
+
+  add_file(tmp / "tree", "c/new.c");
+  settle();
+  const unsigned long before = cache_test_records_read;
+  {
+    Fixture g(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);
+    EXPECT_TRUE(cache_run_was_partial(g.plan.get()));
+    EXPECT_TRUE(r.written);
+    EXPECT_EQ(r.warning, "");
+    EXPECT_EQ(changes_told(g.plan.get()), (std::vector<std::string>{"0 + c/new.c"}));
+    EXPECT_EQ(r.reused + r.read, 2u + 300 + 1) << "every directory: replayed, kept or read";
+  }
+  EXPECT_EQ(cache_test_records_read, before) << "the records were read whole";
+  const std::string written = slurp(cache);
+  const std::string flipped = data.substr(at - 8, 17);
+  EXPECT_NE(written.find(flipped), std::string::npos) << "the block was not copied as it was";
+
+  // The next run that wants the records reads that block: not trusted.
+  all.push_back("c/new.c");
+  std::sort(all.begin(), all.end());
+  Fixture h(tmp / "tree", {{"**/*.c"}});
+  CacheRun again = run(h, cache);
+  EXPECT_FALSE(again.trusted);
+  EXPECT_NE(again.warning.find("corrupt (its records"), std::string::npos) << again.warning;
+  EXPECT_EQ(h.results(0), all);
+  Fixture k(tmp / "tree", {{"**/*.c"}});
+  CacheRun after = run(k, cache);
+  EXPECT_TRUE(after.trusted);
+  EXPECT_EQ(after.warning, "");
+  EXPECT_EQ(k.results(0), all);
+}
+
 TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
 {
   TempDir tmp;
