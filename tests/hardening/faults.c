@@ -12,7 +12,8 @@
  *   TRAWL_FAULT_OPS     kinds of call counted, comma-separated:
  *                       create  open/openat/creat with O_CREAT
  *                       open    open/openat without O_CREAT
- *                       write   write, pwrite, writev
+ *                       write   write, pwrite, writev, copy_file_range (to its
+ *                               output)
  *                       read    read, pread
  *                       getdents  syscall(SYS_getdents64) (the directory reader)
  *                       rename  rename, renameat, renameat2
@@ -373,6 +374,22 @@ writev(int fd, const struct iovec *iov, int n)
     return -1;
   }
   return fn(fd, iov, n);
+}
+
+/* A copy in the kernel from another file (the cache's blocks kept as they
+ * were): a write to OUT. */
+ssize_t
+copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off, size_t n, unsigned flags)
+{
+  REAL(copy_file_range)
+  if (fault(K_WRITE, NULL, out)) {
+    if (action == 0) {
+      fn(in, in_off, out, out_off, n / 2, flags);
+      kill_now();
+    }
+    return -1;
+  }
+  return fn(in, in_off, out, out_off, n, flags);
 }
 
 ssize_t

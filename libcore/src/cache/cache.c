@@ -80,10 +80,11 @@ struct cache_state {
   GByteArray *pending;     /* a plan made from a cache file: its queries as the file has them,
                             * their patterns not compiled until a walk needs them */
   GError *pending_error;   /* they did not compile */
-  GByteArray *held, *held_dirs, *held_recs; /* TRAWL_CACHE_HOLD_CHANGED: the index, the
+  GByteArray *held, *held_dirs; /* TRAWL_CACHE_HOLD_CHANGED: the index, the
                                  * directory entries and the records a changed
                                  * run would have written, until
                                  * trawl_cache_store() writes them */
+  struct recs_out held_recs;    /* (its ranges of the last file: its own descriptor) */
   char *held_path;         /* where */
 };
 
@@ -124,7 +125,7 @@ held_clear(struct cache_state *st)
 {
   g_clear_pointer(&st->held, g_byte_array_unref);
   g_clear_pointer(&st->held_dirs, g_byte_array_unref);
-  g_clear_pointer(&st->held_recs, g_byte_array_unref);
+  recs_out_clear(&st->held_recs);
   g_clear_pointer(&st->held_path, g_free);
 }
 
@@ -1098,7 +1099,10 @@ run_write(struct cached_run *r)
   const struct cache_file *was = r->partial ? st->file : NULL;
   GByteArray *body = g_byte_array_new();
   GByteArray *dirs = g_byte_array_sized_new(was ? (guint)was->dirs_len + 4096 : 0);
-  GByteArray *recs = g_byte_array_sized_new(was ? (guint)was->recs_len + 4096 : 0);
+  /* (A walk given part of its record copies most of its records from the
+   * last file, unread: those it makes are few.) */
+  struct recs_out recs;
+  recs_out_init(&recs, was ? 4096 : 0);
   cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, r->n_groups);
   for (guint g = 0; g < r->n_groups; g++) {
     const struct plan_group_view *gv = &r->gv[g];
@@ -1108,7 +1112,7 @@ run_write(struct cached_run *r)
                             r->partial ? &cg->split : NULL};
     w.problems = trawl_plan_problems(r->plan, g_array_index(gv->members, size_t, 0))->len > 0;
     const struct source_list sl = source_list_of(&r->src[g]);
-    cache_write_walk(body, dirs, recs, &w, &sl, &r->racy_from);
+    cache_write_walk(body, dirs, &recs, &w, &sl, &r->racy_from);
   }
   if ((r->flags & TRAWL_CACHE_HOLD_CHANGED) && report->changed) {
     st->held = body;
@@ -1118,11 +1122,11 @@ run_write(struct cached_run *r)
     return;
   }
   char *why = NULL;
-  report->written = cache_store(r->path, body, dirs, recs, &why);
+  report->written = cache_store(r->path, body, dirs, &recs, &why);
   report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
   g_byte_array_unref(body);
   g_byte_array_unref(dirs);
-  g_byte_array_unref(recs);
+  recs_out_clear(&recs);
 }
 
 bool
@@ -1188,7 +1192,7 @@ trawl_cache_store(TrawlPlan *plan, TrawlCacheReport *report)
   if (st == NULL || st->held == NULL)
     return true;
   char *why = NULL;
-  report->written = cache_store(st->held_path, st->held, st->held_dirs, st->held_recs, &why);
+  report->written = cache_store(st->held_path, st->held, st->held_dirs, &st->held_recs, &why);
   report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
   held_clear(st);
   return report->written;

@@ -763,12 +763,13 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   out->kept = g_array_new(FALSE, FALSE, sizeof(struct kept_entry));
   out->musts = g_array_new(FALSE, FALSE, sizeof(guint32));
   out->entries = 0;
+  out->fd = -1;
   /* The entries whole, every block checked (few bytes: the records are
-   * most of a file); the records whole, unchecked: a block kept whole is
-   * copied with its sum, and one parsed is checked first. */
+   * most of a file). The records of a block kept whole are not read: the
+   * writer copies them from the file, with their sum (one parsed is read
+   * and checked first). */
   const guint8 *dirs, *dirs_end;
-  records_load(c);
-  if (c->recs == NULL || !cached_walk_dirs(w, &dirs, &dirs_end))
+  if (!cached_walk_dirs(w, &dirs, &dirs_end))
     return false;
   /* An entry is kept when it is a top, or below one. The tops in path
    * order, and apart from them their prefixes ("top/") in path order: the
@@ -799,7 +800,6 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   for (guint32 b = 0; b < w->n_marks && ok; b++) {
     const guint32 first = mark_first(w, b), next = mark_first(w, b + 1);
     const guint8 *at = dirs + mark_at(w, b), *end = dirs + block_end(w, b);
-    const guint8 *recs = c->recs + mark_rat(w, b);
     const guint64 rlen = mark_rlen(w, b);
     /* Kept whole: its first entry and the next block's both below one
      * top, so every entry between them is (a prefix's paths are together
@@ -825,16 +825,29 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
         next_must = musts < w->n_must ? next_must + (guint32)r_var(&must) + 1 : G_MAXUINT32;
         musts++;
       }
+      /* Its records from the file (a descriptor of its own: the writer
+       * may run after the file is closed), or from memory when the file
+       * was read whole and closed. */
+      if (out->fd < 0 && c->fd >= 0)
+        out->fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+      if (out->fd < 0)
+        records_load(c);
+      if (out->fd < 0 && c->recs == NULL) {
+        ok = false;
+        break;
+      }
       struct kept_entry k = {arena_copy(&out->arena, key->str, key->len), key->len, at,
-                             (size_t)(end - at), 0, recs, rlen, false,
-                             next - first, mark_sum(w, b), mark_rsum(w, b), from,
-                             out->musts->len - from};
+                             (size_t)(end - at), 0,
+                             out->fd >= 0 ? NULL : c->recs + mark_rat(w, b), rlen,
+                             c->recs_at + mark_rat(w, b), false, next - first, mark_sum(w, b),
+                             mark_rsum(w, b), from, out->musts->len - from};
       g_array_append_val(out->kept, k);
       out->entries += next - first;
       continue;
     }
-    /* Parsed: its records checked first. */
-    if (!block_records_ok(w, b, c->recs)) {
+    /* Parsed: its records read and checked first. */
+    const guint8 *recs, *recs_end;
+    if (!block_records(w, b, &recs, &recs_end)) {
       ok = false;
       break;
     }
@@ -868,7 +881,7 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
                                 g_str_has_prefix(e.path, prefixes->pdata[t_below]));
       if (kept) {
         struct kept_entry k = {arena_copy(&out->arena, e.path, e.len), e.len, e.body,
-                               (size_t)(e.body_end - e.body), e.n, recs + e.off, 0,
+                               (size_t)(e.body_end - e.body), e.n, recs + e.off, 0, 0,
                                !watchman_may_vouch(&e.was, e.path, e.len,
                                                    (e.flags & (DIR_START | DIR_WAY)) != 0),
                                0, 0, 0, 0, 0};
@@ -914,6 +927,10 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
 void
 split_clear(struct split *s)
 {
+  /* (FD is the split's only once KEPT is: a split never made is zeros.) */
+  if (s->kept && s->fd >= 0)
+    close(s->fd);
+  s->fd = -1;
   if (s->kept)
     g_array_unref(s->kept);
   s->kept = NULL;
@@ -1368,9 +1385,70 @@ cache_open(const char *path, GError **error)
   return c;
 }
 
+/* LEN bytes at P to FD; false with errno set (EIO for a write of none). */
+static bool
+write_all(int fd, const guint8 *p, size_t len)
+{
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n == 0)
+        errno = EIO;
+      return false;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+/* LEN bytes of file FROM_FD at AT to FD, where FD's file offset is: in the
+ * kernel (copy_file_range()), else through a buffer. False with errno set
+ * (EIO: the file copied from is shorter). */
+static bool
+copy_range(int from_fd, guint64 at, guint64 len, int fd)
+{
+  bool kernel = true;
+  guint8 *buf = NULL;
+  bool ok = true;
+  while (ok && len > 0) {
+    const size_t want = (size_t)MIN(len, (guint64)1 << 30);
+    ssize_t n;
+    if (kernel) {
+      off64_t from = (off64_t)at;
+      n = copy_file_range(from_fd, &from, fd, NULL, want, 0);
+      if (n < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
+                    errno == EOPNOTSUPP || errno == EBADF)) {
+        kernel = false; /* not between these files: copy through memory */
+        continue;
+      }
+    } else {
+      if (buf == NULL)
+        buf = g_malloc(64 * 1024);
+      n = pread(from_fd, buf, (size_t)MIN(want, (size_t)64 * 1024), (off_t)at);
+      if (n > 0 && !write_all(fd, buf, (size_t)n))
+        n = -1;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n == 0)
+        errno = EIO;
+      ok = false;
+      break;
+    }
+    at += (guint64)n;
+    len -= (guint64)n;
+  }
+  g_free(buf);
+  return ok;
+}
+
 bool
-cache_store(const char *path, GByteArray *index, const GByteArray *dirs, const GByteArray *recs,
-            char **why)
+cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
+            const struct recs_out *recs, char **why)
 {
   guint8 h[HEADER_SIZE] = {0};
   memcpy(h, CACHE_MAGIC, 8);
@@ -1379,10 +1457,6 @@ cache_store(const char *path, GByteArray *index, const GByteArray *dirs, const G
   put_le(h + 24, checksum(index->data, index->len), 8);
   put_le(h + 40, index->len, 8);
   put_le(h + 48, dirs->len, 8);
-  g_byte_array_append(index, dirs->data, dirs->len);
-  g_byte_array_append(index, recs->data, recs->len);
-  const guint8 *data = index->data;
-  const gsize len = index->len;
 
   char *tmp = g_strconcat(path, ".XXXXXX", NULL);
   /* 0664 less the umask, as a build's own files are: a build directory
@@ -1390,23 +1464,22 @@ cache_store(const char *path, GByteArray *index, const GByteArray *dirs, const G
    * others (a cache others may write could change a build's answers). */
   int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0664);
   int err = errno;
-  bool ok = fd >= 0;
-  for (int part = 0; ok && part < 2; part++) {
-    const guint8 *p = part ? data : h;
-    size_t left = part ? len : HEADER_SIZE;
-    while (left > 0) {
-      ssize_t n = write(fd, p, left);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0) {
-        err = n < 0 ? errno : EIO;
-        ok = false;
-        break;
-      }
-      p += n;
-      left -= (size_t)n;
-    }
+  /* (A walk of no directory has no entries: DIRS may have no data at all.) */
+  bool ok = fd >= 0 && write_all(fd, h, HEADER_SIZE) && write_all(fd, index->data, index->len) &&
+            (dirs->len == 0 || write_all(fd, dirs->data, dirs->len));
+  /* The records: the bytes made, and between them the ranges of the last
+   * file kept as they were. */
+  guint64 done = 0;
+  for (guint k = 0; ok && k <= recs->splices->len; k++) {
+    const struct rec_splice *sp =
+        k < recs->splices->len ? &g_array_index(recs->splices, struct rec_splice, k) : NULL;
+    const guint64 upto = sp ? sp->at : recs->bytes->len;
+    ok = (upto == done || write_all(fd, recs->bytes->data + done, (size_t)(upto - done))) &&
+         (sp == NULL || copy_range(recs->fd, sp->from, sp->len, fd));
+    done = upto;
   }
+  if (!ok && fd >= 0)
+    err = errno;
   if (fd >= 0 && close(fd) != 0 && ok) {
     err = errno;
     ok = false;
@@ -1488,6 +1561,7 @@ struct mark_w {
   guint64 at, sum;
   guint32 first;
   guint64 rat, rlen, rsum;
+  guint64 arr;          /* where its records start in RECS' bytes (the open block's) */
 };
 
 /* End the block being written (OPEN, of *IN_OPEN entries: none, nothing
@@ -1496,23 +1570,83 @@ struct mark_w {
  * MARKS. */
 static void
 close_block(GArray *marks, struct mark_w *open, guint32 *in_open, const GByteArray *dirs,
-            guint at, const GByteArray *recs)
+            guint at, const struct recs_out *recs)
 {
   if (*in_open == 0)
     return;
   static const guint8 none[1];
   open->sum = checksum(dirs->data + at + open->at, (gsize)(dirs->len - at - open->at));
-  open->rlen = recs->len - open->rat;
+  open->rlen = recs->bytes->len - open->arr;
   /* (A block of directories that hold nothing has no records: RECS may
    * have no data at all.) */
-  open->rsum = checksum(open->rlen ? recs->data + open->rat : none, (gsize)open->rlen);
+  open->rsum = checksum(open->rlen ? recs->bytes->data + open->arr : none, (gsize)open->rlen);
   g_array_append_val(marks, *open);
   *in_open = 0;
 }
 
 void
-cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct walk_record *g,
-                 const struct source_list *src, const struct timespec *racy_from)
+recs_out_init(struct recs_out *o, guint reserve)
+{
+  o->bytes = g_byte_array_sized_new(reserve);
+  o->splices = g_array_new(FALSE, FALSE, sizeof(struct rec_splice));
+  o->fd = -1;
+  o->len = 0;
+}
+
+void
+recs_out_clear(struct recs_out *o)
+{
+  if (o->splices)
+    g_array_unref(o->splices);
+  /* (FD is O's only once BYTES is: one never made is zeros.) */
+  if (o->bytes && o->fd >= 0)
+    close(o->fd);
+  if (o->bytes)
+    g_byte_array_unref(o->bytes);
+  memset(o, 0, sizeof *o);
+  o->fd = -1;
+}
+
+/* LEN bytes to O: from memory (P), or from SPLIT's file at FROM (P NULL),
+ * joined to the range before when they follow it in both files. */
+static void
+recs_append(struct recs_out *o, const guint8 *p, guint64 len, const struct split *split,
+            guint64 from)
+{
+  if (p != NULL || len == 0) {
+    if (len)
+      g_byte_array_append(o->bytes, p, (guint)len);
+    o->len += len;
+    return;
+  }
+  if (o->fd < 0)
+    o->fd = fcntl(split->fd, F_DUPFD_CLOEXEC, 0);
+  if (o->fd < 0) {
+    /* No descriptor to spare: the bytes read now (a short read leaves
+     * zeros, which the block's sum will not match). */
+    const guint at = o->bytes->len;
+    g_byte_array_set_size(o->bytes, at + (guint)len);
+    if (!pread_all(split->fd, o->bytes->data + at, (gsize)len, from))
+      memset(o->bytes->data + at, 0, (size_t)len);
+    o->len += len;
+    return;
+  }
+  struct rec_splice *last = o->splices->len
+                                ? &g_array_index(o->splices, struct rec_splice, o->splices->len - 1)
+                                : NULL;
+  if (last && last->at == o->bytes->len && last->from + last->len == from) {
+    last->len += len;
+  } else {
+    const struct rec_splice sp = {o->bytes->len, from, len};
+    g_array_append_val(o->splices, sp);
+  }
+  o->len += len;
+}
+
+void
+cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
+                 const struct walk_record *g, const struct source_list *src,
+                 const struct timespec *racy_from)
 {
   w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, g->clock, racy_from);
   /* In path order, so that the same walk writes the same file. */
@@ -1550,10 +1684,10 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
     if (ke && ke->n_block) {
       /* A block as it was, with its sums: after the one being written. */
       close_block(marks, &open, &in_open, b, at, recs);
-      const struct mark_w m = {b->len - at, ke->sum, nth, recs->len, ke->recs_len, ke->rsum};
+      const struct mark_w m = {b->len - at, ke->sum, nth, recs->len, ke->recs_len, ke->rsum, 0};
       g_array_append_val(marks, m);
       g_byte_array_append(b, ke->body, (guint)ke->body_len);
-      g_byte_array_append(recs, ke->recs, (guint)ke->recs_len);
+      recs_append(recs, ke->recs, ke->recs_len, g->kept, ke->rfrom);
       for (guint k = 0; k < ke->musts; k++) {
         const guint32 n = nth + g_array_index(g->kept->musts, guint32, ke->must_from + k);
         g_array_append_val(must, n);
@@ -1571,6 +1705,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
       open.at = b->len - at;
       open.first = nth;
       open.rat = recs->len;
+      open.arr = recs->bytes->len;
     } else {
       while (shared < before_len && shared < plen && before[shared] == p[shared])
         shared++;
@@ -1588,7 +1723,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
       g_byte_array_append(b, ke->body, (guint)ke->body_len);
       w_var(b, ke->n);
       w_var(b, recs->len - open.rat);
-      g_byte_array_append(recs, ke->recs, (guint)ke->recs_len);
+      recs_append(recs, ke->recs, ke->recs_len, NULL, 0);
       j++;
     } else {
       i++;
@@ -1621,11 +1756,13 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs, const struct
       }
       w_var(b, d->n - asked);
       w_var(b, recs->len - open.rat);
+      const guint before_recs = recs->bytes->len;
       for (guint k = 0; k < d->n; k++) {
         const struct memo_rec *r = &d->recs[k];
         if (r->kind != MEMO_ASKED)
-          w_rec(recs, r);
+          w_rec(recs->bytes, r);
       }
+      recs->len += recs->bytes->len - before_recs;
     }
     if (++in_open == DIR_MARK_EVERY)
       close_block(marks, &open, &in_open, b, at, recs);
@@ -1704,13 +1841,16 @@ cache_store_clocks(const char *path, struct cache_file *c, const struct wm_at *c
     at = w->clock_end;
   }
   g_byte_array_append(index, at, (guint)((const guint8 *)c->index + c->index_len - at));
-  GByteArray *dirs = g_byte_array_new(), *recs = g_byte_array_new();
+  GByteArray *dirs = g_byte_array_new();
   g_byte_array_append(dirs, c->dirs, (guint)c->dirs_len);
-  g_byte_array_append(recs, c->recs, (guint)(c->recs_end - c->recs));
-  const bool ok = cache_store(path, index, dirs, recs, why);
+  struct recs_out recs;
+  recs_out_init(&recs, 0);
+  g_byte_array_append(recs.bytes, c->recs, (guint)(c->recs_end - c->recs));
+  recs.len = recs.bytes->len;
+  const bool ok = cache_store(path, index, dirs, &recs, why);
   g_byte_array_unref(index);
   g_byte_array_unref(dirs);
-  g_byte_array_unref(recs);
+  recs_out_clear(&recs);
   return ok;
 }
 

@@ -134,9 +134,10 @@ struct kept_entry {
   size_t len;
   const guint8 *body;   /* dir_entry.body: from its live queries to its questions' end */
   size_t body_len;
-  guint32 n;            /* its records: RECS_LEN bytes at RECS */
+  guint32 n;            /* its records: RECS_LEN bytes at RECS (a block: RECS NULL when
+                           they are at RFROM in the split's file FD, unread) */
   const guint8 *recs;
-  guint64 recs_len;
+  guint64 recs_len, rfrom;
   bool must;            /* one watchman never vouches for (format.h, must) */
   /* A block: N_BLOCK entries, their bytes BODY (BODY_LEN) with sum SUM,
    * their records RECS (RECS_LEN) with sum RSUM; the must list's entries
@@ -152,6 +153,8 @@ struct split {
   GArray *kept;         /* struct kept_entry, in path order */
   guint64 entries;      /* the entries they hold (a block: its N_BLOCK) */
   GArray *musts;        /* guint32: the blocks' must lists */
+  int fd;               /* the cache file the blocks' records are in (its own descriptor),
+                           or -1 */
   struct arena arena;
 };
 
@@ -291,23 +294,41 @@ struct source_list {
   const GString *env;
 };
 
+/* The records of a file being written: BYTES, and between them ranges of
+ * another file's (FD's) records copied as they are, unread (struct
+ * rec_splice, in order). LEN is all of them. */
+struct rec_splice {
+  guint64 at;           /* before BYTES' byte AT */
+  guint64 from, len;    /* FD's bytes */
+};
+struct recs_out {
+  GByteArray *bytes;
+  GArray *splices;
+  int fd;               /* its own descriptor (-1: none) */
+  guint64 len;
+};
+void recs_out_init(struct recs_out *o, guint reserve);
+void recs_out_clear(struct recs_out *o);
+
 /* Start index B: the trawl VERSION that writes it, the QUERIES' bytes
  * (cache_query_write()), and how many walks follow. */
 void cache_index_begin(GByteArray *b, const char *version, const GByteArray *queries,
                        size_t n_walks);
 
 /* Append walk W with its sources SRC to index B, its directory entries to
- * DIRS (each block's sum to B, with its mark), its records to RECS; a source
- * stamped at or after RACY_FROM is recorded as racy. */
-void cache_write_walk(GByteArray *b, GByteArray *dirs, GByteArray *recs,
+ * DIRS (each block's sum to B, with its mark), its records to RECS (a block
+ * kept whole as a range of its file's); a source stamped at or after
+ * RACY_FROM is recorded as racy. */
+void cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
                       const struct walk_record *w, const struct source_list *src,
                       const struct timespec *racy_from);
 
 /* Write INDEX (the version, the queries, the walks), DIRS and RECS to PATH
- * through a temporary file renamed into place (INDEX is appended to); false
- * with *WHY set. */
-bool cache_store(const char *path, GByteArray *index, const GByteArray *dirs,
-                 const GByteArray *recs, char **why);
+ * through a temporary file renamed into place (RECS' ranges of another file
+ * copied in the kernel, copy_file_range(), where it can); false with *WHY
+ * set. */
+bool cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
+                 const struct recs_out *recs, char **why);
 
 /* ---- the queries: written and read as data ---- */
 
