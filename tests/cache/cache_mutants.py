@@ -130,8 +130,11 @@ MUTANTS = {
         ("  else if (*why == NULL && checksum((const guint8 *)index, index_len) != index_sum)",
          "  else if (false)")]),
     "records checksum not compared": ("libcore/src/cache/cachefile.c", [
-        ("  c->records_ok = c->recs && checksum(c->recs, c->recs_len) == c->recs_sum;",
-         "  c->records_ok = c->recs != NULL;")]),
+        ("  return checksum(recs + mark_rat(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m);",
+         "  return checksum(recs + mark_rat(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m) || true;")]),
+    "a block's records' checksum not compared when read alone": ("libcore/src/cache/cachefile.c", [
+        ("          checksum((const guint8 *)b, len) != mark_rsum(w, m)) {",
+         "          (checksum((const guint8 *)b, len) != mark_rsum(w, m) && false)) {")]),
     "a block's checksum not compared when read alone": ("libcore/src/cache/cachefile.c", [
         ("         checksum(c->buf->data, c->buf->len) == mark_sum(w, m);",
          "         (checksum(c->buf->data, c->buf->len) == mark_sum(w, m) || true);")]),

@@ -886,6 +886,55 @@ TEST(Cache, ACheckForItsChangesCopiesTheBlocksItDoesNotEnter)
   EXPECT_EQ(k.results(0), all);
 }
 
+// A check for its changes reads the records of the blocks it enters alone,
+// each checked against its sum: one that does not check out is not
+// trusted, and the check walks in full and answers right. Issue 25.
+TEST(Cache, ACheckForItsChangesChecksTheRecordsItReads)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (int k = 0; k < 100; k++)
+    add_file(tmp / "tree", "a/d" + std::to_string(k) + "/f.c");
+  add_file(tmp / "tree", "c/h.c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  for (int k = 0; k < 2; k++) {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+    settle();
+  }
+  // The last block holds "c": a byte of its one record ("h.c") flipped.
+  std::string data = slurp(cache);
+  char *why = nullptr;
+  cache_file *c = cache_load(cache.c_str(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  const cached_walk *w = static_cast<const cached_walk *>(c->walks->pdata[0]);
+  const std::string mark(reinterpret_cast<const char *>(w->marks) + MARK_SIZE * (w->n_marks - 1),
+                         MARK_SIZE);
+  const size_t recs_at = HEADER_SIZE + le_at(data, 40) + le_at(data, 48);
+  const size_t from = recs_at + le_at(mark, 20), to = from + le_at(mark, 28);
+  cache_file_free(c);
+  const size_t at = data.find("h.c", from);
+  ASSERT_LT(at, to) << "c's record is not in the last block";
+  data[at] ^= 0x02; // "j.c"
+  spit(cache, data);
+
+  add_file(tmp / "tree", "c/new.c");
+  settle();
+  Fixture g(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_NE(r.warning.find("corrupt (its records"), std::string::npos) << r.warning;
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(r.written);
+  Fixture h(tmp / "tree", {{"**/*.c"}});
+  CacheRun again = run(h, cache);
+  EXPECT_TRUE(again.trusted);
+  EXPECT_EQ(again.warning, "");
+  EXPECT_EQ(h.results(0).size(), 100u + 2);
+  EXPECT_EQ(h.results(0).back(), "c/new.c");
+}
+
 TEST(Cache, BadFilesAreNotTrustedAndAreReplaced)
 {
   TempDir tmp;
