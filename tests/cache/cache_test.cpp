@@ -886,6 +886,76 @@ TEST(Cache, ACheckForItsChangesCopiesTheBlocksItDoesNotEnter)
   EXPECT_EQ(k.results(0), all);
 }
 
+// The descriptors this process has open.
+size_t open_fds()
+{
+  size_t n = 0;
+  GDir *d = g_dir_open("/proc/self/fd", 0, nullptr);
+  if (d == nullptr)
+    return 0;
+  while (g_dir_read_name(d))
+    n++;
+  g_dir_close(d);
+  return n;
+}
+
+// A check for its changes that holds its write (trawl check) holds no
+// descriptor for it, though it copies blocks from the last file: that file
+// is opened again to be copied, and if another file took its place, the
+// write fails and the cache there is left, so that the next check finds
+// the change again. Issue 25.
+TEST(Cache, AHeldWriteHoldsNoDescriptorAndCopiesFromTheFileItRead)
+{
+  TempDir tmp;
+  make_dir(tmp / "tree");
+  for (int k = 0; k < 300; k++)
+    add_file(tmp / "tree", "a/d" + std::to_string(1000 + k) + "/f.c");
+  add_file(tmp / "tree", "c/h.c");
+  const std::string cache = tmp / "c.cache";
+  settle();
+  for (int k = 0; k < 2; k++) {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+    settle();
+  }
+  const std::string before = slurp(cache);
+  add_file(tmp / "tree", "c/new.c");
+  settle();
+  const unsigned flags =
+      TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY | TRAWL_CACHE_HOLD_CHANGED;
+  for (bool replace : {true, false}) {
+    spit(cache, before);
+    const size_t fds = open_fds();
+    Fixture g(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(g, cache, flags);
+    EXPECT_TRUE(cache_run_was_partial(g.plan.get()));
+    EXPECT_TRUE(r.changed);
+    EXPECT_FALSE(r.written) << "held";
+    EXPECT_EQ(open_fds(), fds) << "a descriptor held for the write";
+    if (replace) { // the same bytes, another file
+      const std::string other = tmp / "other";
+      spit(other, before);
+      ASSERT_EQ(rename(other.c_str(), cache.c_str()), 0);
+    }
+    TrawlCacheReport rep;
+    memset(&rep, 0, sizeof rep);
+    EXPECT_EQ(trawl_cache_store(g.plan.get(), &rep), !replace);
+    const std::string why = report_message(rep.write_error, TRAWL_CACHE_ERROR_WRITE);
+    trawl_cache_report_clear(&rep);
+    if (replace) {
+      EXPECT_NE(why.find("another file took the place"), std::string::npos) << why;
+      EXPECT_EQ(slurp(cache), before) << "the cache there was not left as it was";
+      continue;
+    }
+    EXPECT_EQ(why, "");
+    Fixture h(tmp / "tree", {{"**/*.c"}});
+    CacheRun again = run(h, cache);
+    EXPECT_TRUE(again.trusted);
+    EXPECT_FALSE(again.changed);
+    EXPECT_EQ(h.results(0).size(), 300u + 2);
+  }
+}
+
 // A check for its changes reads the records of the blocks it enters alone,
 // each checked against its sum: one that does not check out is not
 // trusted, and the check walks in full and answers right. Issue 25.

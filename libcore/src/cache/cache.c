@@ -1155,6 +1155,12 @@ trawl_cache_run(TrawlPlan *plan, const char *path, unsigned flags,
   st->partial = r.partial;
   run_compare(&r);
   run_write(&r);
+  /* A walk given part of its record read what it needs of the file (its
+   * records were not read whole, so the file is still open): closed, so
+   * that a plan held for its write (TRAWL_CACHE_HOLD_CHANGED) holds no
+   * descriptor, as before format 13 (a later read opens it again). */
+  if (r.partial)
+    cache_file_close(st->file);
   if (flags & TRAWL_CACHE_CHANGES_ONLY) {
     /* The changes kept (from the lists when not from the memos: none when
      * nothing changed), the results not. */

@@ -197,6 +197,7 @@ cache_file_free(struct cache_file *c)
   release(c->recs_data, c->recs_len);
   if (c->fd >= 0)
     close(c->fd);
+  g_free(c->path);
   g_free(c->version);
   if (c->walks)
     g_ptr_array_unref(c->walks);
@@ -511,6 +512,40 @@ file_done(struct cache_file *c)
   }
 }
 
+/* The file at PATH if it is still the one that was DEV, INO and SIZE
+ * bytes, opened (to close); else -1 with errno set (ESTALE: another file
+ * took its place). */
+static int
+open_again(const char *path, guint64 dev, guint64 ino, guint64 size)
+{
+  int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : -1;
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (guint64)st.st_dev != dev ||
+                  (guint64)st.st_ino != ino || (guint64)st.st_size != size)) {
+    close(fd);
+    fd = -1;
+    errno = ESTALE;
+  }
+  return fd;
+}
+
+/* C's descriptor, or C opened again (*OPENED set: to close). */
+static int
+file_fd(const struct cache_file *c, bool *opened)
+{
+  *opened = c->fd < 0;
+  return c->fd >= 0 ? c->fd : open_again(c->path, c->dev, c->ino, c->size);
+}
+
+void
+cache_file_close(struct cache_file *c)
+{
+  if (c && c->fd >= 0) {
+    close(c->fd);
+    c->fd = -1;
+  }
+}
+
 /* Read cache file C's records whole, unchecked (once): c->recs, NULL if
  * they cannot be read. What a writer that copies blocks unparsed reads
  * them through (their sums go with them). */
@@ -524,7 +559,11 @@ records_load(struct cache_file *c)
   if (c->recs_len == 0) {
     c->recs = c->recs_end = none;
   } else {
-    c->recs_data = read_at(c->fd, c->recs_at, c->recs_len);
+    bool opened;
+    const int fd = file_fd(c, &opened);
+    c->recs_data = fd >= 0 ? read_at(fd, c->recs_at, c->recs_len) : NULL;
+    if (opened && fd >= 0)
+      close(fd);
     c->recs = (const guint8 *)c->recs_data;
     c->recs_end = c->recs ? c->recs + c->recs_len : NULL;
   }
@@ -584,8 +623,12 @@ block_records(const struct cached_walk *w, guint32 m, const guint8 **at, const g
       ww->rec_blocks = g_new0(gchar *, w->n_marks);
     if (ww->rec_blocks[m] == NULL) {
       gchar *b = g_malloc(len + 1);
-      if (c->fd < 0 || !pread_all(c->fd, b, len, c->recs_at + mark_rat(w, m)) ||
-          checksum((const guint8 *)b, len) != mark_rsum(w, m)) {
+      bool opened;
+      const int fd = file_fd(c, &opened);
+      const bool read = fd >= 0 && pread_all(fd, b, len, c->recs_at + mark_rat(w, m));
+      if (opened && fd >= 0)
+        close(fd);
+      if (!read || checksum((const guint8 *)b, len) != mark_rsum(w, m)) {
         g_free(b);
         return false;
       }
@@ -763,7 +806,7 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   out->kept = g_array_new(FALSE, FALSE, sizeof(struct kept_entry));
   out->musts = g_array_new(FALSE, FALSE, sizeof(guint32));
   out->entries = 0;
-  out->fd = -1;
+  out->file = c;
   /* The entries whole, every block checked (few bytes: the records are
    * most of a file). The records of a block kept whole are not read: the
    * writer copies them from the file, with their sum (one parsed is read
@@ -825,20 +868,10 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
         next_must = musts < w->n_must ? next_must + (guint32)r_var(&must) + 1 : G_MAXUINT32;
         musts++;
       }
-      /* Its records from the file (a descriptor of its own: the writer
-       * may run after the file is closed), or from memory when the file
-       * was read whole and closed. */
-      if (out->fd < 0 && c->fd >= 0)
-        out->fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-      if (out->fd < 0)
-        records_load(c);
-      if (out->fd < 0 && c->recs == NULL) {
-        ok = false;
-        break;
-      }
+      /* Its records from the file when they were not read whole. */
       struct kept_entry k = {arena_copy(&out->arena, key->str, key->len), key->len, at,
                              (size_t)(end - at), 0,
-                             out->fd >= 0 ? NULL : c->recs + mark_rat(w, b), rlen,
+                             c->records_loaded && c->recs ? c->recs + mark_rat(w, b) : NULL, rlen,
                              c->recs_at + mark_rat(w, b), false, next - first, mark_sum(w, b),
                              mark_rsum(w, b), from, out->musts->len - from};
       g_array_append_val(out->kept, k);
@@ -927,10 +960,7 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
 void
 split_clear(struct split *s)
 {
-  /* (FD is the split's only once KEPT is: a split never made is zeros.) */
-  if (s->kept && s->fd >= 0)
-    close(s->fd);
-  s->fd = -1;
+  s->file = NULL;
   if (s->kept)
     g_array_unref(s->kept);
   s->kept = NULL;
@@ -1365,6 +1395,10 @@ cache_load(const char *path, char **why)
   c->index_data = index_data;
   c->index_data_len = index_data_len;
   c->fd = fd;
+  c->path = g_strdup(path);
+  c->dev = (guint64)st.st_dev;
+  c->ino = (guint64)st.st_ino;
+  c->size = size;
   c->dirs_at = HEADER_SIZE + index_len;
   c->recs_at = HEADER_SIZE + index_len + dirs_len;
   c->recs_len = size - HEADER_SIZE - index_len - dirs_len;
@@ -1419,8 +1453,7 @@ copy_range(int from_fd, guint64 at, guint64 len, int fd)
     if (kernel) {
       off64_t from = (off64_t)at;
       n = copy_file_range(from_fd, &from, fd, NULL, want, 0);
-      if (n < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
-                    errno == EOPNOTSUPP || errno == EBADF)) {
+      if (n < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP)) {
         kernel = false; /* not between these files: copy through memory */
         continue;
       }
@@ -1469,15 +1502,22 @@ cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
             (dirs->len == 0 || write_all(fd, dirs->data, dirs->len));
   /* The records: the bytes made, and between them the ranges of the last
    * file kept as they were. */
+  int from = -1;
+  bool replaced = false;
+  if (ok && recs->splices->len > 0 &&
+      (from = open_again(recs->from_path, recs->from_dev, recs->from_ino, recs->from_size)) < 0)
+    ok = false, replaced = errno == ESTALE;
   guint64 done = 0;
   for (guint k = 0; ok && k <= recs->splices->len; k++) {
     const struct rec_splice *sp =
         k < recs->splices->len ? &g_array_index(recs->splices, struct rec_splice, k) : NULL;
     const guint64 upto = sp ? sp->at : recs->bytes->len;
     ok = (upto == done || write_all(fd, recs->bytes->data + done, (size_t)(upto - done))) &&
-         (sp == NULL || copy_range(recs->fd, sp->from, sp->len, fd));
+         (sp == NULL || copy_range(from, sp->from, sp->len, fd));
     done = upto;
   }
+  if (from >= 0)
+    close(from);
   if (!ok && fd >= 0)
     err = errno;
   if (fd >= 0 && close(fd) != 0 && ok) {
@@ -1489,7 +1529,10 @@ cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
     ok = false;
   }
   if (!ok) {
-    *why = g_strdup_printf("%s: %s", path, g_strerror(err));
+    /* (Then the next run finds the change again, from the file now there.) */
+    *why = replaced ? g_strdup_printf("%s: another file took the place of the one it copies "
+                                      "from (%s)", path, recs->from_path)
+                    : g_strdup_printf("%s: %s", path, g_strerror(err));
     if (fd >= 0)
       unlink(tmp);
   }
@@ -1589,7 +1632,7 @@ recs_out_init(struct recs_out *o, guint reserve)
 {
   o->bytes = g_byte_array_sized_new(reserve);
   o->splices = g_array_new(FALSE, FALSE, sizeof(struct rec_splice));
-  o->fd = -1;
+  o->from_path = NULL;
   o->len = 0;
 }
 
@@ -1598,13 +1641,10 @@ recs_out_clear(struct recs_out *o)
 {
   if (o->splices)
     g_array_unref(o->splices);
-  /* (FD is O's only once BYTES is: one never made is zeros.) */
-  if (o->bytes && o->fd >= 0)
-    close(o->fd);
   if (o->bytes)
     g_byte_array_unref(o->bytes);
+  g_free(o->from_path);
   memset(o, 0, sizeof *o);
-  o->fd = -1;
 }
 
 /* LEN bytes to O: from memory (P), or from SPLIT's file at FROM (P NULL),
@@ -1619,17 +1659,13 @@ recs_append(struct recs_out *o, const guint8 *p, guint64 len, const struct split
     o->len += len;
     return;
   }
-  if (o->fd < 0)
-    o->fd = fcntl(split->fd, F_DUPFD_CLOEXEC, 0);
-  if (o->fd < 0) {
-    /* No descriptor to spare: the bytes read now (a short read leaves
-     * zeros, which the block's sum will not match). */
-    const guint at = o->bytes->len;
-    g_byte_array_set_size(o->bytes, at + (guint)len);
-    if (!pread_all(split->fd, o->bytes->data + at, (gsize)len, from))
-      memset(o->bytes->data + at, 0, (size_t)len);
-    o->len += len;
-    return;
+  /* (One cache file's: every walk's split is of the file the run read.) */
+  const struct cache_file *c = split->file;
+  if (o->from_path == NULL) {
+    o->from_path = g_strdup(c->path);
+    o->from_dev = c->dev;
+    o->from_ino = c->ino;
+    o->from_size = c->size;
   }
   struct rec_splice *last = o->splices->len
                                 ? &g_array_index(o->splices, struct rec_splice, o->splices->len - 1)

@@ -71,7 +71,9 @@ struct cache_file {
   gchar *index_data;    /* where it was read into (release()d) */
   gsize index_data_len;
   int fd;               /* the file, open until its records and its directory entries are
-                           read (-1 then) */
+                           read (-1 then), or until cache_file_close() */
+  char *path;           /* where it was opened, and what it was then: to open it again */
+  guint64 dev, ino, size;
   guint64 dirs_at, dirs_len; /* where the directory entries are in it */
   gchar *dirs_data;     /* they, once read whole */
   const guint8 *dirs;
@@ -102,6 +104,10 @@ void cache_file_free(struct cache_file *c);
 /* cache_load() for a caller that must have the file: NULL with ERROR set
  * (G_FILE_ERROR) naming PATH and why it cannot be used. */
 struct cache_file *cache_open(const char *path, GError **error);
+
+/* Close C's file (a run that read what it needs of it; a later read opens
+ * it again, and finds nothing if another file took its place). */
+void cache_file_close(struct cache_file *c);
 
 /* Read C's records whole and check every block of them against its sum
  * (once; the file is closed when its directory entries are read too):
@@ -135,7 +141,7 @@ struct kept_entry {
   const guint8 *body;   /* dir_entry.body: from its live queries to its questions' end */
   size_t body_len;
   guint32 n;            /* its records: RECS_LEN bytes at RECS (a block: RECS NULL when
-                           they are at RFROM in the split's file FD, unread) */
+                           they are at RFROM in the split's file, unread) */
   const guint8 *recs;
   guint64 recs_len, rfrom;
   bool must;            /* one watchman never vouches for (format.h, must) */
@@ -153,8 +159,7 @@ struct split {
   GArray *kept;         /* struct kept_entry, in path order */
   guint64 entries;      /* the entries they hold (a block: its N_BLOCK) */
   GArray *musts;        /* guint32: the blocks' must lists */
-  int fd;               /* the cache file the blocks' records are in (its own descriptor),
-                           or -1 */
+  const struct cache_file *file; /* the cache file the blocks' records are in */
   struct arena arena;
 };
 
@@ -295,16 +300,19 @@ struct source_list {
 };
 
 /* The records of a file being written: BYTES, and between them ranges of
- * another file's (FD's) records copied as they are, unread (struct
- * rec_splice, in order). LEN is all of them. */
+ * the last cache file's copied as they are, unread (struct rec_splice, in
+ * order), from the file at FROM_PATH as long as it is the one read (its
+ * device, inode and size: it is opened again to be copied, so that a write
+ * held for later holds no descriptor). LEN is all of them. */
 struct rec_splice {
   guint64 at;           /* before BYTES' byte AT */
-  guint64 from, len;    /* FD's bytes */
+  guint64 from, len;    /* the file's bytes */
 };
 struct recs_out {
   GByteArray *bytes;
   GArray *splices;
-  int fd;               /* its own descriptor (-1: none) */
+  char *from_path;
+  guint64 from_dev, from_ino, from_size;
   guint64 len;
 };
 void recs_out_init(struct recs_out *o, guint reserve);
