@@ -813,6 +813,30 @@ uint64_t le_at(const std::string &data, size_t at)
   return v;
 }
 
+// A tree of N directories below a/, each with one f.c, and c/h.c; and
+// CACHE of **/*.c over it written, then written again with nothing racy.
+// The files, in path order.
+std::vector<std::string> settled_blocks(TempDir &tmp, int n, const std::string &cache)
+{
+  make_dir(tmp / "tree");
+  std::vector<std::string> all;
+  for (int k = 0; k < n; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "a/d%04d/f.c", k);
+    add_file(tmp / "tree", name);
+    all.push_back(name);
+  }
+  add_file(tmp / "tree", "c/h.c");
+  all.push_back("c/h.c");
+  settle();
+  for (int k = 0; k < 2; k++) {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+    settle();
+  }
+  return all;
+}
+
 // A check for its changes copies every block of entries below a directory
 // it leaves unentered as it is, its records unread and unchecked (format
 // 13): a block that is corrupt there is copied corrupt, sum and all, and
@@ -821,23 +845,8 @@ uint64_t le_at(const std::string &data, size_t at)
 TEST(Cache, ACheckForItsChangesCopiesTheBlocksItDoesNotEnter)
 {
   TempDir tmp;
-  make_dir(tmp / "tree");
-  std::vector<std::string> all;
-  for (int k = 0; k < 300; k++) {
-    char name[32];
-    snprintf(name, sizeof name, "a/d%03d/f.c", k);
-    add_file(tmp / "tree", name);
-    all.push_back(name);
-  }
-  add_file(tmp / "tree", "c/h.c");
-  all.push_back("c/h.c");
   const std::string cache = tmp / "c.cache";
-  settle();
-  for (int k = 0; k < 2; k++) { // written, then written again with nothing racy
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
-    settle();
-  }
+  std::vector<std::string> all = settled_blocks(tmp, 300, cache);
   // Block 2 is below "a/" from its first entry to the next block's: its
   // records, a byte of them flipped.
   std::string data = slurp(cache);
@@ -907,17 +916,8 @@ size_t open_fds()
 TEST(Cache, AHeldWriteHoldsNoDescriptorAndCopiesFromTheFileItRead)
 {
   TempDir tmp;
-  make_dir(tmp / "tree");
-  for (int k = 0; k < 300; k++)
-    add_file(tmp / "tree", "a/d" + std::to_string(1000 + k) + "/f.c");
-  add_file(tmp / "tree", "c/h.c");
   const std::string cache = tmp / "c.cache";
-  settle();
-  for (int k = 0; k < 2; k++) {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
-    settle();
-  }
+  settled_blocks(tmp, 300, cache);
   const std::string before = slurp(cache);
   add_file(tmp / "tree", "c/new.c");
   settle();
@@ -962,17 +962,8 @@ TEST(Cache, AHeldWriteHoldsNoDescriptorAndCopiesFromTheFileItRead)
 TEST(Cache, ACheckForItsChangesChecksTheRecordsItReads)
 {
   TempDir tmp;
-  make_dir(tmp / "tree");
-  for (int k = 0; k < 100; k++)
-    add_file(tmp / "tree", "a/d" + std::to_string(k) + "/f.c");
-  add_file(tmp / "tree", "c/h.c");
   const std::string cache = tmp / "c.cache";
-  settle();
-  for (int k = 0; k < 2; k++) {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
-    settle();
-  }
+  settled_blocks(tmp, 100, cache);
   // The last block holds "c": a byte of its one record ("h.c") flipped.
   std::string data = slurp(cache);
   char *why = nullptr;
