@@ -831,6 +831,7 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   g_ptr_array_sort(prefixes, compare_strs);
   guint t_is = 0, t_below = 0, tops_found = 0;
   GString *path = g_string_new(NULL), *key = g_string_new(NULL), *next_key = g_string_new(NULL);
+  bool have_key = false; /* NEXT_KEY holds the next block's first path */
   /* The must list, read along (numbers ascending): for the blocks kept
    * whole, which are not parsed. */
   struct rd must = {w->must_at, w->must_end, false};
@@ -849,9 +850,15 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
      * in path order), and none the walk entered is among them. (The last
      * block is parsed.) */
     bool whole = false;
+    if (have_key) { /* this block's key: the last block's next */
+      GString *t = key;
+      key = next_key;
+      next_key = t;
+    }
     if (b + 1 < w->n_marks) {
-      ok = first_path(at, end, key) &&
+      ok = (have_key || first_path(at, end, key)) &&
            first_path(dirs + mark_at(w, b + 1), dirs + block_end(w, b + 1), next_key);
+      have_key = ok;
       while (ok && t_below < prefixes->len && strcmp(prefixes->pdata[t_below], key->str) < 0 &&
              !g_str_has_prefix(key->str, prefixes->pdata[t_below]))
         t_below++;
@@ -1101,14 +1108,13 @@ mark_key(struct dir_cursor *c, guint32 m)
   if (c->keys[m] == NULL) {
     if (c->block != m && !cursor_block(c, m))
       return NULL;
-    struct rd r = {c->start, c->end, false};
-    const guint64 shared = r_var(&r), plen = r_var(&r);
-    const char *p = r_bytes(&r, r.bad || shared ? 0 : (size_t)plen);
-    if (r.bad || shared) {
+    GString *key = g_string_new(NULL);
+    if (!first_path(c->start, c->end, key)) {
+      g_string_free(key, TRUE);
       c->bad = true;
       return NULL;
     }
-    c->keys[m] = g_bytes_new(p, (gsize)plen);
+    c->keys[m] = g_string_free_to_bytes(key);
   }
   return c->keys[m];
 }
