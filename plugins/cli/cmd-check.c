@@ -152,16 +152,17 @@ held_done(struct held_cache *h, bool stats)
 }
 
 /* How many plans whose check found nothing changed --bump keeps, each
- * with its cache file open (its records are read only if the digest is
- * needed): a few, and an eighth of the descriptors at most. Beyond, each
- * is freed and, if the digest is needed, made again from its file. */
+ * with its cache file open, and its base if it was written over one (its
+ * records are read only if the digest is needed): a few, and an eighth of
+ * the descriptors at most, two a plan. Beyond, each is freed and, if the
+ * digest is needed, made again from its file. */
 static guint
 bump_open_max(void)
 {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
     return 64;
-  return (guint)MIN((rlim_t)64, rl.rlim_cur / 8);
+  return (guint)MIN((rlim_t)64, rl.rlim_cur / 16);
 }
 
 /* --bump's digest of every cache's results, the caches in order: PLANS[i],

@@ -130,8 +130,8 @@ MUTANTS = {
         ("  else if (*why == NULL && checksum((const guint8 *)index, index_len) != index_sum)",
          "  else if (false)")]),
     "records checksum not compared": ("libcore/src/cache/cachefile.c", [
-        ("  return checksum(recs + mark_rat(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m);",
-         "  return checksum(recs + mark_rat(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m) || true;")]),
+        ("  return checksum(mark_recs(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m);",
+         "  return checksum(mark_recs(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m) || true;")]),
     "a block's records' checksum not compared when read alone": ("libcore/src/cache/cachefile.c", [
         ("          checksum((const guint8 *)b, len) != mark_rsum(w, m)) {",
          "          (checksum((const guint8 *)b, len) != mark_rsum(w, m) && false)) {")]),
@@ -141,6 +141,14 @@ MUTANTS = {
     "the blocks' checksums not compared when read whole": ("libcore/src/cache/cachefile.c", [
         ("  return checksum(data + from, (gsize)(block_end(w, m) - from)) == mark_sum(w, m);",
          "  return checksum(data + from, (gsize)(block_end(w, m) - from)) == mark_sum(w, m) || true;")]),
+    "a base of another size taken": ("libcore/src/cache/cachefile.c", [
+        ("  } else if ((guint64)st.st_size != size || !pread_all(fd, h, HEADER_SIZE, 0) ||",
+         "  } else if (!pread_all(fd, h, HEADER_SIZE, 0) ||"),
+        ("             get_le(h + 24, 8) != sum || get_le(h + 16, 8) != size - HEADER_SIZE ||",
+         "             get_le(h + 24, 8) != sum ||")]),
+    "a base's index sum not compared": ("libcore/src/cache/cachefile.c", [
+        ("             get_le(h + 24, 8) != sum || get_le(h + 16, 8) != size - HEADER_SIZE ||",
+         "             get_le(h + 16, 8) != size - HEADER_SIZE ||")]),
 }
 
 # The suites' programs, by their place in the build.

@@ -10,7 +10,7 @@
  * does not (docs/reliability.md says where each fault comes from).
  *
  *   TRAWL_FAULT_OPS     kinds of call counted, comma-separated:
- *                       create  open/openat/creat with O_CREAT
+ *                       create  open/openat/creat with O_CREAT, linkat
  *                       open    open/openat without O_CREAT
  *                       write   write, pwrite, writev, copy_file_range (to its
  *                               output)
@@ -479,6 +479,20 @@ renameat2(int from_at, const char *from, int to_at, const char *to, unsigned fla
 {
   REAL(renameat2)
   return rename_common(to) ? -1 : fn(from_at, from, to_at, to, flags);
+}
+
+/* A new name for a file (the cache's base: cachefile.c) counts as a
+ * create. */
+int
+linkat(int from_at, const char *from, int to_at, const char *to, int flags)
+{
+  REAL(linkat)
+  if (fault(K_CREATE, to, -1)) {
+    if (action == 0)
+      kill_now();
+    return -1;
+  }
+  return fn(from_at, from, to_at, to, flags);
 }
 
 int

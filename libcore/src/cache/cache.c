@@ -1103,13 +1103,25 @@ run_write(struct cached_run *r)
    * last file, unread: those it makes are few.) */
   struct recs_out recs;
   recs_out_init(&recs, was ? 4096 : 0);
-  cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, r->n_groups);
+  /* Over a base when most of the last file stays as it is: only what
+   * changed is written (format.h: base). */
+  int overlay = OVER_NONE;
+  if (was) {
+    const struct split **splits = g_new(const struct split *, r->n_groups);
+    for (guint g = 0; g < r->n_groups; g++)
+      splits[g] = &st->groups[g].split;
+    overlay = cache_overlay_choice(was, r->path, splits, r->n_groups);
+    g_free(splits);
+  }
+  if (overlay != OVER_NONE)
+    recs_out_over(&recs, was, overlay);
+  cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, was, overlay, r->n_groups);
   for (guint g = 0; g < r->n_groups; g++) {
     const struct plan_group_view *gv = &r->gv[g];
     const struct cgroup *cg = &st->groups[g];
     struct walk_record w = {gv->root, (uint64_t)gv->dev, (uint64_t)gv->ino, false,
                             gv->members, cg->memo, &r->clocks[g],
-                            r->partial ? &cg->split : NULL};
+                            r->partial ? &cg->split : NULL, overlay};
     w.problems = trawl_plan_problems(r->plan, g_array_index(gv->members, size_t, 0))->len > 0;
     const struct source_list sl = source_list_of(&r->src[g]);
     cache_write_walk(body, dirs, &recs, &w, &sl, &r->racy_from);

@@ -195,9 +195,13 @@ cache_file_free(struct cache_file *c)
   release(c->index_data, c->index_data_len);
   release(c->dirs_data, c->dirs_len);
   release(c->recs_data, c->recs_len);
+  release(c->base_recs_data, c->base_recs_len);
   if (c->fd >= 0)
     close(c->fd);
+  if (c->base_fd >= 0)
+    close(c->base_fd);
   g_free(c->path);
+  g_free(c->base_path);
   g_free(c->version);
   if (c->walks)
     g_ptr_array_unref(c->walks);
@@ -306,7 +310,7 @@ mark_first(const struct cached_walk *w, guint32 m)
   return GUINT32_FROM_LE(v);
 }
 
-/* Where block M's records are in the file's records, how long, their sum. */
+/* Where block M's records are (format.h: WHERE), how long, their sum. */
 static guint64
 mark_rat(const struct cached_walk *w, guint32 m)
 {
@@ -323,6 +327,25 @@ static guint64
 mark_rsum(const struct cached_walk *w, guint32 m)
 {
   return mark_u64(w, m, 36);
+}
+
+/* Where block M's entries are (format.h: WHERE). */
+static guint64
+mark_dat(const struct cached_walk *w, guint32 m)
+{
+  return mark_u64(w, m, 44);
+}
+
+/* Is a block of LEN bytes at WHERE (format.h) within file C's region of
+ * entries (DIRS) or of records? */
+static bool
+where_ok(const struct cache_file *c, guint64 where, guint64 len, bool dirs)
+{
+  const bool base = where & 1;
+  const guint64 off = where >> 1;
+  const guint64 region = base ? (dirs ? c->base_dirs_len : c->base_recs_len)
+                              : (dirs ? c->own_dirs_len : c->recs_len);
+  return (!base || c->has_base) && off <= region && len <= region - off;
 }
 
 /* The block entry I is in (below w->n_dirs): a binary search over the
@@ -349,7 +372,7 @@ block_of(const struct cached_walk *w, guint32 i)
  * binary search); their sums when their blocks are read; the numbers, few,
  * in order. */
 static void
-read_marks(struct rd *r, struct cached_walk *w, guint64 recs_len)
+read_marks(struct rd *r, struct cached_walk *w, const struct cache_file *c)
 {
   w->mark_every = (guint32)r_le(r, 4);
   if (w->mark_every == 0)
@@ -364,7 +387,12 @@ read_marks(struct rd *r, struct cached_walk *w, guint64 recs_len)
     const guint32 first = mark_first(w, m), next = mark_first(w, m + 1);
     if (off >= w->dirs_bytes || (m == 0 ? off != 0 : off <= mark_at(w, m - 1)) ||
         (m == 0 && first != 0) || next <= first || next - first > w->mark_every ||
-        rat > recs_len || rlen > recs_len - rat)
+        !where_ok(c, rat, rlen, false))
+      r->bad = true;
+    else if (!where_ok(c, mark_dat(w, m),
+                       (m + 1 < w->n_marks && mark_at(w, m + 1) > off ? mark_at(w, m + 1)
+                                                                       : w->dirs_bytes) - off,
+                       true))
       r->bad = true;
   }
   if (r->bad)
@@ -383,11 +411,11 @@ read_marks(struct rd *r, struct cached_walk *w, guint64 recs_len)
   w->must_end = r->p;
 }
 
-/* The next walk at R, its entries the next of the region of DIRS_LEN
- * bytes after *USED bytes of it (*USED then past them); its blocks' records
- * in the file's RECS_LEN bytes of them. */
+/* The next walk at R, its entries the next of the DIRS_LEN bytes of them
+ * after *USED bytes (*USED then past them); its blocks in file C's regions
+ * (or its base's). */
 static struct cached_walk *
-read_walk(struct rd *r, guint64 *used, guint64 dirs_len, guint64 recs_len)
+read_walk(struct rd *r, guint64 *used, guint64 dirs_len, const struct cache_file *c)
 {
   struct cached_walk *w = g_new0(struct cached_walk, 1);
   size_t len;
@@ -450,7 +478,7 @@ read_walk(struct rd *r, guint64 *used, guint64 dirs_len, guint64 recs_len)
     r->bad = true;
   if (!r->bad)
     *used += w->dirs_bytes;
-  read_marks(r, w, recs_len);
+  read_marks(r, w, c);
   return w;
 }
 
@@ -480,17 +508,21 @@ pread_all(int fd, void *buf, gsize len, guint64 at)
  * else meanwhile is then short data, not SIGBUS. NULL with errno set (0:
  * the file is shorter than that). */
 static gchar *
+buf_new(gsize len)
+{
+  if (len <= READ_INTO_HEAP_MAX)
+    return g_malloc(len);
+  void *buf =
+      mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  return buf == MAP_FAILED ? NULL : buf;
+}
+
+static gchar *
 read_at(int fd, guint64 at, gsize len)
 {
-  void *buf;
-  if (len <= READ_INTO_HEAP_MAX) {
-    buf = g_malloc(len);
-  } else {
-    buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
-               0);
-    if (buf == MAP_FAILED)
-      return NULL;
-  }
+  gchar *buf = buf_new(len);
+  if (buf == NULL)
+    return NULL;
   if (!pread_all(fd, buf, len, at)) {
     const int err = errno;
     release(buf, len);
@@ -506,10 +538,8 @@ read_at(int fd, guint64 at, gsize len)
 static void
 file_done(struct cache_file *c)
 {
-  if (c->fd >= 0 && c->records_loaded && c->dirs_checked) {
-    close(c->fd);
-    c->fd = -1;
-  }
+  if (c->fd >= 0 && c->records_loaded && c->dirs_checked)
+    cache_file_close(c);
 }
 
 /* The file at PATH if it is still the one that was DEV, INO and SIZE
@@ -529,12 +559,34 @@ open_again(const char *path, guint64 dev, guint64 ino, guint64 size)
   return fd;
 }
 
-/* C's descriptor, or C opened again (*OPENED set: to close). */
+/* The descriptor of C (BASE false) or of its base, or that file opened
+ * again (*OPENED set: to close). */
 static int
-file_fd(const struct cache_file *c, bool *opened)
+file_fd(const struct cache_file *c, bool base, bool *opened)
 {
-  *opened = c->fd < 0;
-  return c->fd >= 0 ? c->fd : open_again(c->path, c->dev, c->ino, c->size);
+  const int fd = base ? c->base_fd : c->fd;
+  *opened = fd < 0;
+  if (fd >= 0)
+    return fd;
+  return base ? open_again(c->base_path, c->base_dev, c->base_ino, c->base_size)
+              : open_again(c->path, c->dev, c->ino, c->size);
+}
+
+/* LEN bytes of C's region (or its base's, WHERE bit 0) of entries (DIRS)
+ * or of records at WHERE (format.h) into BUF; false if they cannot be
+ * read. */
+static bool
+read_where(const struct cache_file *c, guint64 where, bool dirs, void *buf, gsize len)
+{
+  const bool base = where & 1;
+  const guint64 at = (base ? (dirs ? c->base_dirs_at : c->base_recs_at)
+                           : (dirs ? c->dirs_at : c->recs_at)) + (where >> 1);
+  bool opened;
+  const int fd = file_fd(c, base, &opened);
+  const bool ok = fd >= 0 && pread_all(fd, buf, len, at);
+  if (opened && fd >= 0)
+    close(fd);
+  return ok;
 }
 
 void
@@ -543,6 +595,10 @@ cache_file_close(struct cache_file *c)
   if (c && c->fd >= 0) {
     close(c->fd);
     c->fd = -1;
+  }
+  if (c && c->base_fd >= 0) {
+    close(c->base_fd);
+    c->base_fd = -1;
   }
 }
 
@@ -560,22 +616,45 @@ records_load(struct cache_file *c)
     c->recs = c->recs_end = none;
   } else {
     bool opened;
-    const int fd = file_fd(c, &opened);
+    const int fd = file_fd(c, false, &opened);
     c->recs_data = fd >= 0 ? read_at(fd, c->recs_at, c->recs_len) : NULL;
     if (opened && fd >= 0)
       close(fd);
     c->recs = (const guint8 *)c->recs_data;
     c->recs_end = c->recs ? c->recs + c->recs_len : NULL;
   }
+  /* The base's too: a block's records may be in either (mark_recs()). */
+  if (c->has_base && c->recs && c->base_recs_len == 0) {
+    c->base_recs = none;
+  } else if (c->has_base && c->recs) {
+    bool opened;
+    const int fd = file_fd(c, true, &opened);
+    c->base_recs_data = fd >= 0 ? read_at(fd, c->base_recs_at, c->base_recs_len) : NULL;
+    if (opened && fd >= 0)
+      close(fd);
+    c->base_recs = (const guint8 *)c->base_recs_data;
+    if (c->base_recs == NULL)
+      c->recs = c->recs_end = NULL;
+  }
   file_done(c);
 }
 
-/* Does block M of W have its records, at RECS (the file's records), as
- * its mark's sum says? */
-static bool
-block_records_ok(const struct cached_walk *w, guint32 m, const guint8 *recs)
+/* Where block M of W's records are, its file's records (and its base's)
+ * read whole (records_load()). */
+static const guint8 *
+mark_recs(const struct cached_walk *w, guint32 m)
 {
-  return checksum(recs + mark_rat(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m);
+  const struct cache_file *c = w->file;
+  const guint64 where = mark_rat(w, m);
+  return ((where & 1) ? c->base_recs : c->recs) + (where >> 1);
+}
+
+/* Does block M of W have its records, read whole (records_load()), as its
+ * mark's sum says? */
+static bool
+block_records_ok(const struct cached_walk *w, guint32 m)
+{
+  return checksum(mark_recs(w, m), (gsize)mark_rlen(w, m)) == mark_rsum(w, m);
 }
 
 /* Read cache file C's records whole and check every block of every walk
@@ -595,7 +674,7 @@ records_read(struct cache_file *c)
   for (guint i = 0; ok && i < c->walks->len; i++) {
     const struct cached_walk *w = c->walks->pdata[i];
     for (guint32 m = 0; ok && m < w->n_marks; m++)
-      ok = block_records_ok(w, m, c->recs);
+      ok = block_records_ok(w, m);
   }
   c->records_ok = ok;
 }
@@ -612,22 +691,18 @@ block_records(const struct cached_walk *w, guint32 m, const guint8 **at, const g
   if (c->records_checked) {
     if (!c->records_ok)
       return false;
-    *at = c->recs + mark_rat(w, m);
+    *at = mark_recs(w, m);
   } else if (c->records_loaded) {
-    if (c->recs == NULL || !block_records_ok(w, m, c->recs))
+    if (c->recs == NULL || !block_records_ok(w, m))
       return false;
-    *at = c->recs + mark_rat(w, m);
+    *at = mark_recs(w, m);
   } else {
     struct cached_walk *ww = (struct cached_walk *)w; /* its own cache of blocks read */
     if (ww->rec_blocks == NULL)
       ww->rec_blocks = g_new0(gchar *, w->n_marks);
     if (ww->rec_blocks[m] == NULL) {
       gchar *b = g_malloc(len + 1);
-      bool opened;
-      const int fd = file_fd(c, &opened);
-      const bool read = fd >= 0 && pread_all(fd, b, len, c->recs_at + mark_rat(w, m));
-      if (opened && fd >= 0)
-        close(fd);
+      const bool read = read_where(c, mark_rat(w, m), false, b, len);
       if (!read || checksum((const guint8 *)b, len) != mark_rsum(w, m)) {
         g_free(b);
         return false;
@@ -656,8 +731,37 @@ block_ok(const struct cached_walk *w, guint32 m, const guint8 *data)
   return checksum(data + from, (gsize)(block_end(w, m) - from)) == mark_sum(w, m);
 }
 
-/* Read cache file C's region of directory entries whole and check every
- * block of every walk against its sum (once; the blocks cover the region:
+/* The walks' directory entries of cache file C, each block from where
+ * its mark says (its file's region, or its base's), in the order the marks
+ * place them: a run of blocks that follow each other in their file in one
+ * read (a whole file's: one per walk). NULL if they cannot be read. */
+static gchar *
+dirs_gather(const struct cache_file *c)
+{
+  gchar *buf = buf_new(c->dirs_len);
+  bool ok = buf != NULL;
+  for (guint i = 0; ok && i < c->walks->len; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    guint32 m = 0;
+    while (ok && m < w->n_marks) {
+      const guint64 from = mark_at(w, m), where = mark_dat(w, m);
+      guint32 k = m + 1;
+      while (k < w->n_marks && mark_dat(w, k) == where + ((mark_at(w, k) - from) << 1))
+        k++;
+      const guint64 to = k < w->n_marks ? mark_at(w, k) : w->dirs_bytes;
+      ok = read_where(c, where, true, buf + w->dirs_off + from, (gsize)(to - from));
+      m = k;
+    }
+  }
+  if (!ok && buf) {
+    release(buf, c->dirs_len);
+    buf = NULL;
+  }
+  return buf;
+}
+
+/* Read cache file C's directory entries whole and check every block of
+ * every walk against its sum (once; the blocks cover the walks' entries:
  * read_walk()). */
 static void
 dirs_read(struct cache_file *c)
@@ -667,7 +771,7 @@ dirs_read(struct cache_file *c)
   if (c->dirs_len == 0) {
     c->dirs = none;
   } else {
-    c->dirs_data = read_at(c->fd, c->dirs_at, c->dirs_len);
+    c->dirs_data = dirs_gather(c);
     c->dirs = (const guint8 *)c->dirs_data;
   }
   bool ok = c->dirs != NULL;
@@ -715,7 +819,7 @@ cached_memo(const struct cached_walk *w)
       b++;
     struct dir_entry e;
     r_dir(&r, &e, w->dev, path);
-    const guint8 *recs = c->recs + mark_rat(w, b);
+    const guint8 *recs = mark_recs(w, b);
     struct memo_dir *d = r.bad ? NULL : memo_of_entry(&e, recs, recs + mark_rlen(w, b));
     if (d == NULL)
       r.bad = true;
@@ -876,11 +980,13 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
         musts++;
       }
       /* Its records from the file when they were not read whole. */
+      const guint64 rat = mark_rat(w, b);
       struct kept_entry k = {arena_copy(&out->arena, key->str, key->len), key->len, at,
                              (size_t)(end - at), 0,
-                             c->records_loaded && c->recs ? c->recs + mark_rat(w, b) : NULL, rlen,
-                             c->recs_at + mark_rat(w, b), false, next - first, mark_sum(w, b),
-                             mark_rsum(w, b), from, out->musts->len - from};
+                             c->records_loaded && c->recs ? mark_recs(w, b) : NULL, rlen,
+                             ((rat & 1) ? c->base_recs_at : c->recs_at) + (rat >> 1), false,
+                             next - first, mark_sum(w, b), mark_rsum(w, b), from,
+                             out->musts->len - from, mark_dat(w, b), rat};
       g_array_append_val(out->kept, k);
       out->entries += next - first;
       continue;
@@ -924,7 +1030,7 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
                                (size_t)(e.body_end - e.body), e.n, recs + e.off, 0, 0,
                                !watchman_may_vouch(&e.was, e.path, e.len,
                                                    (e.flags & (DIR_START | DIR_WAY)) != 0),
-                               0, 0, 0, 0, 0};
+                               0, 0, 0, 0, 0, 0, 0};
         g_array_append_val(out->kept, k);
         out->entries++;
         last = (gint)out->kept->len - 1;
@@ -1021,12 +1127,12 @@ cursor_block(struct dir_cursor *c, guint32 m)
     c->end = f->dirs + w->dirs_off + to;
     return true;
   }
-  bool ok = !f->dirs_checked && f->fd >= 0;
+  bool ok = !f->dirs_checked;
   if (ok) {
     if (c->buf == NULL)
       c->buf = g_byte_array_new();
     g_byte_array_set_size(c->buf, (guint)(to - from));
-    ok = pread_all(f->fd, c->buf->data, c->buf->len, f->dirs_at + w->dirs_off + from) &&
+    ok = read_where(f, mark_dat(w, m), true, c->buf->data, c->buf->len) &&
          checksum(c->buf->data, c->buf->len) == mark_sum(w, m);
     __atomic_fetch_add(&cache_test_blocks_read, 1, __ATOMIC_RELAXED);
   }
@@ -1278,39 +1384,116 @@ not_ours(const struct stat *st)
                          (unsigned long)st->st_uid, (unsigned long)me);
 }
 
-/* The walks of INDEX (INDEX_LEN bytes, checked), their entries in a region
- * of DIRS_LEN bytes after it and their records in RECS_LEN bytes after
- * that: a cache file of no file yet (fd -1), or NULL if the index does not
- * parse. */
+/* A cache file of no file yet (its descriptors -1): its regions DIRS_LEN
+ * and RECS_LEN bytes. */
 static struct cache_file *
-index_parse(const gchar *index, gsize index_len, guint64 dirs_len, guint64 recs_len)
+cache_file_new(guint64 dirs_len, guint64 recs_len)
+{
+  struct cache_file *c = g_new0(struct cache_file, 1);
+  c->fd = c->base_fd = -1;
+  c->own_dirs_len = dirs_len;
+  c->recs_len = recs_len;
+  return c;
+}
+
+/* The base INDEX (INDEX_LEN bytes, checked) names (format.h: base): false
+ * if it names none; *BAD set if the bytes do not parse so. */
+static bool
+index_base(const gchar *index, gsize index_len, guint64 *size, guint64 *sum, bool *bad)
 {
   struct rd r = {(const guint8 *)index, (const guint8 *)index + index_len, false};
-  struct cache_file *c = g_new0(struct cache_file, 1);
-  c->fd = -1;
+  size_t n;
+  r_str(&r, &n);
+  r_str(&r, &n);
+  const char *base = r_str(&r, &n);
+  *bad = r.bad || (n != 0 && n != 16);
+  if (*bad || n == 0)
+    return false;
+  *size = get_le((const guint8 *)base, 8);
+  *sum = get_le((const guint8 *)base + 8, 8);
+  return true;
+}
+
+/* The walks of INDEX (INDEX_LEN bytes, checked) into C (cache_file_new(),
+ * its base opened if it has one: its regions' lengths known), their
+ * entries in its regions (or its base's): C, or NULL (C freed) if the
+ * index does not parse. */
+static struct cache_file *
+index_parse(const gchar *index, gsize index_len, struct cache_file *c)
+{
+  struct rd r = {(const guint8 *)index, (const guint8 *)index + index_len, false};
   c->index = index;
   c->index_len = index_len;
-  c->dirs_len = dirs_len;
   size_t n;
   const char *s = r_str(&r, &n);
   c->version = g_strndup(s, n);
   c->queries = (const guint8 *)r_str(&r, &c->queries_len);
+  const char *base = r_str(&r, &n);
+  if (n != (c->has_base ? 16u : 0u) ||
+      (n && (get_le((const guint8 *)base, 8) != c->base_size ||
+             get_le((const guint8 *)base + 8, 8) != c->base_sum)))
+    r.bad = true;
   c->walks = g_ptr_array_new_with_free_func((GDestroyNotify)cached_walk_free);
   guint32 walks = r_count(&r, 36);
+  /* The walks' entries: a whole file's are its region, every byte of it
+   * some walk's (and so some block's); an overlay's come from its own and
+   * its base's, so at most as many. */
+  const guint64 bound = c->own_dirs_len + (c->has_base ? c->base_dirs_len : 0);
   guint64 used = 0;
   for (guint32 i = 0; i < walks && !r.bad; i++) {
-    struct cached_walk *w = read_walk(&r, &used, dirs_len, recs_len);
+    struct cached_walk *w = read_walk(&r, &used, bound, c);
     w->file = c;
     g_ptr_array_add(c->walks, w);
   }
-  /* Every byte of the region some walk's (and so some block's). */
-  if (!r.bad && (r.p != r.end || used != dirs_len))
+  c->dirs_len = used;
+  if (!r.bad && (r.p != r.end || (!c->has_base && used != c->own_dirs_len)))
     r.bad = true;
   if (r.bad) {
     cache_file_free(c);
     return NULL;
   }
   return c;
+}
+
+/* Open the base (format.h) of cache file PATH into C, as the index binds
+ * it: SIZE bytes, its index's sum SUM. NULL, or why it cannot be used. */
+static char *
+base_open(struct cache_file *c, const char *path, guint64 size, guint64 sum)
+{
+  c->base_path = g_strconcat(path, ".base", NULL);
+  int fd = open(c->base_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  guint8 h[HEADER_SIZE];
+  char *why = NULL;
+  if (fd < 0 || fstat(fd, &st) != 0)
+    why = g_strdup_printf("is written over %s, which cannot be read (%s)", c->base_path,
+                          g_strerror(errno));
+  else if ((why = not_ours(&st)) != NULL) {
+    char *t = g_strdup_printf("is written over %s, which %s", c->base_path, why);
+    g_free(why);
+    why = t;
+  } else if ((guint64)st.st_size != size || !pread_all(fd, h, HEADER_SIZE, 0) ||
+             memcmp(h, CACHE_MAGIC, 8) != 0 || get_le(h + 8, 4) != CACHE_FORMAT ||
+             get_le(h + 24, 8) != sum || get_le(h + 16, 8) != size - HEADER_SIZE ||
+             get_le(h + 40, 8) > size - HEADER_SIZE ||
+             get_le(h + 48, 8) > size - HEADER_SIZE - get_le(h + 40, 8))
+    why = g_strdup_printf("is written over %s, and another file took its place", c->base_path);
+  if (why) {
+    if (fd >= 0)
+      close(fd);
+    return why;
+  }
+  c->has_base = true;
+  c->base_fd = fd;
+  c->base_size = size;
+  c->base_sum = sum;
+  c->base_dev = (guint64)st.st_dev;
+  c->base_ino = (guint64)st.st_ino;
+  c->base_dirs_at = HEADER_SIZE + get_le(h + 40, 8);
+  c->base_dirs_len = get_le(h + 48, 8);
+  c->base_recs_at = c->base_dirs_at + c->base_dirs_len;
+  c->base_recs_len = size - c->base_recs_at;
+  return NULL;
 }
 
 /* Cache file PATH, checked: NULL with *WHY set (NULL too: no such file).
@@ -1389,8 +1572,17 @@ cache_load(const char *path, char **why)
   /* The index now; the directory entries and the records when they are
    * first needed (a re-check that finds nothing changed never reads the
    * records, nor with watchman's answer more than a few blocks of entries). */
-  struct cache_file *c = index_parse(index, index_len, dirs_len,
-                                     size - HEADER_SIZE - index_len - dirs_len);
+  struct cache_file *c = cache_file_new(dirs_len, size - HEADER_SIZE - index_len - dirs_len);
+  guint64 base_size, base_sum;
+  bool base_bad;
+  if (index_base(index, index_len, &base_size, &base_sum, &base_bad) &&
+      (*why = base_open(c, path, base_size, base_sum)) != NULL) {
+    cache_file_free(c);
+    release(index_data, index_data_len);
+    close(fd);
+    return NULL;
+  }
+  c = index_parse(index, index_len, c);
   if (c == NULL) {
     /* The checksum held: a writer's bug, not a disk's. Still not trusted. */
     *why = g_strdup("is corrupt (its records do not parse)");
@@ -1405,9 +1597,9 @@ cache_load(const char *path, char **why)
   c->dev = (guint64)st.st_dev;
   c->ino = (guint64)st.st_ino;
   c->size = size;
+  c->index_sum = index_sum;
   c->dirs_at = HEADER_SIZE + index_len;
   c->recs_at = HEADER_SIZE + index_len + dirs_len;
-  c->recs_len = size - HEADER_SIZE - index_len - dirs_len;
   return c;
 }
 
@@ -1497,33 +1689,69 @@ cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
   put_le(h + 40, index->len, 8);
   put_le(h + 48, dirs->len, 8);
 
+  /* Over a base: the last file made it (a link to the very file read,
+   * through its descriptor), or it checked to be the one read. */
+  char *base = g_strconcat(path, ".base", NULL);
+  bool ok = true;
+  const char *replaced = NULL; /* the file another took the place of */
+  int err = 0;
+  if (recs->overlay != OVER_NONE) {
+    const struct rec_from *f = &recs->from[recs->overlay == OVER_LAST ? 0 : 1];
+    const int fd = open_again(f->path, f->dev, f->ino, f->size);
+    ok = fd >= 0;
+    replaced = !ok && errno == ESTALE ? f->path : NULL;
+    if (ok && recs->overlay == OVER_LAST) {
+      char *link = g_strconcat(path, ".base.XXXXXX", NULL);
+      char *proc = g_strdup_printf("/proc/self/fd/%d", fd);
+      /* A name no other file has: made, then replaced by the link. */
+      const int tfd = g_mkstemp_full(link, O_WRONLY | O_CLOEXEC, 0600);
+      ok = tfd >= 0 && close(tfd) == 0 && unlink(link) == 0 &&
+           linkat(AT_FDCWD, proc, AT_FDCWD, link, AT_SYMLINK_FOLLOW) == 0;
+      if (ok && rename(link, base) != 0) {
+        ok = false;
+        unlink(link);
+      }
+      g_free(link);
+      g_free(proc);
+    }
+    if (!ok)
+      err = errno;
+    if (fd >= 0)
+      close(fd);
+  }
+
   char *tmp = g_strconcat(path, ".XXXXXX", NULL);
   /* 0664 less the umask, as a build's own files are: a build directory
    * shared by a group stays shared, and no umask makes it writable by
    * others (a cache others may write could change a build's answers). */
-  int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0664);
-  int err = errno;
+  int fd = ok ? g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0664) : -1;
+  if (ok && fd < 0)
+    err = errno;
   /* (A walk of no directory has no entries: DIRS may have no data at all.) */
-  bool ok = fd >= 0 && write_all(fd, h, HEADER_SIZE) && write_all(fd, index->data, index->len) &&
-            (dirs->len == 0 || write_all(fd, dirs->data, dirs->len));
+  ok = fd >= 0 && write_all(fd, h, HEADER_SIZE) && write_all(fd, index->data, index->len) &&
+       (dirs->len == 0 || write_all(fd, dirs->data, dirs->len));
   /* The records: the bytes made, and between them the ranges of the last
-   * file kept as they were. */
-  int from = -1;
-  bool replaced = false;
-  if (ok && recs->splices->len > 0 &&
-      (from = open_again(recs->from_path, recs->from_dev, recs->from_ino, recs->from_size)) < 0)
-    ok = false, replaced = errno == ESTALE;
+   * file (or its base) kept as they were. */
+  int from[2] = {-1, -1};
   guint64 done = 0;
   for (guint k = 0; ok && k <= recs->splices->len; k++) {
     const struct rec_splice *sp =
         k < recs->splices->len ? &g_array_index(recs->splices, struct rec_splice, k) : NULL;
+    if (sp && from[sp->part] < 0) {
+      const struct rec_from *f = &recs->from[sp->part];
+      if ((from[sp->part] = open_again(f->path, f->dev, f->ino, f->size)) < 0) {
+        ok = false, replaced = errno == ESTALE ? f->path : NULL;
+        break;
+      }
+    }
     const guint64 upto = sp ? sp->at : recs->bytes->len;
     ok = (upto == done || write_all(fd, recs->bytes->data + done, (size_t)(upto - done))) &&
-         (sp == NULL || copy_range(from, sp->from, sp->len, fd));
+         (sp == NULL || copy_range(from[sp->part], sp->from, sp->len, fd));
     done = upto;
   }
-  if (from >= 0)
-    close(from);
+  for (int k = 0; k < 2; k++)
+    if (from[k] >= 0)
+      close(from[k]);
   if (!ok && fd >= 0)
     err = errno;
   if (fd >= 0 && close(fd) != 0 && ok) {
@@ -1534,15 +1762,19 @@ cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
     err = errno;
     ok = false;
   }
+  /* A whole file needs no base: one left by the file it replaced goes. */
+  if (ok && recs->overlay == OVER_NONE)
+    unlink(base);
   if (!ok) {
     /* (Then the next run finds the change again, from the file now there.) */
     *why = replaced ? g_strdup_printf("%s: another file took the place of the one it copies "
-                                      "from (%s)", path, recs->from_path)
+                                      "from (%s)", path, replaced)
                     : g_strdup_printf("%s: %s", path, g_strerror(err));
     if (fd >= 0)
       unlink(tmp);
   }
   g_free(tmp);
+  g_free(base);
   return ok;
 }
 
@@ -1609,22 +1841,24 @@ w_walk_head(GByteArray *b, const char *root, guint64 dev, guint64 ino, bool prob
 struct mark_w {
   guint64 at, sum;
   guint32 first;
-  guint64 rat, rlen, rsum;
+  guint64 rat, rlen, rsum, dat;
   guint64 arr;          /* where its records start in RECS' bytes (the open block's) */
 };
 
 /* End the block being written (OPEN, of *IN_OPEN entries: none, nothing
- * to end), its entries in DIRS from OPEN->at past AT (where the walk's
- * start), its records in RECS from OPEN->rat: its mark, with both sums, to
- * MARKS. */
+ * to end), its entries in DIRS from OPEN->dat's offset, its records in
+ * RECS from OPEN->arr: its mark, with both sums, to MARKS, and *AT (the
+ * walk's entries so far) past it. */
 static void
 close_block(GArray *marks, struct mark_w *open, guint32 *in_open, const GByteArray *dirs,
-            guint at, const struct recs_out *recs)
+            guint64 *at, const struct recs_out *recs)
 {
   if (*in_open == 0)
     return;
   static const guint8 none[1];
-  open->sum = checksum(dirs->data + at + open->at, (gsize)(dirs->len - at - open->at));
+  const guint64 own = open->dat >> 1;
+  open->sum = checksum(dirs->data + own, (gsize)(dirs->len - own));
+  *at += dirs->len - own;
   open->rlen = recs->bytes->len - open->arr;
   /* (A block of directories that hold nothing has no records: RECS may
    * have no data at all.) */
@@ -1638,7 +1872,8 @@ recs_out_init(struct recs_out *o, guint reserve)
 {
   o->bytes = g_byte_array_sized_new(reserve);
   o->splices = g_array_new(FALSE, FALSE, sizeof(struct rec_splice));
-  o->from_path = NULL;
+  memset(o->from, 0, sizeof o->from);
+  o->overlay = OVER_NONE;
   o->len = 0;
 }
 
@@ -1649,15 +1884,59 @@ recs_out_clear(struct recs_out *o)
     g_array_unref(o->splices);
   if (o->bytes)
     g_byte_array_unref(o->bytes);
-  g_free(o->from_path);
+  g_free(o->from[0].path);
+  g_free(o->from[1].path);
   memset(o, 0, sizeof *o);
 }
 
-/* LEN bytes to O: from memory (P), or from SPLIT's file at FROM (P NULL),
- * joined to the range before when they follow it in both files. */
+void
+recs_out_over(struct recs_out *o, const struct cache_file *c, int overlay)
+{
+  o->overlay = overlay;
+  if (o->from[0].path == NULL)
+    o->from[0] = (struct rec_from){g_strdup(c->path), c->dev, c->ino, c->size};
+  if (o->from[1].path == NULL && c->has_base)
+    o->from[1] = (struct rec_from){g_strdup(c->base_path), c->base_dev, c->base_ino, c->base_size};
+}
+
+/* The bytes of a cache file's walks: their entries and their records. */
+static guint64
+file_bytes(const struct cache_file *c)
+{
+  guint64 n = c->dirs_len;
+  for (guint i = 0; i < c->walks->len; i++) {
+    const struct cached_walk *w = c->walks->pdata[i];
+    for (guint32 m = 0; m < w->n_marks; m++)
+      n += mark_rlen(w, m);
+  }
+  return n;
+}
+
+int
+cache_overlay_choice(const struct cache_file *old, const char *path,
+                     const struct split *const *splits, size_t n)
+{
+  if (old == NULL || old->path == NULL || strcmp(old->path, path) != 0)
+    return OVER_NONE;
+  const int overlay = old->has_base ? OVER_BASE : OVER_LAST;
+  const guint64 part = (guint64)(overlay == OVER_BASE);
+  guint64 left = 0; /* the bytes of the blocks that would stay where they are */
+  for (size_t i = 0; i < n; i++) {
+    for (guint k = 0; splits[i] && splits[i]->kept && k < splits[i]->kept->len; k++) {
+      const struct kept_entry *ke = &g_array_index(splits[i]->kept, struct kept_entry, k);
+      if (ke->n_block && (ke->dwhere & 1) == part && (ke->rwhere & 1) == part)
+        left += ke->body_len + ke->recs_len;
+    }
+  }
+  return left > 0 && left >= file_bytes(old) / 2 ? overlay : OVER_NONE;
+}
+
+/* LEN bytes to O: from memory (P), or from SPLIT's file (PART 0) or its
+ * base (1) at FROM (P NULL), joined to the range before when they follow
+ * it in the same file. */
 static void
 recs_append(struct recs_out *o, const guint8 *p, guint64 len, const struct split *split,
-            guint64 from)
+            guint64 from, guint32 part)
 {
   if (p != NULL || len == 0) {
     if (len)
@@ -1666,20 +1945,14 @@ recs_append(struct recs_out *o, const guint8 *p, guint64 len, const struct split
     return;
   }
   /* (One cache file's: every walk's split is of the file the run read.) */
-  const struct cache_file *c = split->file;
-  if (o->from_path == NULL) {
-    o->from_path = g_strdup(c->path);
-    o->from_dev = c->dev;
-    o->from_ino = c->ino;
-    o->from_size = c->size;
-  }
+  recs_out_over(o, split->file, o->overlay);
   struct rec_splice *last = o->splices->len
                                 ? &g_array_index(o->splices, struct rec_splice, o->splices->len - 1)
                                 : NULL;
-  if (last && last->at == o->bytes->len && last->from + last->len == from) {
+  if (last && last->at == o->bytes->len && last->part == part && last->from + last->len == from) {
     last->len += len;
   } else {
-    const struct rec_splice sp = {o->bytes->len, from, len};
+    const struct rec_splice sp = {o->bytes->len, from, len, part};
     g_array_append_val(o->splices, sp);
   }
   o->len += len;
@@ -1701,7 +1974,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
   g_ptr_array_sort(all, compare_dirs);
   GByteArray *index = b;
   b = dirs; /* the entries: in the region of them */
-  const guint at = b->len;
+  guint64 at = 0; /* the walk's entries so far, as the marks place them */
   const char *before = "";
   size_t before_len = 0;
   GArray *marks = g_array_new(FALSE, FALSE, sizeof(struct mark_w));
@@ -1724,12 +1997,22 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
         d = NULL;
     }
     if (ke && ke->n_block) {
-      /* A block as it was, with its sums: after the one being written. */
-      close_block(marks, &open, &in_open, b, at, recs);
-      const struct mark_w m = {b->len - at, ke->sum, nth, recs->len, ke->recs_len, ke->rsum, 0};
-      g_array_append_val(marks, m);
-      g_byte_array_append(b, ke->body, (guint)ke->body_len);
-      recs_append(recs, ke->recs, ke->recs_len, g->kept, ke->rfrom);
+      /* A block as it was, with its sums: after the one being written.
+       * Over a base that holds it, it stays there; else it is copied. */
+      close_block(marks, &open, &in_open, b, &at, recs);
+      const guint64 part = (guint64)(g->overlay == OVER_BASE);
+      if (g->overlay != OVER_NONE && (ke->dwhere & 1) == part && (ke->rwhere & 1) == part) {
+        const struct mark_w m = {at, ke->sum, nth, ke->rwhere | 1, ke->recs_len, ke->rsum,
+                                 ke->dwhere | 1, 0};
+        g_array_append_val(marks, m);
+      } else {
+        const struct mark_w m = {at, ke->sum, nth, recs->len << 1, ke->recs_len, ke->rsum,
+                                 (guint64)b->len << 1, 0};
+        g_array_append_val(marks, m);
+        g_byte_array_append(b, ke->body, (guint)ke->body_len);
+        recs_append(recs, ke->recs, ke->recs_len, g->kept, ke->rfrom, (guint32)(ke->rwhere & 1));
+      }
+      at += ke->body_len;
       for (guint k = 0; k < ke->musts; k++) {
         const guint32 n = nth + g_array_index(g->kept->musts, guint32, ke->must_from + k);
         g_array_append_val(must, n);
@@ -1744,9 +2027,10 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
     /* A block's first entry: reading may start here, its path written
      * whole. */
     if (in_open == 0) {
-      open.at = b->len - at;
+      open.at = at;
+      open.dat = (guint64)b->len << 1;
       open.first = nth;
-      open.rat = recs->len;
+      open.rat = recs->len << 1;
       open.arr = recs->bytes->len;
     } else {
       while (shared < before_len && shared < plen && before[shared] == p[shared])
@@ -1764,8 +2048,8 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
       /* As the last record has it, but where its records now are. */
       g_byte_array_append(b, ke->body, (guint)ke->body_len);
       w_var(b, ke->n);
-      w_var(b, recs->len - open.rat);
-      recs_append(recs, ke->recs, ke->recs_len, NULL, 0);
+      w_var(b, recs->len - (open.rat >> 1));
+      recs_append(recs, ke->recs, ke->recs_len, NULL, 0, 0);
       j++;
     } else {
       i++;
@@ -1797,7 +2081,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
         }
       }
       w_var(b, d->n - asked);
-      w_var(b, recs->len - open.rat);
+      w_var(b, recs->len - (open.rat >> 1));
       const guint before_recs = recs->bytes->len;
       for (guint k = 0; k < d->n; k++) {
         const struct memo_rec *r = &d->recs[k];
@@ -1807,10 +2091,10 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
       recs->len += recs->bytes->len - before_recs;
     }
     if (++in_open == DIR_MARK_EVERY)
-      close_block(marks, &open, &in_open, b, at, recs);
+      close_block(marks, &open, &in_open, b, &at, recs);
   }
-  close_block(marks, &open, &in_open, b, at, recs);
-  const guint64 bytes = b->len - at;
+  close_block(marks, &open, &in_open, b, &at, recs);
+  const guint64 bytes = at;
   b = index;
   w_le(b, nth, 4);
   w_le(b, bytes, 8);
@@ -1824,6 +2108,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
     w_le(b, m->rat, 8);
     w_le(b, m->rlen, 8);
     w_le(b, m->rsum, 8);
+    w_le(b, m->dat, 8);
   }
   w_le(b, must->len, 4);
   for (guint k = 0; k < must->len; k++) {
@@ -1883,12 +2168,22 @@ cache_store_clocks(const char *path, struct cache_file *c, const struct wm_at *c
     at = w->clock_end;
   }
   g_byte_array_append(index, at, (guint)((const guint8 *)c->index + c->index_len - at));
+  /* The file's own entries and records as they are (its marks say where,
+   * in them or in its base, which stays). */
   GByteArray *dirs = g_byte_array_new();
-  g_byte_array_append(dirs, c->dirs, (guint)c->dirs_len);
+  g_byte_array_set_size(dirs, (guint)c->own_dirs_len);
+  if (c->own_dirs_len && !read_where(c, 0, true, dirs->data, dirs->len)) {
+    *why = g_strdup("its directory entries cannot be read");
+    g_byte_array_unref(index);
+    g_byte_array_unref(dirs);
+    return false;
+  }
   struct recs_out recs;
   recs_out_init(&recs, 0);
   g_byte_array_append(recs.bytes, c->recs, (guint)(c->recs_end - c->recs));
   recs.len = recs.bytes->len;
+  if (c->has_base)
+    recs_out_over(&recs, c, OVER_BASE);
   const bool ok = cache_store(path, index, dirs, &recs, why);
   g_byte_array_unref(index);
   g_byte_array_unref(dirs);
@@ -1897,10 +2192,19 @@ cache_store_clocks(const char *path, struct cache_file *c, const struct wm_at *c
 }
 
 void
-cache_index_begin(GByteArray *b, const char *version, const GByteArray *queries, size_t n_walks)
+cache_index_begin(GByteArray *b, const char *version, const GByteArray *queries,
+                  const struct cache_file *over, int overlay, size_t n_walks)
 {
   w_str(b, version, strlen(version));
   w_str(b, (const char *)queries->data, queries->len);
+  /* The base: the last file, or the one it was written over. */
+  if (over && overlay != OVER_NONE) {
+    w_le(b, 16, 4);
+    w_le(b, overlay == OVER_LAST ? over->size : over->base_size, 8);
+    w_le(b, overlay == OVER_LAST ? over->index_sum : over->base_sum, 8);
+  } else {
+    w_le(b, 0, 4);
+  }
   w_le(b, n_walks, 4);
 }
 
@@ -1966,7 +2270,7 @@ cache_queries_read(const guint8 *bytes, size_t len, cache_query_fn fn, void *dat
 /* A directory of a cached walk, from the index: where its records are. */
 struct rec_dir {
   struct span path;     /* in rec_tree.paths */
-  guint64 off, end;     /* in the file's records: its own start, its block's end */
+  const guint8 *at, *end; /* in the records read whole: its own start, its block's end */
   guint32 n;
   guint8 flags;         /* DIR_* */
 };
@@ -1991,8 +2295,9 @@ rec_tree_clear(struct rec_tree *t)
   memset(t, 0, sizeof *t);
 }
 
-/* T from cached walk W's index, its records' offsets checked against
- * their blocks'; false (T cleared) if they do not parse. */
+/* T from cached walk W's index (its file's records read whole), its
+ * records' offsets checked against their blocks'; false (T cleared) if
+ * they do not parse. */
 static bool
 rec_tree_init(struct rec_tree *t, const struct cached_walk *w)
 {
@@ -2016,8 +2321,8 @@ rec_tree_init(struct rec_tree *t, const struct cached_walk *w)
     struct rec_dir *d = &t->dirs[t->n++];
     d->path.s = arena_copy(&t->paths, e.path, e.len);
     d->path.len = e.len;
-    d->off = mark_rat(w, b) + e.off;
-    d->end = mark_rat(w, b) + rlen;
+    d->at = r.bad ? NULL : mark_recs(w, b) + e.off;
+    d->end = r.bad ? NULL : mark_recs(w, b) + rlen;
     d->n = e.n;
     d->flags = e.flags;
     g_hash_table_insert(t->by_path, &d->path, d);
@@ -2033,7 +2338,6 @@ rec_tree_init(struct rec_tree *t, const struct cached_walk *w)
 struct rec_pass {
   const struct rec_tree *t;
   const GArray *members; /* size_t: the walk's queries, by bit */
-  const guint8 *recs, *recs_end;
   GString *path;        /* the directory's path, then an entry's */
   rec_emit_fn fn;
   void *data;
@@ -2048,7 +2352,7 @@ struct rec_pass {
 static void
 rec_pass_dir(struct rec_pass *p, const struct rec_dir *d)
 {
-  struct rd r = {p->recs + d->off, p->recs + d->end, false};
+  struct rd r = {d->at, d->end, false};
   const gsize base = p->path->len;
   for (guint32 i = 0; i < d->n && !r.bad && !p->bad; i++) {
     struct rec_entry rec;
@@ -2107,7 +2411,7 @@ rec_pass(const struct cached_walk *w, const GArray *members, rec_emit_fn fn, voi
       g_ptr_array_add(tops, (gpointer)d);
   }
   g_ptr_array_sort(tops, compare_starts);
-  struct rec_pass p = {&t, members, c->recs, c->recs_end, g_string_new(NULL), fn, data, false};
+  struct rec_pass p = {&t, members, g_string_new(NULL), fn, data, false};
   const struct rec_dir *top = NULL;
   for (guint i = 0; i < tops->len && !p.bad; i++) {
     const struct rec_dir *d = tops->pdata[i];
@@ -2207,15 +2511,16 @@ bool
 cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size_t dirs_len,
                 const uint8_t *recs, size_t recs_len)
 {
-  struct cache_file *c = index_parse((const gchar *)index, index_len, dirs_len, recs_len);
+  struct cache_file *c = index_parse((const gchar *)index, index_len,
+                                     cache_file_new(dirs_len, recs_len));
   if (c == NULL)
     return false;
   for (guint i = 0; i < c->walks->len; i++) {
     const struct cached_walk *w = c->walks->pdata[i];
     for (guint32 m = 0; m < w->n_marks; m++) {
       const guint64 from = mark_at(w, m);
-      const guint64 sum = checksum(dirs + w->dirs_off + from, (gsize)(block_end(w, m) - from));
-      const guint64 rsum = checksum(recs + mark_rat(w, m), (gsize)mark_rlen(w, m));
+      const guint64 sum = checksum(dirs + (mark_dat(w, m) >> 1), (gsize)(block_end(w, m) - from));
+      const guint64 rsum = checksum(recs + (mark_rat(w, m) >> 1), (gsize)mark_rlen(w, m));
       put_le(index + (w->marks - index) + MARK_SIZE * (size_t)m + 8, sum, 8);
       put_le(index + (w->marks - index) + MARK_SIZE * (size_t)m + 36, rsum, 8);
     }

@@ -28,7 +28,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 13u
+#define CACHE_FORMAT 14u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the
@@ -81,6 +81,19 @@ struct cache_file {
   guint64 recs_at, recs_len; /* where the records are in it */
   gchar *recs_data;     /* the records, once read whole */
   const guint8 *recs, *recs_end;
+  guint64 index_sum;    /* the header's: what a file written over this one binds (base) */
+  /* The base (format.h: base): the file this one was written over, whose
+   * blocks its marks may point into; opened, checked and closed with it. */
+  bool has_base;
+  guint64 base_size, base_sum; /* as the index binds it: its size, its index's sum */
+  int base_fd;
+  char *base_path;
+  guint64 base_dev, base_ino;
+  guint64 base_dirs_at, base_dirs_len, base_recs_at, base_recs_len;
+  gchar *base_recs_data; /* its records, once read whole */
+  const guint8 *base_recs;
+  guint64 own_dirs_len; /* this file's own region of entries (DIRS_LEN: the walks' entries
+                           as the marks place them, what DIRS holds once read) */
   bool records_loaded;  /* read whole (recs NULL: they could not be), not yet checked */
   bool records_checked, records_ok; /* and every block of them checked against its sum */
   char *version;
@@ -152,6 +165,7 @@ struct kept_entry {
   guint32 n_block;
   guint64 sum, rsum;
   guint32 must_from, musts;
+  guint64 dwhere, rwhere; /* a block: where its entries and records are (format.h: mark) */
 };
 
 /* What cached_walk_split() found. */
@@ -287,6 +301,7 @@ struct walk_record {
   const struct split *kept;    /* a walk that left directories unentered: the entries of
                                   the last record below them, written as they were (NULL:
                                   none) */
+  int overlay;                 /* OVER_*: the blocks of KEPT in the base pointed to */
 };
 
 /* The ignore sources of a walk: paths, kinds (IGNORE_SOURCE_*), stamps
@@ -300,28 +315,49 @@ struct source_list {
 };
 
 /* The records of a file being written: BYTES, and between them ranges of
- * the last cache file's copied as they are, unread (struct rec_splice, in
- * order), from the file at FROM_PATH as long as it is the one read (its
- * device, inode and size: it is opened again to be copied, so that a write
- * held for later holds no descriptor). LEN is all of them. */
+ * the last cache file's (or its base's) copied as they are, unread (struct
+ * rec_splice, in order), from the file at FROM[PART].path as long as it is
+ * the one read (its device, inode and size: it is opened again to be
+ * copied, so that a write held for later holds no descriptor). LEN is all
+ * of them. OVERLAY: the file is written over a base (format.h: base), the
+ * last file (OVER_LAST: made the base, a link to it) or the last file's
+ * base (OVER_BASE), whose blocks its marks point into: those blocks are
+ * neither copied nor read. */
 struct rec_splice {
   guint64 at;           /* before BYTES' byte AT */
   guint64 from, len;    /* the file's bytes */
+  guint32 part;         /* 0: the last file; 1: its base */
 };
+struct rec_from {
+  char *path;
+  guint64 dev, ino, size;
+};
+enum { OVER_NONE, OVER_LAST, OVER_BASE };
 struct recs_out {
   GByteArray *bytes;
   GArray *splices;
-  char *from_path;
-  guint64 from_dev, from_ino, from_size;
+  struct rec_from from[2];
+  int overlay;
   guint64 len;
 };
 void recs_out_init(struct recs_out *o, guint reserve);
+/* O is written over a base, as OVERLAY (OVER_*) says, C the last file. */
+void recs_out_over(struct recs_out *o, const struct cache_file *c, int overlay);
 void recs_out_clear(struct recs_out *o);
 
 /* Start index B: the trawl VERSION that writes it, the QUERIES' bytes
- * (cache_query_write()), and how many walks follow. */
+ * (cache_query_write()), the base it is written over (OVER: NULL, none;
+ * else the last file, OVER_LAST, or its base, OVER_BASE) and how many walks
+ * follow. */
 void cache_index_begin(GByteArray *b, const char *version, const GByteArray *queries,
-                       size_t n_walks);
+                       const struct cache_file *over, int overlay, size_t n_walks);
+
+/* Is it worth writing over a base (format.h: base) after a walk whose
+ * records' rest, kept from OLD, is SPLITS (N of them): OVER_LAST,
+ * OVER_BASE, or OVER_NONE (a whole file, when the blocks left where they
+ * are would be less than half of it, or OLD is not at PATH). */
+int cache_overlay_choice(const struct cache_file *old, const char *path,
+                         const struct split *const *splits, size_t n);
 
 /* Append walk W with its sources SRC to index B, its directory entries to
  * DIRS (each block's sum to B, with its mark), its records to RECS (a block
@@ -333,8 +369,10 @@ void cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
 
 /* Write INDEX (the version, the queries, the walks), DIRS and RECS to PATH
  * through a temporary file renamed into place (RECS' ranges of another file
- * copied in the kernel, copy_file_range(), where it can); false with *WHY
- * set. */
+ * copied in the kernel, copy_file_range(), where it can); over a base
+ * (RECS->overlay), the last file made the base first (a link, PATH.base),
+ * or the base checked to be there; a whole file removes PATH.base after it.
+ * False with *WHY set. */
 bool cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
                  const struct recs_out *recs, char **why);
 

@@ -28,7 +28,12 @@ G_BEGIN_DECLS
  * walks' order: DIRS LENGTH bytes), then the records, little-endian
  * throughout:
  *
- *   index   := str version, str queries, u32 n, walk[n]
+ *   index   := str version, str queries, str base, u32 n, walk[n]
+ *   base    := nothing (the file holds every block it marks), or u64 size,
+ *              u64 sum: the file holds only the blocks written since
+ *              its base, the file PATH.base of SIZE bytes whose header's
+ *              index sum is SUM (a whole file, the one it was written over:
+ *              an overlay, format 14); a mark's WHERE may point into it
  *   queries := u32 n, query[n] (in a str: compared as one span of bytes)
  *   query   := str root, u32 n, pattern[n] (included), u32 n, pattern[n]
  *              (excluded), u8 hidden, u8 follow, u32 types, i32 max_depth,
@@ -44,7 +49,8 @@ G_BEGIN_DECLS
  *              BYTES of the dirs, none without a dir: N 0 and BYTES 0 go
  *              together), u32 every, u32 k, mark[k] (K 0 with N 0 only),
  *              u32 m, var must[m]
- *   mark    := u64 at, u64 sum, u32 first, u64 rat, u64 rlen, u64 rsum: a
+ *   mark    := u64 at, u64 sum, u32 first, u64 rat, u64 rlen, u64 rsum,
+ *              u64 dat: a
  *              block of the walk's dirs and of their records. Its first
  *              dir is number FIRST (the first mark's 0, each after it
  *              larger by 1 to EVERY, the last's below N by at most EVERY),
@@ -54,9 +60,13 @@ G_BEGIN_DECLS
  *              there (dir_cursor, cachefile.h). SUM is XXH3-64 of the
  *              block's dirs, the bytes from AT to the next mark's AT (the
  *              last's: to BYTES), checked before they are parsed. Its
- *              dirs' records are the RLEN bytes at RAT in the records
- *              (within them), their sum RSUM, checked before a record of
- *              the block is parsed: a dir's OFFSET is from RAT. A block
+ *              dirs' records are the RLEN bytes at RAT, their sum RSUM,
+ *              checked before a record of the block is parsed: a dir's
+ *              OFFSET is from RAT. AT places the block among the walk's
+ *              dirs; where its bytes are is DAT: RAT and DAT are WHERE, a
+ *              file's region of records (RAT) or of dirs (DAT), the base's
+ *              (bit 0 set) or this file's own (clear), at the offset the
+ *              other bits give (WHERE >> 1), the bytes within it. A block
  *              is copied as it is, sums and all, by a writer that keeps
  *              it (a check that walked only what changed): so a block
  *              holds 1 to EVERY dirs, not always EVERY, and corruption in
@@ -108,7 +118,9 @@ G_BEGIN_DECLS
  * need. The records have their own sums, a block's verified only when it
  * is read: `trawl check` on an unchanged tree reads the index alone and the
  * dirs; one that finds a change reads the records of the blocks it parses,
- * and copies the others unread into the new file (format 13). Why, with the numbers: docs/adr/0004-cache-file-read-cost.md. A
+ * and copies the others unread into the new file (format 13), or leaves them
+ * where they are and writes the new file over the last as its base, when
+ * they are most of it (format 14, docs/cache.md "Writing over a base"). Why, with the numbers: docs/adr/0004-cache-file-read-cost.md. A
  * re-check with watchman's answer reads less still: the marks let it find a
  * directory by its path in a binary search and at most DIR_MARK_EVERY
  * entries, the must list names those it stats whatever watchman says, and
@@ -124,7 +136,7 @@ G_BEGIN_DECLS
 #define DIR_REPO 32     /* it holds a nested repository: its sources follow (memo.h) */
 #define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
 #define DIR_MARK_EVERY 64 /* the writer's EVERY: a lookup by path reads at most this many dirs */
-#define MARK_SIZE 44      /* a mark in the index: fixed width, for a binary search */
+#define MARK_SIZE 52      /* a mark in the index: fixed width, for a binary search */
 #define STAMP_PRESENT 1
 #define STAMP_DEV 2     /* on the walk's device: not written */
 #define STAMP_CTIME 4   /* ctime = mtime: not written */
