@@ -846,7 +846,7 @@ TEST(Cache, ACheckForItsChangesCopiesTheBlocksItDoesNotEnter)
 {
   TempDir tmp;
   const std::string cache = tmp / "c.cache";
-  std::vector<std::string> all = settled_blocks(tmp, 300, cache);
+  std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
   // Block 2 is below "a/" from its first entry to the next block's: its
   // records, a byte of them flipped.
   std::string data = slurp(cache);
@@ -874,7 +874,7 @@ TEST(Cache, ACheckForItsChangesCopiesTheBlocksItDoesNotEnter)
     EXPECT_TRUE(r.written);
     EXPECT_EQ(r.warning, "");
     EXPECT_EQ(changes_told(g.plan.get()), (std::vector<std::string>{"0 + c/new.c"}));
-    EXPECT_EQ(r.reused + r.read, 2u + 300 + 1) << "every directory: replayed, kept or read";
+    EXPECT_EQ(r.reused + r.read, 2u + 1000 + 1) << "every directory: replayed, kept or read";
   }
   EXPECT_EQ(cache_test_records_read, before) << "the records were read whole";
   // Most of the file kept: the new one is written over the last, its base
@@ -972,7 +972,7 @@ TEST(Cache, AFileWrittenOverABaseNeedsIt)
 {
   TempDir tmp;
   const std::string cache = tmp / "c.cache", base = cache + ".base";
-  std::vector<std::string> all = settled_blocks(tmp, 300, cache);
+  std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
   add_file(tmp / "tree", "c/new.c");
   all.push_back("c/new.c");
   std::sort(all.begin(), all.end());
