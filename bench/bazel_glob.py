@@ -5,7 +5,7 @@ the edit loop.
 
 usage: bench/bazel_glob.py TRAWL_EXE [--tree repo|small|PATH] [--runs N]
            [--workdir DIR] [--arms A,B,...] [--lanes L,...] [--package-depth D]
-           [--edit-dir REL]
+           [--edit-dir REL] [--warmup N]
 
 --tree repo (the default): the `repo` fixture (bench/fixtures.py: 2,600
 sources under src/ and packages/, 51,000 files in a gitignored
@@ -53,7 +53,10 @@ files). Each is `bazel query
   cold        --batch, nothing changed
   edit-warm   one server per arm; each round adds a file to --edit-dir
               (default: the directory holding most files), renames it, then
-              removes it, and each of the three is one query per arm
+              removes it, and each of the three is one query per arm; after
+              --warmup rounds (default 5) not measured: a new server's JVM
+              compiles as it goes, and its first rounds are 2x slower, by an
+              amount that differs between arms (a user's server is warm)
   edit-batch  the same with --batch
 
 The answers of every query are compared: trawl's with native's, trawl-gi's
@@ -400,7 +403,7 @@ def tree_main(args):
            ("remove", lambda ws: os.remove(os.path.join(ws, edit_dir, "zz_trawl_bench2.c")))]
     times = {}  # (lane, arm) -> [(wall, cpu)]
 
-    def measure(lane, batch, rounds, edit):
+    def measure(lane, batch, rounds, edit, record=True):
         for r in range(rounds):
             order = arms[r % len(arms):] + arms[:r % len(arms)]
             for op, apply in (ops if edit else [("", None)]):
@@ -410,18 +413,21 @@ def tree_main(args):
                 got = {}
                 for a in order:
                     wall, cpu, got[a] = w[a].query(batch)
-                    times.setdefault((lane + (":" + op if op else ""), a), []).append((wall, cpu))
+                    if record:
+                        times.setdefault((lane + (":" + op if op else ""), a), []).append((wall, cpu))
                 for a in compared:
                     if got[a] != (got["native"] if a == "trawl" else
                                   [x for x in got["native"] if x not in ignored]):
                         sys.exit("%s %s: %s answers differently" % (lane, op, a))
-            sys.stderr.write("%s: round %d of %d, load %.1f\n" % (lane, r + 1, rounds, os.getloadavg()[0]))
+            sys.stderr.write("%s: %s %d of %d, load %.1f\n" % (
+                lane, "round" if record else "warm-up round", r + 1, rounds, os.getloadavg()[0]))
 
     for lane in lanes:
         batch = lane != "edit-warm"
         if not batch:
             for a in arms:  # the servers started, everything loaded once
                 w[a].query(False)
+            measure(lane, batch, args.warmup, True, record=False)
         measure(lane, batch, args.runs, lane.startswith("edit"))
         if not batch:
             for a in arms:
@@ -470,6 +476,8 @@ def main():
     ap.add_argument("--lanes", default=None, help="tree mode: of " + ", ".join(TREE_LANES))
     ap.add_argument("--package-depth", type=int, default=2)
     ap.add_argument("--edit-dir", default=None)
+    ap.add_argument("--warmup", type=int, default=5,
+                    help="edit-warm: rounds run first and not measured (default 5)")
     args = ap.parse_args()
     if args.workdir is None:
         # build/bench-bazel, or build/bench-bazel-NAME for another tree (the
