@@ -963,6 +963,37 @@ TEST(Cache, ACheckForItsChangesWritesOverABase)
   EXPECT_EQ(h.results(0), all);
 }
 
+// Where the last file cannot have a second name (no /proc, a file system
+// without hard links), the base is a copy of it: the write still happens,
+// and reads the same. Issue 25.
+TEST(Cache, ABaseIsACopyWhereAFileCannotHaveTwoNames)
+{
+  TempDir tmp;
+  const std::string cache = tmp / "c.cache", base = cache + ".base";
+  std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
+  const std::string whole = slurp(cache);
+  const ino_t was = inode_of(cache);
+  add_file(tmp / "tree", "c/new.c");
+  all.push_back("c/new.c");
+  std::sort(all.begin(), all.end());
+  settle();
+  cache_test_no_links = true;
+  Fixture g(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);
+  cache_test_no_links = false;
+  EXPECT_TRUE(r.written);
+  EXPECT_EQ(r.write_error, "");
+  EXPECT_NE(inode_of(base), 0u) << "no base";
+  EXPECT_NE(inode_of(base), was) << "a link, not a copy";
+  EXPECT_TRUE(slurp(base) == whole) << "the base is not the last file";
+  EXPECT_LT(slurp(cache).size() * 2, whole.size()) << "not written over the base";
+  Fixture h(tmp / "tree", {{"**/*.c"}});
+  CacheRun again = run(h, cache);
+  EXPECT_TRUE(again.trusted);
+  EXPECT_EQ(again.warning, "");
+  EXPECT_EQ(h.results(0), all);
+}
+
 // A file written over a base needs that base, as it was: gone, replaced by
 // another file, or cut short, the cache is not trusted (the warning says
 // why), the run walks in full, answers right and writes a whole file; a

@@ -68,4 +68,9 @@ bool cache_patterns_pending(const TrawlPlan *plan);
 extern void (*cache_test_after_walk)(void *data);
 extern void *cache_test_after_walk_data;
 
+/* When set, a cache written over a base makes that base as it does where
+ * a file cannot have a second name (no /proc, a file system without hard
+ * links): a copy of the last file, not a link to it. */
+extern bool cache_test_no_links;
+
 #endif /* TRAWL_CACHE_TESTING_H */

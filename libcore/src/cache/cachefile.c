@@ -1677,6 +1677,8 @@ copy_range(int from_fd, guint64 at, guint64 len, int fd)
   return ok;
 }
 
+bool cache_test_no_links;
+
 bool
 cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
             const struct recs_out *recs, char **why)
@@ -1704,12 +1706,25 @@ cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
       char *link = g_strconcat(path, ".base.XXXXXX", NULL);
       char *proc = g_strdup_printf("/proc/self/fd/%d", fd);
       /* A name no other file has: made, then replaced by the link. */
-      const int tfd = g_mkstemp_full(link, O_WRONLY | O_CLOEXEC, 0600);
-      ok = tfd >= 0 && close(tfd) == 0 && unlink(link) == 0 &&
-           linkat(AT_FDCWD, proc, AT_FDCWD, link, AT_SYMLINK_FOLLOW) == 0;
-      if (ok && rename(link, base) != 0) {
+      int tfd = g_mkstemp_full(link, O_WRONLY | O_CLOEXEC, 0664);
+      ok = tfd >= 0 && close(tfd) == 0 && unlink(link) == 0;
+      bool made = ok && !cache_test_no_links &&
+                  linkat(AT_FDCWD, proc, AT_FDCWD, link, AT_SYMLINK_FOLLOW) == 0;
+      if (ok && !made) {
+        /* No /proc, or no second name for a file here: a copy of the file
+         * read (as a whole file's write would copy it). */
+        tfd = open(link, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
+        made = tfd >= 0;
+        ok = made && copy_range(fd, 0, f->size, tfd);
+        if (tfd >= 0 && close(tfd) != 0)
+          ok = false;
+      }
+      if (ok && rename(link, base) != 0)
         ok = false;
+      if (!ok && made) {
+        const int e = errno;
         unlink(link);
+        errno = e;
       }
       g_free(link);
       g_free(proc);
