@@ -623,17 +623,18 @@ run_trust(struct cached_run *r)
        * the walk's questions are asked again, and only the directories
        * where an answer differs are read again. It is read from now, while
        * run_quick() stats the directories; the questions are asked there. */
-      if (cg->trusted && r->src[g].index_moved &&
-          (cg->index = index_recheck_start(r->gv[g].root, &r->src[g])) == NULL)
-        cg->trusted = false;
       /* A walk that had problems is told them again by a run that answers
        * from it: a directory it could not read is read again (run_quick()),
        * and an index it could not read is asked again, whatever its stamp
        * (a replay answers the questions from the records and never reads
        * it; a fresh walk would tell it again). A walk of no index asks
-       * nothing. */
-      else if (cg->trusted && cg->cached->problems)
+       * nothing. (Both at once start one reader: until 2026-12-04 the
+       * second replaced the first, which leaked.) */
+      if (cg->trusted && (r->src[g].index_moved || cg->cached->problems)) {
         cg->index = index_recheck_start(r->gv[g].root, &r->src[g]);
+        if (cg->index == NULL && r->src[g].index_moved)
+          cg->trusted = false;
+      }
       r->all_trusted = r->all_trusted && cg->trusted;
     }
   }
