@@ -906,6 +906,15 @@ ino_t inode_of(const std::string &path)
   return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
+// NAME added to TMP's tree and to ALL (kept in path order), then settled.
+void add_settled(TempDir &tmp, std::vector<std::string> &all, const std::string &name)
+{
+  add_file(tmp / "tree", name);
+  all.push_back(name);
+  std::sort(all.begin(), all.end());
+  settle();
+}
+
 // A check for its changes that leaves most of the last file as it was
 // writes only what changed, over that file as its base (format 14): the
 // last file becomes PATH.base (the very file: a link), the new one holds
@@ -923,10 +932,7 @@ TEST(Cache, ACheckForItsChangesWritesOverABase)
   ASSERT_EQ(inode_of(base), 0u);
   const unsigned flags = TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY;
   for (const char *name : {"c/new.c", "c/new2.c"}) {
-    add_file(tmp / "tree", name);
-    all.push_back(name);
-    std::sort(all.begin(), all.end());
-    settle();
+    add_settled(tmp, all, name);
     Fixture g(tmp / "tree", {{"**/*.c"}});
     CacheRun r = run(g, cache, flags);
     EXPECT_TRUE(cache_run_was_partial(g.plan.get()));
@@ -973,10 +979,7 @@ TEST(Cache, ABaseIsACopyWhereAFileCannotHaveTwoNames)
   std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
   const std::string whole = slurp(cache);
   const ino_t was = inode_of(cache);
-  add_file(tmp / "tree", "c/new.c");
-  all.push_back("c/new.c");
-  std::sort(all.begin(), all.end());
-  settle();
+  add_settled(tmp, all, "c/new.c");
   cache_test_no_links = true;
   Fixture g(tmp / "tree", {{"**/*.c"}});
   CacheRun r = run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);
@@ -1004,10 +1007,7 @@ TEST(Cache, AFileWrittenOverABaseNeedsIt)
   TempDir tmp;
   const std::string cache = tmp / "c.cache", base = cache + ".base";
   std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
-  add_file(tmp / "tree", "c/new.c");
-  all.push_back("c/new.c");
-  std::sort(all.begin(), all.end());
-  settle();
+  add_settled(tmp, all, "c/new.c");
   {
     Fixture g(tmp / "tree", {{"**/*.c"}});
     CacheRun r = run(g, cache, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);

@@ -602,6 +602,19 @@ cache_file_close(struct cache_file *c)
   }
 }
 
+/* LEN bytes (at least one) at AT of cache file C (BASE: of its base), read
+ * whole (read_at()); NULL if they cannot be read. */
+static gchar *
+read_region(const struct cache_file *c, bool base, guint64 at, gsize len)
+{
+  bool opened;
+  const int fd = file_fd(c, base, &opened);
+  gchar *data = fd >= 0 ? read_at(fd, at, len) : NULL;
+  if (opened && fd >= 0)
+    close(fd);
+  return data;
+}
+
 /* Read cache file C's records whole, unchecked (once): c->recs, NULL if
  * they cannot be read. What a writer that copies blocks unparsed reads
  * them through (their sums go with them). */
@@ -615,24 +628,15 @@ records_load(struct cache_file *c)
   if (c->recs_len == 0) {
     c->recs = c->recs_end = none;
   } else {
-    bool opened;
-    const int fd = file_fd(c, false, &opened);
-    c->recs_data = fd >= 0 ? read_at(fd, c->recs_at, c->recs_len) : NULL;
-    if (opened && fd >= 0)
-      close(fd);
+    c->recs_data = read_region(c, false, c->recs_at, c->recs_len);
     c->recs = (const guint8 *)c->recs_data;
     c->recs_end = c->recs ? c->recs + c->recs_len : NULL;
   }
   /* The base's too: a block's records may be in either (mark_recs()). */
-  if (c->has_base && c->recs && c->base_recs_len == 0) {
-    c->base_recs = none;
-  } else if (c->has_base && c->recs) {
-    bool opened;
-    const int fd = file_fd(c, true, &opened);
-    c->base_recs_data = fd >= 0 ? read_at(fd, c->base_recs_at, c->base_recs_len) : NULL;
-    if (opened && fd >= 0)
-      close(fd);
-    c->base_recs = (const guint8 *)c->base_recs_data;
+  if (c->has_base && c->recs) {
+    c->base_recs_data =
+        c->base_recs_len ? read_region(c, true, c->base_recs_at, c->base_recs_len) : NULL;
+    c->base_recs = c->base_recs_len ? (const guint8 *)c->base_recs_data : none;
     if (c->base_recs == NULL)
       c->recs = c->recs_end = NULL;
   }
