@@ -501,12 +501,9 @@ pread_all(int fd, void *buf, gsize len, guint64 at)
   return true;
 }
 
-/* LEN bytes (at least one) of file FD from offset AT, to free with
- * release(): in the heap when they are few, else in memory mapped with
- * MAP_POPULATE, where one system call makes the pages rather than a page
- * fault each. Read, not mapped from the file: a file truncated by someone
- * else meanwhile is then short data, not SIGBUS. NULL with errno set (0:
- * the file is shorter than that). */
+/* LEN bytes (at least one) to free with release(): in the heap when they
+ * are few, else in memory mapped with MAP_POPULATE. NULL if there is no
+ * memory for them. */
 static gchar *
 buf_new(gsize len)
 {
@@ -517,6 +514,12 @@ buf_new(gsize len)
   return buf == MAP_FAILED ? NULL : buf;
 }
 
+/* LEN bytes (at least one) of file FD from offset AT, to free with
+ * release(): in the heap when they are few, else in memory mapped with
+ * MAP_POPULATE, where one system call makes the pages rather than a page
+ * fault each. Read, not mapped from the file: a file truncated by someone
+ * else meanwhile is then short data, not SIGBUS. NULL with errno set (0:
+ * the file is shorter than that). */
 static gchar *
 read_at(int fd, guint64 at, gsize len)
 {
