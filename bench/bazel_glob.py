@@ -5,7 +5,7 @@ the edit loop.
 
 usage: bench/bazel_glob.py TRAWL_EXE [--tree repo|small|PATH] [--runs N]
            [--workdir DIR] [--arms A,B,...] [--lanes L,...] [--package-depth D]
-           [--edit-dir REL] [--warmup N] [--watchman]
+           [--edit-dir REL] [--warmup N]
 
 --tree repo (the default): the `repo` fixture (bench/fixtures.py: 2,600
 sources under src/ and packages/, 51,000 files in a gitignored
@@ -58,12 +58,6 @@ files). Each is `bazel query
               compiles as it goes, and its first rounds are 2x slower, by an
               amount that differs between arms (a user's server is warm)
   edit-batch  the same with --batch
-
---watchman (tree mode): a private watchman daemon (tests/cache/
-watchman_cache.py starts and stops it; never the user's) watches every
-arm's workspace, and the wrapper's indexer asks it (TRAWL_WATCHMAN_SOCK
-in Bazel's environment, which tools/bazel inherits), as on a machine
-where watchman runs: its re-check then stats only what watchman names.
 
 The answers of every query are compared: trawl's with native's, trawl-gi's
 with native's less what `git check-ignore` says git ignores (and .git).
@@ -378,22 +372,6 @@ def tree_main(args):
             ", ".join(TREE_ARMS), ", ".join(TREE_LANES)))
     w = {a: TreeArm(workdir, a, src, os.path.abspath(args.trawl), args.package_depth) for a in arms}
     edit_dir = args.edit_dir if args.edit_dir is not None else busiest_dir(src, w["native"].packages)
-    if args.watchman:
-        sys.path.insert(0, os.path.join(CHECKOUT, "tests", "cache"))
-        import watchman_cache  # noqa: E402
-        daemon = os.path.join(workdir, "watchman")
-        shutil.rmtree(daemon, ignore_errors=True)
-        os.makedirs(daemon)
-        watchman_cache.start(daemon, as_nobody=False)
-        sock = os.path.join(daemon, "sock")
-        for a in arms:
-            subprocess.run(["watchman", "--sockname=" + sock, "watch-project", w[a].ws],
-                           stdout=subprocess.DEVNULL, check=True)
-        os.environ["TRAWL_WATCHMAN"] = "auto"
-        os.environ["TRAWL_WATCHMAN_SOCK"] = sock
-        import atexit
-        import signal
-        atexit.register(watchman_cache.stop, daemon, signal.SIGTERM)
 
     # The answers first (also compiles the indexer and warms the page cache):
     # trawl's must be native's; trawl-gi's native's less what git ignores,
@@ -500,8 +478,6 @@ def main():
     ap.add_argument("--edit-dir", default=None)
     ap.add_argument("--warmup", type=int, default=5,
                     help="edit-warm: rounds run first and not measured (default 5)")
-    ap.add_argument("--watchman", action="store_true",
-                    help="tree mode: a private watchman watches the workspaces (see above)")
     args = ap.parse_args()
     if args.workdir is None:
         # build/bench-bazel, or build/bench-bazel-NAME for another tree (the
