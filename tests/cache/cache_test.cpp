@@ -2035,6 +2035,52 @@ TEST_F(CacheWatchman, ALongAnswerWithNothingChangedRecordsItsClock)
   EXPECT_EQ(f.results(0).size(), 300u);
 }
 
+// A cache written over a base records a new clock as it records the rest:
+// over the same base, its own blocks as they were (cache_store_clocks()).
+// Issue 25.
+TEST_F(CacheWatchman, AClockRecordedOverABaseKeepsTheBase)
+{
+  make_dir(tmp / "tree");
+  make_dir(tmp / "tree/.git");
+  // More files than directories, to be edited in place: a clock is worth
+  // recording when watchman names more paths than there are directories.
+  make_dir(tmp / "tree/many");
+  for (int k = 0; k < 1100; k++)
+    spit(tmp / ("tree/many/m" + std::to_string(k) + ".txt"), "x");
+  const std::string cache = tmp / "c.cache", base = cache + ".base";
+  std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
+  add_settled(tmp, all, "c/new.c");
+  const unsigned flags = TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY;
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, flags);
+    EXPECT_EQ(r.watchman.rfind("used", 0), 0u) << r.watchman;
+    EXPECT_TRUE(r.written);
+  }
+  const ino_t was = inode_of(base);
+  ASSERT_NE(was, 0u) << "not written over a base";
+  // Files edited in place: their directories as recorded, a long answer.
+  for (int k = 0; k < 1100; k++)
+    spit(tmp / ("tree/many/m" + std::to_string(k) + ".txt"), "y");
+  settle();
+  {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(f, cache, flags);
+    EXPECT_EQ(r.watchman, "used: 1100 paths changed");
+    EXPECT_FALSE(r.changed);
+    EXPECT_TRUE(r.written) << "the new clock was not recorded";
+    EXPECT_EQ(r.write_error, "");
+  }
+  EXPECT_EQ(inode_of(base), was) << "the base was not kept";
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE);
+  EXPECT_EQ(r.watchman, "used: 0 paths changed");
+  EXPECT_TRUE(r.trusted);
+  EXPECT_FALSE(r.written);
+  EXPECT_EQ(r.warning, "");
+  EXPECT_EQ(f.results(0), all);
+}
+
 // `trawl check` with watchman's answer (TRAWL_CACHE_CHANGES_ONLY) walks only
 // the directories that may have changed and those on the way to them, and
 // keeps the rest of the record as it was. Every class of change of the tree
