@@ -1755,6 +1755,19 @@ TEST(Cache, PlanFromCacheAsksTheSameQuestions)
   EXPECT_EQ(strings_of(trawl_plan_results(q.get(), 2)), (std::vector<std::string>{"lib/g.md"}));
 }
 
+// Why NOBODY (in effect) is not kept out of the directory LOCKED (mode
+// 0): "" when it is, and a test of an unreadable directory can run.
+std::string not_kept_out(const AsNobody &nobody, const std::string &locked)
+{
+  if (!nobody.ok())
+    return "running as root and cannot become nobody: " + nobody.why();
+  const int fd = open(locked.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0)
+    return "";
+  close(fd);
+  return "permissions are not enforced for this process (uid " + std::to_string(geteuid()) + ")";
+}
+
 // A directory the walk could not read has no stamp: making it readable
 // (chmod changes its own ctime, not its parent's mtime) changes no stamp
 // recorded. So a walk with a problem is never re-checked by stamps alone:
@@ -1774,13 +1787,9 @@ TEST(Cache, AnUnreadableDirectoryIsTriedAgain)
   settle();
   {
     AsNobody nobody;
-    if (!nobody.ok())
-      GTEST_SKIP() << "running as root and cannot become nobody: " << nobody.why();
-    const int fd = open((tmp / "tree/locked").c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-      close(fd);
-      GTEST_SKIP() << "permissions are not enforced for this process (uid " << geteuid() << ")";
-    }
+    const std::string why = not_kept_out(nobody, tmp / "tree/locked");
+    if (!why.empty())
+      GTEST_SKIP() << why;
     Fixture f(tmp / "tree", {{"**/*.c"}});
     run(f, cache);
     EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "open/b.c"}));
@@ -1841,13 +1850,9 @@ TEST(Cache, AWalkWithAProblemAfterTheIndexMovedAsksTheIndexOnce)
   settle();
   {
     AsNobody nobody;
-    if (!nobody.ok())
-      GTEST_SKIP() << "running as root and cannot become nobody: " << nobody.why();
-    const int fd = open((tmp / "tree/locked").c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-      close(fd);
-      GTEST_SKIP() << "permissions are not enforced for this process (uid " << geteuid() << ")";
-    }
+    const std::string why = not_kept_out(nobody, tmp / "tree/locked");
+    if (!why.empty())
+      GTEST_SKIP() << why;
     Fixture f(tree, {{"**/*.c"}}, TRAWL_IGNORE_VCS | TRAWL_IGNORE_DOT);
     run(f, cache);
     EXPECT_EQ(f.results(0), (std::vector<std::string>{"a.c", "open/b.c"}));
