@@ -575,18 +575,24 @@ file_fd(const struct cache_file *c, bool base, bool *opened)
               : open_again(c->path, c->dev, c->ino, c->size);
 }
 
+/* Where in its file (C's, or its base's: WHERE bit 0) the bytes at WHERE
+ * (format.h) of the region of entries (DIRS) or of records are. */
+static guint64
+where_at(const struct cache_file *c, guint64 where, bool dirs)
+{
+  return ((where & 1) ? (dirs ? c->base_dirs_at : c->base_recs_at)
+                      : (dirs ? c->dirs_at : c->recs_at)) + (where >> 1);
+}
+
 /* LEN bytes of C's region (or its base's, WHERE bit 0) of entries (DIRS)
  * or of records at WHERE (format.h) into BUF; false if they cannot be
  * read. */
 static bool
 read_where(const struct cache_file *c, guint64 where, bool dirs, void *buf, gsize len)
 {
-  const bool base = where & 1;
-  const guint64 at = (base ? (dirs ? c->base_dirs_at : c->base_recs_at)
-                           : (dirs ? c->dirs_at : c->recs_at)) + (where >> 1);
   bool opened;
-  const int fd = file_fd(c, base, &opened);
-  const bool ok = fd >= 0 && pread_all(fd, buf, len, at);
+  const int fd = file_fd(c, where & 1, &opened);
+  const bool ok = fd >= 0 && pread_all(fd, buf, len, where_at(c, where, dirs));
   if (opened && fd >= 0)
     close(fd);
   return ok;
@@ -745,7 +751,13 @@ block_ok(const struct cached_walk *w, guint32 m, const guint8 *data)
 static gchar *
 dirs_gather(const struct cache_file *c)
 {
-  gchar *buf = buf_new(c->dirs_len);
+  /* Each file opened (again) once for every run of blocks. */
+  bool opened[2] = {false, false};
+  int fd[2] = {-1, -1};
+  fd[0] = file_fd(c, false, &opened[0]);
+  if (c->has_base)
+    fd[1] = file_fd(c, true, &opened[1]);
+  gchar *buf = fd[0] >= 0 && (!c->has_base || fd[1] >= 0) ? buf_new(c->dirs_len) : NULL;
   bool ok = buf != NULL;
   for (guint i = 0; ok && i < c->walks->len; i++) {
     const struct cached_walk *w = c->walks->pdata[i];
@@ -756,10 +768,14 @@ dirs_gather(const struct cache_file *c)
       while (k < w->n_marks && mark_dat(w, k) == where + ((mark_at(w, k) - from) << 1))
         k++;
       const guint64 to = k < w->n_marks ? mark_at(w, k) : w->dirs_bytes;
-      ok = read_where(c, where, true, buf + w->dirs_off + from, (gsize)(to - from));
+      ok = pread_all(fd[where & 1], buf + w->dirs_off + from, (gsize)(to - from),
+                     where_at(c, where, true));
       m = k;
     }
   }
+  for (int k = 0; k < 2; k++)
+    if (opened[k] && fd[k] >= 0)
+      close(fd[k]);
   if (!ok && buf) {
     release(buf, c->dirs_len);
     buf = NULL;
@@ -1404,17 +1420,16 @@ cache_file_new(guint64 dirs_len, guint64 recs_len)
 }
 
 /* The base INDEX (INDEX_LEN bytes, checked) names (format.h: base): false
- * if it names none; *BAD set if the bytes do not parse so. */
+ * if it names none, or not so that it parses (index_parse() refuses it). */
 static bool
-index_base(const gchar *index, gsize index_len, guint64 *size, guint64 *sum, bool *bad)
+index_base(const gchar *index, gsize index_len, guint64 *size, guint64 *sum)
 {
   struct rd r = {(const guint8 *)index, (const guint8 *)index + index_len, false};
   size_t n;
   r_str(&r, &n);
   r_str(&r, &n);
   const char *base = r_str(&r, &n);
-  *bad = r.bad || (n != 0 && n != 16);
-  if (*bad || n == 0)
+  if (r.bad || n != 16)
     return false;
   *size = get_le((const guint8 *)base, 8);
   *sum = get_le((const guint8 *)base + 8, 8);
@@ -1581,8 +1596,7 @@ cache_load(const char *path, char **why)
    * records, nor with watchman's answer more than a few blocks of entries). */
   struct cache_file *c = cache_file_new(dirs_len, size - HEADER_SIZE - index_len - dirs_len);
   guint64 base_size, base_sum;
-  bool base_bad;
-  if (index_base(index, index_len, &base_size, &base_sum, &base_bad) &&
+  if (index_base(index, index_len, &base_size, &base_sum) &&
       (*why = base_open(c, path, base_size, base_sum)) != NULL) {
     cache_file_free(c);
     release(index_data, index_data_len);
