@@ -2,7 +2,7 @@
 """`trawl check` of one change, or of none, by several trawl builds, with a
 private watchman, the same settled cache copied back before every check.
 
-usage: bench/check_ab.py TREE ROUNDS [--cg] [--unchanged] NAME=TRAWL...
+usage: bench/check_ab.py TREE ROUNDS [--cg] [--cg-out=DIR] [--unchanged] NAME=TRAWL...
 
 TREE (e.g. bench/fixtures/big) is copied into a temporary git repository
 that a private watchman daemon watches (tests/cache/watchman_cache.py starts
@@ -14,7 +14,8 @@ builds taking turns, its saved cache copied back first (and any FILE.base it
 left removed), so that every check does the same work: prints the file added
 (exit 1) or nothing (exit 0). Reported: the medians of ROUNDS of wall, user
 and system milliseconds (getrusage), or with --cg callgrind's instructions
-(valgrind), and the size of the file the last check wrote and of its base.
+(valgrind; --cg-out=DIR keeps each build's last profile there as NAME.cg.out,
+for callgrind_annotate), and the size of the file the last check wrote and of its base.
 Only ratios between builds from one run mean anything on a shared machine.
 """
 import os, sys, shutil, subprocess, tempfile, time, resource, statistics, signal
@@ -24,9 +25,10 @@ import watchman_cache  # noqa: E402
 if len(sys.argv) < 4:
     sys.exit(__doc__.strip().splitlines()[3])
 tree_src, rounds = sys.argv[1], int(sys.argv[2])
-cg = "--cg" in sys.argv
+cg_out = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--cg-out=")), None)
+cg = "--cg" in sys.argv or cg_out is not None
 unchanged = "--unchanged" in sys.argv
-bins = [a.split("=", 1) for a in sys.argv[3:] if "=" in a]
+bins = [a.split("=", 1) for a in sys.argv[3:] if "=" in a and not a.startswith("--")]
 tmp = tempfile.mkdtemp(prefix="ab14-")
 d = os.path.join(tmp, "daemon"); os.mkdir(d)
 tree = os.path.join(tmp, "tree")
@@ -61,6 +63,8 @@ try:
                 p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, b, "check", "--cache", c], env=env, capture_output=True)
                 tot = [l for l in p.stderr.decode().splitlines() if "Collected" in l][0].split()[-1]
                 res[name].append(int(tot))
+                if cg_out:
+                    shutil.copy(out, os.path.join(cg_out, name + ".cg.out"))
             else:
                 ru0 = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = time.perf_counter()
                 p = subprocess.run([b, "check", "--cache", c], env=env, capture_output=True)

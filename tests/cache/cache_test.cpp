@@ -969,6 +969,112 @@ TEST(Cache, ACheckForItsChangesWritesOverABase)
   EXPECT_EQ(h.results(0), all);
 }
 
+// Every directory entry of cache file PATH (through its base), in the
+// file's order: false in *ORDERED when a path does not come after the one
+// before it (a reader's binary search would miss entries).
+std::vector<std::string> entries_of(const std::string &path, bool *ordered)
+{
+  std::vector<std::string> v;
+  *ordered = true;
+  char *why = nullptr;
+  cache_file *c = cache_load(path.c_str(), &why);
+  EXPECT_NE(c, nullptr) << why;
+  if (c == nullptr) {
+    g_free(why);
+    return v;
+  }
+  for (guint i = 0; i < c->walks->len; i++) {
+    const cached_walk *w = static_cast<const cached_walk *>(c->walks->pdata[i]);
+    rd r;
+    EXPECT_TRUE(cached_walk_dirs(w, &r.p, &r.end));
+    r.bad = false;
+    GString *p = g_string_new(nullptr);
+    std::string before;
+    for (guint32 k = 0; k < w->n_dirs && !r.bad; k++) {
+      dir_entry e;
+      r_dir_skim(&r, &e, p);
+      const std::string now(e.path, e.len);
+      if (k > 0 && !(before < now))
+        *ordered = false;
+      v.push_back(now);
+      before = now;
+    }
+    EXPECT_FALSE(r.bad);
+    g_string_free(p, TRUE);
+  }
+  cache_file_free(c);
+  return v;
+}
+
+// A check for its changes keeps whole, unread, every block all of whose
+// entries are below the directories it leaves unentered, though they are
+// below two of them: the blocks where one top-level directory's entries
+// end and the next one's begin are not parsed or written again. One whose
+// entries a new directory goes between is. Issue 25.
+TEST(Cache, ACheckForItsChangesKeepsTheBlocksBetweenTwoUnenteredDirectoriesWhole)
+{
+  TempDir tmp;
+  const std::string cache = tmp / "c.cache";
+  make_dir(tmp / "tree");
+  // 100 top-level directories of 6 entries each and the root's: 601
+  // entries, 10 blocks of 64, each but the first beginning in one
+  // directory and ending in another.
+  std::vector<std::string> all;
+  for (int t = 0; t < 100; t++)
+    for (int s = 0; s < 5; s++) {
+      char name[32];
+      snprintf(name, sizeof name, "t%03d/s%d/f.c", t, s);
+      add_file(tmp / "tree", name);
+      all.push_back(name);
+    }
+  std::sort(all.begin(), all.end());
+  settle();
+  for (int k = 0; k < 2; k++) {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+    settle();
+  }
+  const unsigned flags = TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY;
+  auto check = [&](const char *name, unsigned long parsed, std::vector<std::string> told) {
+    add_settled(tmp, all, name);
+    char *why = nullptr;
+    cache_file *c = cache_load(cache.c_str(), &why);
+    ASSERT_NE(c, nullptr) << why;
+    const guint32 blocks = static_cast<const cached_walk *>(c->walks->pdata[0])->n_marks;
+    cache_file_free(c);
+    unsigned long was[3];
+    std::copy(std::begin(cache_test_split_blocks), std::end(cache_test_split_blocks), was);
+    Fixture g(tmp / "tree", {{"**/*.c"}});
+    CacheRun r = run(g, cache, flags);
+    EXPECT_TRUE(cache_run_was_partial(g.plan.get())) << name;
+    EXPECT_TRUE(r.written) << name;
+    EXPECT_EQ(r.warning, "") << name;
+    EXPECT_EQ(changes_told(g.plan.get()), told) << name;
+    EXPECT_EQ(cache_test_split_blocks[2] - was[2], parsed) << name << ": blocks parsed";
+    EXPECT_EQ(cache_test_split_blocks[0] + cache_test_split_blocks[1] - was[0] - was[1],
+              blocks - parsed)
+        << name << ": blocks kept whole";
+    EXPECT_GE(cache_test_split_blocks[1] - was[1], 5u) << name << ": kept whole by every path";
+    bool ordered;
+    entries_of(cache, &ordered);
+    EXPECT_TRUE(ordered) << name << ": the entries are not in path order";
+    Fixture h(tmp / "tree", {{"**/*.c"}});
+    CacheRun again = run(h, cache);
+    EXPECT_TRUE(again.trusted) << name;
+    EXPECT_FALSE(again.changed) << name;
+    EXPECT_EQ(again.warning, "") << name;
+    EXPECT_EQ(h.results(0), all) << name;
+  };
+  // A file at the top: the root's block alone is parsed (of 10).
+  check("new.c", 1, {"0 + new.c"});
+  // A directory between t050's entries and t051's, in block 4 (entries 256
+  // to 319: t050's are 301 to 306): that block is parsed too, and the new
+  // directory's entry goes in its place.
+  check("t050x/f.c", 2, {"0 + t050x/f.c"});
+  // A change below t051, after it: found by its path.
+  check("t051/s0/g.c", 2, {"0 + t051/s0/g.c"});
+}
+
 // Where the last file cannot have a second name (no /proc, a file system
 // without hard links), the base is a copy of it: the write still happens,
 // and reads the same. Issue 25.
@@ -2212,6 +2318,16 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
   using namespace treechanges;
   const uint32_t seed = std::get<0>(GetParam());
   const Setting setting = std::get<1>(GetParam());
+  // Odd seeds write blocks of 3 entries (an even seed's, a writer's 64):
+  // the small trees span many, so that checks for their changes keep them
+  // whole, by their first paths and by every path, and parse them as on a
+  // large tree; counted below.
+  struct Every {
+    explicit Every(unsigned n) { cache_test_mark_every = n; }
+    ~Every() { cache_test_mark_every = 0; }
+  } every(seed % 2 ? 3 : 0);
+  unsigned long split_was[3];
+  std::copy(std::begin(cache_test_split_blocks), std::end(cache_test_split_blocks), split_was);
   TempDir tmp;
   Rng rng(sequence_seed(seed, setting));
   World world(tmp.path(), setting, rng);
@@ -2329,8 +2445,15 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
     // (The copy for the re-check below, before this step's run writes.)
     const bool have_shadow = wm_test && treechanges::exists(cache);
     if (have_shadow) {
+      // With its base, when it is written over one (a FILE.base of its
+      // own name's).
       std::ifstream in(cache, std::ios::binary);
       std::ofstream(shadow, std::ios::binary | std::ios::trunc) << in.rdbuf();
+      unlink((shadow + ".base").c_str());
+      if (treechanges::exists(cache + ".base")) {
+        std::ifstream base(cache + ".base", std::ios::binary);
+        std::ofstream(shadow + ".base", std::ios::binary | std::ios::trunc) << base.rdbuf();
+      }
     }
     watch.mark = fs_now();
     Fixture f(world.root, incs, ig);
@@ -2379,6 +2502,13 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
           << ": the problems told, query " << show(incs[q]) << "\nsteps:" << history;
     }
     EXPECT_TRUE(r.trusted) << r.warning;
+    if (r.written) {
+      bool ordered;
+      entries_of(cache, &ordered);
+      EXPECT_TRUE(ordered) << "seed " << seed << ", " << setting_name(setting) << ", step "
+                           << steps << how << ": the entries written are not in path order"
+                           << "\nsteps:" << history;
+    }
     // Handed over, the results are not compared: "changed" says they may be.
     if (!each || now != last) {
       EXPECT_EQ(r.changed, now != last)
@@ -2573,6 +2703,18 @@ TEST_P(CacheProperty, EveryStepEqualsAFreshRun)
       printf("[watchman]   %u x %s\n", n, why.c_str());
   }
   print_counts("CacheProperty", seed, setting, counts, steps);
+  unsigned long split[3];
+  for (int k = 0; k < 3; k++)
+    split[k] = cache_test_split_blocks[k] - split_was[k];
+  printf("[blocks] CacheProperty seed %u setting %d: blocks of %u entries; split: %lu kept whole"
+         " by their first paths, %lu by every path, %lu parsed\n",
+         seed, (int)setting, cache_test_mark_every ? cache_test_mark_every : 64u, split[0],
+         split[1], split[2]);
+  if (cache_test_mark_every) {
+    EXPECT_GT(split[0], 0u) << "no block kept whole by its first paths";
+    EXPECT_GT(split[1], 0u) << "no block kept whole by every path in it";
+    EXPECT_GT(split[2], 0u) << "no block parsed";
+  }
   printf("[watch] CacheProperty seed %u setting %d: a list at %u of %u steps, %u of them with"
          " nothing newer than the mark\n", seed, (int)setting, watched, steps, skippable);
 }

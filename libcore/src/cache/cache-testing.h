@@ -73,4 +73,18 @@ extern void *cache_test_after_walk_data;
  * links): a copy of the last file, not a link to it. */
 extern bool cache_test_no_links;
 
+/* The blocks checks for their changes have split (cached_walk_split()),
+ * all threads together: [0] kept whole by their first paths (below one
+ * directory left unentered), [1] kept whole by every path in them (each a
+ * directory left unentered or below one, none the walk holds between
+ * them), [2] parsed. */
+extern unsigned long cache_test_split_blocks[3];
+
+/* When not 0, the entries a writer puts in a block (at most; DIR_MARK_EVERY
+ * when 0), in the files it writes from then on: small blocks, so that the
+ * small trees of tests/cache/cache_test.cpp's property test span many and
+ * a check for its changes keeps, parses and writes blocks as it does on a
+ * large tree. */
+extern unsigned cache_test_mark_every;
+
 #endif /* TRAWL_CACHE_TESTING_H */

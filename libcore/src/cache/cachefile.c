@@ -923,6 +923,83 @@ first_path(const guint8 *p, const guint8 *end, GString *out)
   return true;
 }
 
+/* Is PATH one of the directories a walk left unentered (TOPS, *TOP set),
+ * or below one (PREFIXES: theirs with '/')? Asked in path order: *T_IS and
+ * *T_BELOW go on from where the last path left them. */
+static bool
+kept_path(const char *path, const GPtrArray *tops, const GPtrArray *prefixes, guint *t_is,
+          guint *t_below, bool *top)
+{
+  while (*t_is < tops->len && strcmp(tops->pdata[*t_is], path) < 0)
+    (*t_is)++;
+  while (*t_below < prefixes->len && strcmp(prefixes->pdata[*t_below], path) < 0 &&
+         !g_str_has_prefix(path, prefixes->pdata[*t_below]))
+    (*t_below)++;
+  *top = *t_is < tops->len && strcmp(tops->pdata[*t_is], path) == 0;
+  return *top ||
+         (*t_below < prefixes->len && g_str_has_prefix(path, prefixes->pdata[*t_below]));
+}
+
+/* Is every one of the N entries at AT (to END) kept (kept_path(), which
+ * the pointers go on with: the caller restores them if not), and how many
+ * of them are tops (*N_TOPS)? False too if they do not parse: the parse
+ * says so. */
+static bool
+block_all_kept(const guint8 *at, const guint8 *end, guint32 n, const GPtrArray *tops,
+               const GPtrArray *prefixes, guint *t_is, guint *t_below, guint *n_tops,
+               GString *path)
+{
+  struct rd r = {at, end, false};
+  g_string_truncate(path, 0);
+  *n_tops = 0;
+  for (guint32 i = 0; i < n; i++) {
+    struct dir_entry e;
+    bool top;
+    r_dir_skim(&r, &e, path);
+    if (r.bad || !kept_path(e.path, tops, prefixes, t_is, t_below, &top))
+      return false;
+    *n_tops += top;
+  }
+  return r.p == end;
+}
+
+/* PATH (LEN bytes) against KEY (KLEN), in path order. */
+static int
+cmp_span(const char *path, size_t len, const char *key, size_t klen)
+{
+  const int c = memcmp(path, key, MIN(len, klen));
+  return c ? c : (len > klen) - (len < klen);
+}
+
+/* Memo entries (struct memo_dir *) in path order. */
+static int
+compare_dirs(gconstpointer a, gconstpointer b)
+{
+  const struct memo_dir *x = *(const struct memo_dir *const *)a;
+  const struct memo_dir *y = *(const struct memo_dir *const *)b;
+  return cmp_span(x->path, x->len, y->path, y->len);
+}
+
+/* Does the walk hold a directory (WALKED, its memo's in path order) from
+ * KEY on, and before NEXT (NULL: to the end)? Asked in path order: *AT
+ * goes on past those before KEY. */
+static bool
+walked_within(const GPtrArray *walked, guint *at, const GString *key, const GString *next)
+{
+  while (*at < walked->len) {
+    const struct memo_dir *d = walked->pdata[*at];
+    if (cmp_span(d->path, d->len, key->str, key->len) >= 0)
+      break;
+    (*at)++;
+  }
+  if (*at == walked->len)
+    return false;
+  const struct memo_dir *d = walked->pdata[*at];
+  return next == NULL || cmp_span(d->path, d->len, next->str, next->len) < 0;
+}
+
+unsigned long cache_test_split_blocks[3];
+
 bool
 cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
                   const struct walk_memo *prev, struct split *out,
@@ -959,6 +1036,8 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   guint t_is = 0, t_below = 0, tops_found = 0;
   GString *path = g_string_new(NULL), *key = g_string_new(NULL), *next_key = g_string_new(NULL);
   bool have_key = false; /* NEXT_KEY holds the next block's first path */
+  GPtrArray *walked = NULL; /* the directories NOW holds, in path order (when asked) */
+  guint w_at = 0;
   /* The must list, read along (numbers ascending): for the blocks kept
    * whole, which are not parsed. */
   struct rd must = {w->must_at, w->must_end, false};
@@ -982,7 +1061,8 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
       key = next_key;
       next_key = t;
     }
-    if (b + 1 < w->n_marks) {
+    const bool last_block = b + 1 == w->n_marks;
+    if (!last_block) {
       ok = (have_key || first_path(at, end, key)) &&
            first_path(dirs + mark_at(w, b + 1), dirs + block_end(w, b + 1), next_key);
       have_key = ok;
@@ -991,6 +1071,37 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
         t_below++;
       whole = ok && t_below < prefixes->len && g_str_has_prefix(key->str, prefixes->pdata[t_below]) &&
               g_str_has_prefix(next_key->str, prefixes->pdata[t_below]);
+    } else if (!have_key) {
+      ok = first_path(at, end, key);
+    }
+    /* Or kept whole because every entry in it is kept (a top, or below
+     * one), read for their paths alone, and no directory the walk holds
+     * goes between them: the blocks where one top's entries end and the
+     * next one's begin, which would be written again. */
+    if (whole) {
+      __atomic_fetch_add(&cache_test_split_blocks[0], 1, __ATOMIC_RELAXED);
+    } else if (ok && tops->len) {
+      if (walked == NULL) {
+        walked = g_ptr_array_sized_new(g_hash_table_size(now->dirs));
+        GHashTableIter it;
+        gpointer d;
+        g_hash_table_iter_init(&it, now->dirs);
+        while (g_hash_table_iter_next(&it, NULL, &d))
+          g_ptr_array_add(walked, d);
+        g_ptr_array_sort(walked, compare_dirs);
+      }
+      const guint was_is = t_is, was_below = t_below;
+      guint n_tops = 0;
+      whole = !walked_within(walked, &w_at, key, last_block ? NULL : next_key) &&
+              block_all_kept(at, end, next - first, tops, prefixes, &t_is, &t_below, &n_tops,
+                             path);
+      if (whole) {
+        tops_found += n_tops;
+        __atomic_fetch_add(&cache_test_split_blocks[1], 1, __ATOMIC_RELAXED);
+      } else {
+        t_is = was_is;
+        t_below = was_below;
+      }
     }
     if (whole) {
       const guint32 from = out->musts->len;
@@ -1015,6 +1126,7 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
       continue;
     }
     /* Parsed: its records read and checked first. */
+    __atomic_fetch_add(&cache_test_split_blocks[2], 1, __ATOMIC_RELAXED);
     const guint8 *recs, *recs_end;
     if (!block_records(w, b, &recs, &recs_end)) {
       ok = false;
@@ -1039,15 +1151,9 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
         k->recs_len = (guint64)(recs + e.off - k->recs);
         last = -1;
       }
-      while (t_is < tops->len && strcmp(tops->pdata[t_is], e.path) < 0)
-        t_is++;
-      while (t_below < prefixes->len && strcmp(prefixes->pdata[t_below], e.path) < 0 &&
-             !g_str_has_prefix(e.path, prefixes->pdata[t_below]))
-        t_below++;
-      const bool top = t_is < tops->len && strcmp(tops->pdata[t_is], e.path) == 0;
+      bool top;
+      const bool kept = kept_path(e.path, tops, prefixes, &t_is, &t_below, &top);
       tops_found += top;
-      const bool kept = top || (t_below < prefixes->len &&
-                                g_str_has_prefix(e.path, prefixes->pdata[t_below]));
       if (kept) {
         struct kept_entry k = {arena_copy(&out->arena, e.path, e.len), e.len, e.body,
                                (size_t)(e.body_end - e.body), e.n, recs + e.off, 0, 0,
@@ -1088,6 +1194,8 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   /* Every directory left unentered is in the record (the walk made sure:
    * memo_partial.recorded): else the record and its entries disagree. */
   ok = ok && !must.bad && tops_found == tops->len;
+  if (walked)
+    g_ptr_array_unref(walked);
   g_ptr_array_unref(tops);
   g_ptr_array_unref(prefixes);
   return ok;
@@ -1699,6 +1807,7 @@ copy_range(int from_fd, guint64 at, guint64 len, int fd)
 }
 
 bool cache_test_no_links;
+unsigned cache_test_mark_every;
 
 bool
 cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
@@ -1812,15 +1921,6 @@ cache_store(const char *path, const GByteArray *index, const GByteArray *dirs,
   g_free(tmp);
   g_free(base);
   return ok;
-}
-
-static int
-compare_dirs(gconstpointer a, gconstpointer b)
-{
-  const struct memo_dir *x = *(const struct memo_dir *const *)a;
-  const struct memo_dir *y = *(const struct memo_dir *const *)b;
-  int c = memcmp(x->path, y->path, MIN(x->len, y->len));
-  return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
 /* A source of kind KIND whose stamp is racy: the index stays an index
@@ -1999,6 +2099,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
                  const struct walk_record *g, const struct source_list *src,
                  const struct timespec *racy_from)
 {
+  const guint32 every = cache_test_mark_every ? cache_test_mark_every : DIR_MARK_EVERY;
   w_walk_head(b, g->root, g->dev, g->ino, g->problems, g->members, src, g->clock, racy_from);
   /* In path order, so that the same walk writes the same file. */
   GPtrArray *all = g_ptr_array_new();
@@ -2126,7 +2227,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
       }
       recs->len += recs->bytes->len - before_recs;
     }
-    if (++in_open == DIR_MARK_EVERY)
+    if (++in_open == every)
       close_block(marks, &open, &in_open, b, &at, recs);
   }
   close_block(marks, &open, &in_open, b, &at, recs);
@@ -2134,7 +2235,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
   b = index;
   w_le(b, nth, 4);
   w_le(b, bytes, 8);
-  w_le(b, DIR_MARK_EVERY, 4);
+  w_le(b, every, 4);
   w_le(b, marks->len, 4);
   for (guint k = 0; k < marks->len; k++) {
     const struct mark_w *m = &g_array_index(marks, struct mark_w, k);
