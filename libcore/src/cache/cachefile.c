@@ -952,13 +952,21 @@ block_all_kept(const guint8 *at, const guint8 *end, guint32 n, const GPtrArray *
   struct rd r = {at, end, false};
   g_string_truncate(path, 0);
   *n_tops = 0;
+  size_t below = 0; /* the last entry was below a top: its prefix's length */
   for (guint32 i = 0; i < n; i++) {
     struct dir_entry e;
     bool top;
     r_dir_skim(&r, &e, path);
-    if (r.bad || !kept_path(e.path, tops, prefixes, t_is, t_below, &top))
+    if (r.bad)
+      return false;
+    /* Most are below the top the entry before them was below: they
+     * share its prefix with it (a block's first shares nothing). */
+    if (below && e.shared >= below)
+      continue;
+    if (!kept_path(e.path, tops, prefixes, t_is, t_below, &top))
       return false;
     *n_tops += top;
+    below = top ? 0 : strlen(prefixes->pdata[*t_below]);
   }
   return r.p == end;
 }

@@ -332,6 +332,7 @@ r_skip_stamp(struct rd *r)
 struct dir_entry {
   const char *path;     /* PATH's text, NUL-terminated */
   size_t len;
+  size_t shared;        /* the bytes of it the entry before it has (its block's) */
   guint64 live;
   struct dir_stamp was;
   guint8 flags;         /* DIR_* */
@@ -409,6 +410,7 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   }
   e->path = path->str;
   e->len = path->len;
+  e->shared = (size_t)shared;
   e->body = r->p;
   e->live = r_var(r);
   r_stamp(r, &e->was.st, dev);
@@ -454,6 +456,7 @@ r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
   }
   e->path = path->str;
   e->len = path->len;
+  e->shared = (size_t)shared;
   r_skip_var(r);   /* live */
   r_skip_stamp(r); /* the directory's */
   r_skip_var(r);   /* has */
