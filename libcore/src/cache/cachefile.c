@@ -167,6 +167,7 @@ cached_walk_free(struct cached_walk *w)
   for (guint32 m = 0; w->rec_blocks && m < w->n_marks; m++)
     g_free(w->rec_blocks[m]);
   g_free(w->rec_blocks);
+  g_free(w->dirs_checked);
   g_free(w);
 }
 
@@ -398,6 +399,8 @@ read_marks(struct rd *r, struct cached_walk *w, const struct cache_file *c)
   if (r->bad)
     w->n_marks = 0;
   else
+    w->dirs_checked = g_new0(guint8, w->n_marks);
+  if (!r->bad)
     r->p += MARK_SIZE * (size_t)n_marks;
   w->n_must = r_count(r, 1);
   w->must_at = r->p;
@@ -800,8 +803,11 @@ dirs_read(struct cache_file *c)
   bool ok = c->dirs != NULL;
   for (guint i = 0; ok && i < c->walks->len; i++) {
     const struct cached_walk *w = c->walks->pdata[i];
+    /* (Not again the blocks a cursor read from the same file and
+     * checked: a cache file is never written in place.) */
     for (guint32 m = 0; ok && m < w->n_marks; m++)
-      ok = block_ok(w, m, c->dirs + w->dirs_off);
+      ok = (w->dirs_checked && __atomic_load_n(&w->dirs_checked[m], __ATOMIC_RELAXED)) ||
+           block_ok(w, m, c->dirs + w->dirs_off);
   }
   c->dirs_ok = ok;
   file_done(c);
@@ -953,17 +959,26 @@ block_all_kept(const guint8 *at, const guint8 *end, guint32 n, const GPtrArray *
   g_string_truncate(path, 0);
   *n_tops = 0;
   size_t below = 0; /* the last entry was below a top: its prefix's length */
+  size_t last = 0;  /* the last entry's length (PATH holds its first BELOW bytes, or all) */
   for (guint32 i = 0; i < n; i++) {
     struct dir_entry e;
     bool top;
-    r_dir_skim(&r, &e, path);
+    const guint64 shared = r_var(&r), len = r_var(&r);
+    const char *rest = r_bytes(&r, (!r.bad && shared <= last) ? (size_t)len : 0);
+    if (r.bad || shared > last || memchr(rest, '\0', (size_t)len))
+      return false;
+    last = (size_t)(shared + len);
+    r_dir_rest(&r, &e);
     if (r.bad)
       return false;
     /* Most are below the top the entry before them was below: they
-     * share its prefix with it (a block's first shares nothing). */
-    if (below && e.shared >= below)
+     * share its prefix with it (a block's first shares nothing), and
+     * their paths need not be put together. */
+    if (below && shared >= below)
       continue;
-    if (!kept_path(e.path, tops, prefixes, t_is, t_below, &top))
+    g_string_truncate(path, (gsize)shared);
+    g_string_append_len(path, rest, (gssize)len);
+    if (!kept_path(path->str, tops, prefixes, t_is, t_below, &top))
       return false;
     *n_tops += top;
     below = top ? 0 : strlen(prefixes->pdata[*t_below]);
@@ -1274,6 +1289,8 @@ cursor_block(struct dir_cursor *c, guint32 m)
     ok = read_where(f, mark_dat(w, m), true, c->buf->data, c->buf->len) &&
          checksum(c->buf->data, c->buf->len) == mark_sum(w, m);
     __atomic_fetch_add(&cache_test_blocks_read, 1, __ATOMIC_RELAXED);
+    if (ok && w->dirs_checked)
+      __atomic_store_n(&w->dirs_checked[m], 1, __ATOMIC_RELAXED);
   }
   if (!ok) {
     c->bad = c->corrupt = true;

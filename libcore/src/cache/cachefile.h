@@ -59,6 +59,8 @@ struct cached_walk {
                            the records (the sums when a block is read) */
   gchar **rec_blocks;   /* per mark: its records, read alone and checked (block_records()),
                            when the records were not read whole */
+  guint8 *dirs_checked; /* per mark: its entries, read alone by a cursor, checked against its
+                           sum (set and read atomically: cursors run in several threads) */
   const guint8 *must_at, *must_end; /* the entries watchman never vouches for (format.h: must) */
   guint32 n_must;
   struct cache_file *file;

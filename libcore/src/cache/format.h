@@ -438,6 +438,24 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   e->off = r_var(r);
 }
 
+/* Step over the rest of a directory entry at R, after its path (its
+ * flags, questions, records' count and offset into E). */
+static inline void
+r_dir_rest(struct rd *r, struct dir_entry *e)
+{
+  r_skip_var(r);   /* live */
+  r_skip_stamp(r); /* the directory's */
+  r_skip_var(r);   /* has */
+  r_skip_stamp(r); /* its ignore files' */
+  r_skip_stamp(r);
+  e->flags = (guint8)r_le(r, 1);
+  if (e->flags & DIR_REPO)
+    r_bytes(r, (size_t)r_var(r));
+  r_questions(r, e);
+  e->n = (guint32)r_var(r);
+  e->off = r_var(r);
+}
+
 /* The next directory entry of a walk at R as r_dir() reads it, but its
  * stamps only stepped over (E's were, has and live are not filled): what a
  * pass that wants the paths and the records needs. */
@@ -457,17 +475,7 @@ r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
   e->path = path->str;
   e->len = path->len;
   e->shared = (size_t)shared;
-  r_skip_var(r);   /* live */
-  r_skip_stamp(r); /* the directory's */
-  r_skip_var(r);   /* has */
-  r_skip_stamp(r); /* its ignore files' */
-  r_skip_stamp(r);
-  e->flags = (guint8)r_le(r, 1);
-  if (e->flags & DIR_REPO)
-    r_bytes(r, (size_t)r_var(r));
-  r_questions(r, e);
-  e->n = (guint32)r_var(r);
-  e->off = r_var(r);
+  r_dir_rest(r, e);
 }
 
 /* A record (rec in the layout); NAME points into the records. */
