@@ -1006,6 +1006,45 @@ std::vector<std::string> entries_of(const std::string &path, bool *ordered)
   return v;
 }
 
+// A cache file whose directory entries are out of path order is corrupt,
+// though every sum holds (a writer's bug, sealed as a writer seals): a
+// lookup's binary search would miss what follows. Not trusted, the warning
+// says so, and the answer is a walk's. Issue 25.
+TEST(Cache, AFileWhoseEntriesAreOutOfOrderIsNotTrusted)
+{
+  TempDir tmp;
+  const std::string cache = tmp / "c.cache";
+  std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
+  std::string data = slurp(cache);
+  // "a/d0070" follows "a/d0069": it shares 5 bytes and goes on with "70"
+  // (vars of one byte: 5 and 2). "60" puts it before the entry before it,
+  // in the middle of block 1.
+  const std::string entry("\x0b\x05" "70", 4);
+  const size_t index_len = le_at(data, 40), dirs_len = le_at(data, 48);
+  const size_t at = data.find(entry, HEADER_SIZE + index_len);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_LT(at, HEADER_SIZE + index_len + dirs_len); // (the first: a/d0170's is the same)
+  data[at + 2] = '6';
+  // Sealed again: each block's sums in its mark, the index's in the header.
+  uint8_t *body = reinterpret_cast<uint8_t *>(&data[HEADER_SIZE]);
+  ASSERT_TRUE(cache_test_seal(body, index_len, body + index_len, dirs_len,
+                              body + index_len + dirs_len,
+                              data.size() - HEADER_SIZE - index_len - dirs_len));
+  const uint64_t sum = XXH3_64bits(body, index_len);
+  for (int k = 0; k < 8; k++)
+    data[24 + k] = static_cast<char>(sum >> (8 * k));
+  spit(cache, data);
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_EQ(r.warning, "is corrupt (its directory entries and records do not agree)");
+  EXPECT_EQ(f.results(0), all);
+  Fixture g(tmp / "tree", {{"**/*.c"}});
+  CacheRun again = run(g, cache);
+  EXPECT_TRUE(again.trusted) << again.warning;
+  EXPECT_EQ(g.results(0), all);
+}
+
 // A check for its changes keeps whole, unread, every block all of whose
 // entries are below the directories it leaves unentered, though they are
 // below two of them: the blocks where one top-level directory's entries

@@ -815,10 +815,12 @@ run_walk_memos(struct cached_run *r)
      * of it is trusted. */
     const struct cache_file *f = st->file;
     report_error(&report->warning, TRAWL_CACHE_ERROR_UNTRUSTED,
-                 g_strdup(f->records_ok && f->dirs_checked && !f->dirs_ok
+                 g_strdup(f->records_checked && !f->records_ok
+                              ? "is corrupt (its records' checksum does not match)"
+                          : f->dirs_checked && !f->dirs_ok
                               ? "is corrupt (a block of its directory entries does not match "
                                 "its checksum)"
-                              : "is corrupt (its records' checksum does not match)"));
+                              : "is corrupt (its directory entries and records do not agree)"));
     report->trusted = st->trusted = r->usable = false;
     for (guint g = 0; g < r->n_groups; g++) {
       struct cgroup *cg = &st->groups[g];

@@ -976,6 +976,10 @@ block_all_kept(const guint8 *at, const guint8 *end, guint32 n, const GPtrArray *
      * their paths need not be put together. */
     if (below && shared >= below)
       continue;
+    /* (Its order checked as r_dir() does, with what PATH holds: the first
+     * BELOW bytes of the last entry, or all of it.) */
+    if (!path_after(path, shared, rest, len))
+      return false;
     g_string_truncate(path, (gsize)shared);
     g_string_append_len(path, rest, (gssize)len);
     if (!kept_path(path->str, tops, prefixes, t_is, t_below, &top))
@@ -1330,12 +1334,13 @@ cursor_seek(struct dir_cursor *c, guint32 i)
   c->bad = r.bad;
 }
 
-/* Read the entry C is at into E, and step past it. */
+/* Read the entry C is at into E, and step past it; AGAIN when C's path is
+ * that entry's own (found by a skim of it). */
 static bool
-cursor_read(struct dir_cursor *c, struct dir_entry *e)
+cursor_read(struct dir_cursor *c, struct dir_entry *e, bool again)
 {
   struct rd r = {c->p, c->end, c->bad};
-  r_dir(&r, e, c->w->dev, c->path);
+  r_dir_read(&r, e, c->w->dev, c->path, again);
   __atomic_fetch_add(&cache_test_dirs_decoded, 1, __ATOMIC_RELAXED);
   c->p = r.p;
   c->next++;
@@ -1348,7 +1353,7 @@ dir_cursor_at(struct dir_cursor *c, guint32 i, struct dir_entry *e)
 {
   g_return_val_if_fail(i < c->w->n_dirs, false);
   cursor_seek(c, i);
-  return !c->bad && cursor_read(c, e);
+  return !c->bad && cursor_read(c, e, false);
 }
 
 /* Bytewise, a prefix first: compare_dirs()'s order. */
@@ -1431,7 +1436,7 @@ dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
       /* Read it again whole: it shares with C's path what it shared with
        * the path before it. */
       *i = c->next;
-      return cursor_read(c, e);
+      return cursor_read(c, e, true);
     }
     c->p = r.p;
     c->next++;

@@ -387,17 +387,37 @@ r_questions(struct rd *r, struct dir_entry *e)
   }
 }
 
+/* Does the path that shares SHARED bytes with PATH (the entry before it's,
+ * as the reader holds it) and goes on with REST (LEN bytes) come after it,
+ * as a walk's entries do (in path order, each once)? Before a block's first
+ * entry a cursor holds no path, and anything comes after it (the root's ""
+ * too). */
+static inline bool
+path_after(const GString *path, guint64 shared, const char *rest, guint64 len)
+{
+  if (shared < path->len) {
+    /* (A block's first entry shares nothing, though it could.) */
+    const size_t n = path->len - (size_t)shared;
+    const int c = memcmp(rest, path->str + shared, MIN((size_t)len, n));
+    return c > 0 || (c == 0 && len > n);
+  }
+  return len > 0 || path->len == 0;
+}
+
 /* The next directory of a walk on device DEV, into E. PATH holds the path
- * of the entry before it (empty before the first) and gets this one's. */
+ * of the entry before it (empty before the first) and gets this one's.
+ * Bad (R) if it does not come after that one; with AGAIN, PATH holds this
+ * entry's own (it was read once: dir_cursor_find()), and is not compared. */
 static inline void
-r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
+r_dir_read(struct rd *r, struct dir_entry *e, guint64 dev, GString *path, bool again)
 {
   const guint64 shared = r_var(r), len = r_var(r);
   if (shared > path->len || len > (guint64)(r->end - r->p))
     r->bad = true;
   const char *rest = r_bytes(r, r->bad ? 0 : (size_t)len);
-  if (!r->bad && memchr(rest, '\0', (size_t)len))
-    r->bad = true; /* no path a walk writes */
+  if (!r->bad &&
+      (memchr(rest, '\0', (size_t)len) || (!again && !path_after(path, shared, rest, len))))
+    r->bad = true; /* no path a walk writes, or out of order */
   if (r->bad) {
     g_string_truncate(path, 0);
   } else if (shared + len < path->allocated_len) {
@@ -438,6 +458,12 @@ r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
   e->off = r_var(r);
 }
 
+static inline void
+r_dir(struct rd *r, struct dir_entry *e, guint64 dev, GString *path)
+{
+  r_dir_read(r, e, dev, path, false);
+}
+
 /* Step over the rest of a directory entry at R, after its path (its
  * flags, questions, records' count and offset into E). */
 static inline void
@@ -464,7 +490,8 @@ r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
 {
   const guint64 shared = r_var(r), len = r_var(r);
   const char *rest = r_bytes(r, (!r->bad && shared <= path->len) ? (size_t)len : 0);
-  if (shared > path->len || (!r->bad && memchr(rest, '\0', (size_t)len)))
+  if (shared > path->len ||
+      (!r->bad && (memchr(rest, '\0', (size_t)len) || !path_after(path, shared, rest, len))))
     r->bad = true;
   if (r->bad) {
     g_string_truncate(path, 0);
