@@ -813,9 +813,20 @@ uint64_t le_at(const std::string &data, size_t at)
   return v;
 }
 
+// CACHE of **/*.c over TMP's tree written, then written again with
+// nothing racy.
+void settle_cache(TempDir &tmp, const std::string &cache)
+{
+  settle();
+  for (int k = 0; k < 2; k++) {
+    Fixture f(tmp / "tree", {{"**/*.c"}});
+    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
+    settle();
+  }
+}
+
 // A tree of N directories below a/, each with one f.c, and c/h.c; and
-// CACHE of **/*.c over it written, then written again with nothing racy.
-// The files, in path order.
+// CACHE of it settled (settle_cache()). The files, in path order.
 std::vector<std::string> settled_blocks(TempDir &tmp, int n, const std::string &cache)
 {
   make_dir(tmp / "tree");
@@ -828,12 +839,7 @@ std::vector<std::string> settled_blocks(TempDir &tmp, int n, const std::string &
   }
   add_file(tmp / "tree", "c/h.c");
   all.push_back("c/h.c");
-  settle();
-  for (int k = 0; k < 2; k++) {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
-    settle();
-  }
+  settle_cache(tmp, cache);
   return all;
 }
 
@@ -915,6 +921,19 @@ void add_settled(TempDir &tmp, std::vector<std::string> &all, const std::string 
   settle();
 }
 
+// A run of **/*.c over TMP's tree with CACHE trusts it, finds nothing
+// changed and answers ALL, as a walk does (WHAT names the step).
+void expect_settled_answer(TempDir &tmp, const std::string &cache,
+                           const std::vector<std::string> &all, const std::string &what)
+{
+  Fixture h(tmp / "tree", {{"**/*.c"}});
+  CacheRun again = run(h, cache);
+  EXPECT_TRUE(again.trusted) << what;
+  EXPECT_FALSE(again.changed) << what;
+  EXPECT_EQ(again.warning, "") << what;
+  EXPECT_EQ(h.results(0), all) << what;
+}
+
 // A check for its changes that leaves most of the last file as it was
 // writes only what changed, over that file as its base (format 14): the
 // last file becomes PATH.base (the very file: a link), the new one holds
@@ -942,12 +961,7 @@ TEST(Cache, ACheckForItsChangesWritesOverABase)
     EXPECT_TRUE(slurp(base) == whole) << name;
     EXPECT_LT(slurp(cache).size() * 2, whole.size()) << name << ": not written over the base";
     // Read through the base: the answer a walk gives, from the records.
-    Fixture h(tmp / "tree", {{"**/*.c"}});
-    CacheRun again = run(h, cache);
-    EXPECT_TRUE(again.trusted) << name;
-    EXPECT_FALSE(again.changed) << name;
-    EXPECT_EQ(again.warning, "") << name;
-    EXPECT_EQ(h.results(0), all) << name;
+    expect_settled_answer(tmp, cache, all, name);
   }
   // Most directories changed: a whole file, and no base.
   for (int k = 0; k < 1000; k += 2) {
@@ -1006,16 +1020,23 @@ std::vector<std::string> entries_of(const std::string &path, bool *ordered)
   return v;
 }
 
+// settled_blocks()'s tree of 1,000 directories, its cache settled, and the
+// cache file's bytes.
+struct SettledFile {
+  TempDir tmp;
+  const std::string cache = tmp / "c.cache";
+  const std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
+  std::string data = slurp(cache);
+};
+
 // A cache file whose directory entries are out of path order is corrupt,
 // though every sum holds (a writer's bug, sealed as a writer seals): a
 // lookup's binary search would miss what follows. Not trusted, the warning
 // says so, and the answer is a walk's. Issue 25.
 TEST(Cache, AFileWhoseEntriesAreOutOfOrderIsNotTrusted)
 {
-  TempDir tmp;
-  const std::string cache = tmp / "c.cache";
-  std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
-  std::string data = slurp(cache);
+  SettledFile s;
+  std::string &data = s.data;
   // "a/d0070" follows "a/d0069": it shares 5 bytes and goes on with "70"
   // (vars of one byte: 5 and 2). "60" puts it before the entry before it,
   // in the middle of block 1.
@@ -1033,16 +1054,16 @@ TEST(Cache, AFileWhoseEntriesAreOutOfOrderIsNotTrusted)
   const uint64_t sum = XXH3_64bits(body, index_len);
   for (int k = 0; k < 8; k++)
     data[24 + k] = static_cast<char>(sum >> (8 * k));
-  spit(cache, data);
-  Fixture f(tmp / "tree", {{"**/*.c"}});
-  CacheRun r = run(f, cache);
+  spit(s.cache, data);
+  Fixture f(s.tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, s.cache);
   EXPECT_FALSE(r.trusted);
   EXPECT_EQ(r.warning, "is corrupt (its directory entries and records do not agree)");
-  EXPECT_EQ(f.results(0), all);
-  Fixture g(tmp / "tree", {{"**/*.c"}});
-  CacheRun again = run(g, cache);
+  EXPECT_EQ(f.results(0), s.all);
+  Fixture g(s.tmp / "tree", {{"**/*.c"}});
+  CacheRun again = run(g, s.cache);
   EXPECT_TRUE(again.trusted) << again.warning;
-  EXPECT_EQ(g.results(0), all);
+  EXPECT_EQ(g.results(0), s.all);
 }
 
 // A check for its changes keeps whole, unread, every block all of whose
@@ -1067,12 +1088,7 @@ TEST(Cache, ACheckForItsChangesKeepsTheBlocksBetweenTwoUnenteredDirectoriesWhole
       all.push_back(name);
     }
   std::sort(all.begin(), all.end());
-  settle();
-  for (int k = 0; k < 2; k++) {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    run(f, cache, k ? TRAWL_CACHE_WRITE_ON_CHANGE : 0);
-    settle();
-  }
+  settle_cache(tmp, cache);
   const unsigned flags = TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY;
   auto check = [&](const char *name, unsigned long parsed, std::vector<std::string> told) {
     add_settled(tmp, all, name);
@@ -1097,12 +1113,7 @@ TEST(Cache, ACheckForItsChangesKeepsTheBlocksBetweenTwoUnenteredDirectoriesWhole
     bool ordered;
     entries_of(cache, &ordered);
     EXPECT_TRUE(ordered) << name << ": the entries are not in path order";
-    Fixture h(tmp / "tree", {{"**/*.c"}});
-    CacheRun again = run(h, cache);
-    EXPECT_TRUE(again.trusted) << name;
-    EXPECT_FALSE(again.changed) << name;
-    EXPECT_EQ(again.warning, "") << name;
-    EXPECT_EQ(h.results(0), all) << name;
+    expect_settled_answer(tmp, cache, all, name);
   };
   // A file at the top: the root's block alone is parsed (of 10).
   check("new.c", 1, {"0 + new.c"});
