@@ -396,12 +396,12 @@ read_marks(struct rd *r, struct cached_walk *w, const struct cache_file *c)
                        true))
       r->bad = true;
   }
-  if (r->bad)
+  if (r->bad) {
     w->n_marks = 0;
-  else
-    w->dirs_checked = g_new0(guint8, w->n_marks);
-  if (!r->bad)
+  } else {
     r->p += MARK_SIZE * (size_t)n_marks;
+    w->dirs_checked = g_new0(guint8, w->n_marks);
+  }
   w->n_must = r_count(r, 1);
   w->must_at = r->p;
   guint64 at = 0;
@@ -990,12 +990,12 @@ block_all_kept(const guint8 *at, const guint8 *end, guint32 n, const GPtrArray *
   return r.p == end;
 }
 
-/* PATH (LEN bytes) against KEY (KLEN), in path order. */
+/* Bytewise, a prefix first: the order of a walk's entries. */
 static int
-cmp_span(const char *path, size_t len, const char *key, size_t klen)
+compare_paths(const char *a, size_t alen, const char *b, size_t blen)
 {
-  const int c = memcmp(path, key, MIN(len, klen));
-  return c ? c : (len > klen) - (len < klen);
+  const int k = memcmp(a, b, MIN(alen, blen));
+  return k ? k : (alen > blen) - (alen < blen);
 }
 
 /* Memo entries (struct memo_dir *) in path order. */
@@ -1004,7 +1004,7 @@ compare_dirs(gconstpointer a, gconstpointer b)
 {
   const struct memo_dir *x = *(const struct memo_dir *const *)a;
   const struct memo_dir *y = *(const struct memo_dir *const *)b;
-  return cmp_span(x->path, x->len, y->path, y->len);
+  return compare_paths(x->path, x->len, y->path, y->len);
 }
 
 /* Does the walk hold a directory (WALKED, its memo's in path order) from
@@ -1015,14 +1015,14 @@ walked_within(const GPtrArray *walked, guint *at, const GString *key, const GStr
 {
   while (*at < walked->len) {
     const struct memo_dir *d = walked->pdata[*at];
-    if (cmp_span(d->path, d->len, key->str, key->len) >= 0)
+    if (compare_paths(d->path, d->len, key->str, key->len) >= 0)
       break;
     (*at)++;
   }
   if (*at == walked->len)
     return false;
   const struct memo_dir *d = walked->pdata[*at];
-  return next == NULL || cmp_span(d->path, d->len, next->str, next->len) < 0;
+  return next == NULL || compare_paths(d->path, d->len, next->str, next->len) < 0;
 }
 
 unsigned long cache_test_split_blocks[3];
@@ -1354,14 +1354,6 @@ dir_cursor_at(struct dir_cursor *c, guint32 i, struct dir_entry *e)
   g_return_val_if_fail(i < c->w->n_dirs, false);
   cursor_seek(c, i);
   return !c->bad && cursor_read(c, e, false);
-}
-
-/* Bytewise, a prefix first: compare_dirs()'s order. */
-static int
-compare_paths(const char *a, size_t alen, const char *b, size_t blen)
-{
-  const int k = memcmp(a, b, MIN(alen, blen));
-  return k ? k : (alen > blen) - (alen < blen);
 }
 
 /* The path of mark M's entry (written whole: it shares nothing), read with
