@@ -332,7 +332,6 @@ r_skip_stamp(struct rd *r)
 struct dir_entry {
   const char *path;     /* PATH's text, NUL-terminated */
   size_t len;
-  size_t shared;        /* the bytes of it the entry before it has (its block's) */
   guint64 live;
   struct dir_stamp was;
   guint8 flags;         /* DIR_* */
@@ -430,7 +429,6 @@ r_dir_read(struct rd *r, struct dir_entry *e, guint64 dev, GString *path, bool a
   }
   e->path = path->str;
   e->len = path->len;
-  e->shared = (size_t)shared;
   e->body = r->p;
   e->live = r_var(r);
   r_stamp(r, &e->was.st, dev);
@@ -501,7 +499,6 @@ r_dir_skim(struct rd *r, struct dir_entry *e, GString *path)
   }
   e->path = path->str;
   e->len = path->len;
-  e->shared = (size_t)shared;
   r_dir_rest(r, e);
 }
 
