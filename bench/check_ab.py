@@ -2,7 +2,7 @@
 """`trawl check` of one change, or of none, by several trawl builds, with a
 private watchman, the same settled cache copied back before every check.
 
-usage: bench/check_ab.py TREE ROUNDS [--cg] [--cg-out=DIR] [--unchanged] NAME=TRAWL...
+usage: bench/check_ab.py TREE ROUNDS [--cg] [--cg-out=DIR] [--syscalls] [--unchanged] NAME=TRAWL...
 
 TREE (e.g. bench/fixtures/big) is copied into a temporary git repository
 that a private watchman daemon watches (tests/cache/watchman_cache.py starts
@@ -16,6 +16,9 @@ left removed), so that every check does the same work: prints the file added
 and system milliseconds (getrusage), or with --cg callgrind's instructions
 (valgrind; --cg-out=DIR keeps each build's last profile there as NAME.cg.out,
 for callgrind_annotate), and the size of the file the last check wrote and of its base.
+With --syscalls, one more check of each build under `strace -f -c` after the
+rounds: its system calls counted by name (counts only: strace's own cost
+swamps their times).
 Only ratios between builds from one run mean anything on a shared machine.
 """
 import os, sys, shutil, subprocess, tempfile, time, resource, statistics, signal
@@ -28,6 +31,7 @@ tree_src, rounds = sys.argv[1], int(sys.argv[2])
 cg_out = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--cg-out=")), None)
 cg = "--cg" in sys.argv or cg_out is not None
 unchanged = "--unchanged" in sys.argv
+syscalls = "--syscalls" in sys.argv
 bins = [a.split("=", 1) for a in sys.argv[3:] if "=" in a and not a.startswith("--")]
 tmp = tempfile.mkdtemp(prefix="ab14-")
 d = os.path.join(tmp, "daemon"); os.mkdir(d)
@@ -80,6 +84,20 @@ try:
             print("%s: wall %.1f ms, user %.1f, system %.1f (medians of %d)" % (name, statistics.median(x[0] for x in v), statistics.median(x[1] for x in v), statistics.median(x[2] for x in v), len(v)))
         c = os.path.join(tmp, name + ".cache")
         print("   file %d bytes, base %s" % (os.path.getsize(c), os.path.getsize(c + ".base") if os.path.exists(c + ".base") else "none"))
+        if syscalls:
+            b = dict(bins)[name]
+            with open(c + ".new", "wb") as f: f.write(saved[name])
+            os.rename(c + ".new", c)
+            if os.path.exists(c + ".base"): os.unlink(c + ".base")
+            out = os.path.join(tmp, name + ".strace")
+            subprocess.run(["strace", "-f", "-c", "-o", out, b, "check", "--cache", c], env=env, capture_output=True)
+            counts = {}
+            for line in open(out):
+                f = line.split()
+                if len(f) >= 5 and f[0][0].isdigit() and f[-1] != "total":
+                    counts[f[-1]] = int(f[3])
+            top = sorted(counts.items(), key=lambda kv: -kv[1])[:8]
+            print("   system calls %d: %s" % (sum(counts.values()), ", ".join("%s %d" % kv for kv in top)))
 finally:
     watchman_cache.stop(d, signal.SIGTERM)
     shutil.rmtree(tmp, ignore_errors=True)

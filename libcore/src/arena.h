@@ -15,24 +15,32 @@ struct arena {
 
 enum { ARENA_BLOCK = 64 * 1024 };
 
-/* A copy of the LEN bytes at S, NUL-terminated, in A. Inline: it runs per
- * result (docs/adr/0005-no-calls-per-entry.md). */
-static inline const char *
-arena_copy(struct arena *a, const char *s, size_t len)
+/* LEN bytes in A, to fill. */
+static inline char *
+arena_alloc(struct arena *a, size_t len)
 {
-  if (G_UNLIKELY(len + 1 > a->left)) {
-    const size_t size = MAX((size_t)ARENA_BLOCK, len + 1);
+  if (G_UNLIKELY(len > a->left)) {
+    const size_t size = MAX((size_t)ARENA_BLOCK, len);
     if (a->blocks == NULL)
       a->blocks = g_ptr_array_new_with_free_func(g_free);
     a->at = (char *)g_malloc(size);
     a->left = size;
     g_ptr_array_add(a->blocks, a->at);
   }
-  char *copy = a->at;
+  char *p = a->at;
+  a->at += len;
+  a->left -= len;
+  return p;
+}
+
+/* A copy of the LEN bytes at S, NUL-terminated, in A. Inline: it runs per
+ * result (docs/adr/0005-no-calls-per-entry.md). */
+static inline const char *
+arena_copy(struct arena *a, const char *s, size_t len)
+{
+  char *copy = arena_alloc(a, len + 1);
   memcpy(copy, s, len);
   copy[len] = '\0';
-  a->at += len + 1;
-  a->left -= len + 1;
   return copy;
 }
 

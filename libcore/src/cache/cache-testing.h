@@ -39,6 +39,16 @@ bool cache_test_seal(uint8_t *index, size_t index_len, const uint8_t *dirs, size
  * watchman reads the blocks it needs, not the file's every entry. */
 extern unsigned long cache_test_blocks_read;
 
+/* How many times a cache file's region of directory entries has been read
+ * whole (and every block checked), all threads together: what
+ * tests/cache/cache_test.cpp counts to show that a check for its changes
+ * reads only the blocks it must. */
+extern unsigned long cache_test_dirs_read_whole;
+
+/* How many blocks of directory entries a check for its changes kept whole
+ * without reading them and then read to copy them (split_fill()). */
+extern unsigned long cache_test_split_filled;
+
 /* How many directory entries of a cache's index the re-checks with
  * watchman have read, all threads together (walk_unchanged_but(),
  * dir_cursor): what tests/cache/cache_test.cpp bounds to show that a

@@ -817,7 +817,7 @@ run_walk_memos(struct cached_run *r)
     report_error(&report->warning, TRAWL_CACHE_ERROR_UNTRUSTED,
                  g_strdup(f->records_checked && !f->records_ok
                               ? "is corrupt (its records' checksum does not match)"
-                          : f->dirs_checked && !f->dirs_ok
+                          : f->dirs_checked && !f->dirs_sums_ok
                               ? "is corrupt (a block of its directory entries does not match "
                                 "its checksum)"
                               : "is corrupt (its directory entries and records do not agree)"));
@@ -1118,6 +1118,18 @@ run_write(struct cached_run *r)
   }
   if (overlay != OVER_NONE)
     recs_out_over(&recs, was, overlay);
+  /* The blocks kept whole that are copied, read now (the split read only
+   * what it had to). */
+  for (guint g = 0; r->partial && g < r->n_groups; g++) {
+    char *why = NULL;
+    if (!split_fill(&st->groups[g].split, overlay, &why)) {
+      report_error(&report->write_error, TRAWL_CACHE_ERROR_WRITE, why);
+      g_byte_array_unref(body);
+      g_byte_array_unref(dirs);
+      recs_out_clear(&recs);
+      return;
+    }
+  }
   cache_index_begin(body, TRAWL_VERSION_STRING, r->queries, was, overlay, r->n_groups);
   for (guint g = 0; g < r->n_groups; g++) {
     const struct plan_group_view *gv = &r->gv[g];

@@ -36,11 +36,13 @@
 #include "format.h"
 #include "../ignore.h"
 
-/* The first read of a cache file: the header, and the index if it fits.
- * Since format 14 the index is about 52 bytes for every 64 directories
- * (its marks), 31.8 KB for `big`'s 38,383: 32 KB holds it for up to about
- * 38,500 directories in one read (format 13's 44-byte marks: 45,000). */
-#define FIRST_READ 32768
+/* The first read of a cache file: the header, and the index if it fits
+ * (a larger one takes a second read). Since format 15 the index holds a
+ * 56-byte mark and a path (its key) for every 64 directories: 62,450 bytes
+ * for `big`'s 38,383 directories (paths of 49 bytes on average), so 64 KB
+ * holds it for up to about 40,000 such directories (format 14's 52-byte
+ * marks without keys: 32 KB for 38,500). */
+#define FIRST_READ 65536
 
 static void
 put_le(guint8 *p, guint64 v, int n)
@@ -167,7 +169,9 @@ cached_walk_free(struct cached_walk *w)
   for (guint32 m = 0; w->rec_blocks && m < w->n_marks; m++)
     g_free(w->rec_blocks[m]);
   g_free(w->rec_blocks);
-  g_free(w->dirs_checked);
+  for (guint32 m = 0; w->dirs_blocks && m < w->n_marks; m++)
+    g_free(w->dirs_blocks[m]);
+  g_free(w->dirs_blocks);
   g_free(w);
 }
 
@@ -337,6 +341,61 @@ mark_dat(const struct cached_walk *w, guint32 m)
   return mark_u64(w, m, 44);
 }
 
+/* Where in W's keys (format.h: keys) block M's first path starts; the
+ * keys' length past the last block. */
+static guint64
+mark_kat(const struct cached_walk *w, guint32 m)
+{
+  if (m >= w->n_marks)
+    return w->keys_len;
+  guint32 v;
+  memcpy(&v, w->marks + MARK_SIZE * (size_t)m + 52, 4);
+  return GUINT32_FROM_LE(v);
+}
+
+/* Block M's first path (format.h: keys), *LEN bytes, not NUL-terminated. */
+static const char *
+mark_key(const struct cached_walk *w, guint32 m, size_t *len)
+{
+  const guint64 at = mark_kat(w, m);
+  *len = (size_t)(mark_kat(w, m + 1) - at);
+  return w->keys + at;
+}
+
+unsigned long cache_test_blocks_read;
+unsigned long cache_test_dirs_read_whole;
+
+/* Block M of cached walk W's entries, to *END: from the region when it
+ * was read whole (every block checked then), else read alone from the file
+ * the first time it is wanted, checked against its sum before anything
+ * reads it, and kept with W (cursors in several threads share it: the
+ * first to put it there wins); its first entry checked against its key.
+ * NULL if it cannot be read or does not check out (*CORRUPT set), or its
+ * first entry is not its key. */
+static const guint8 *
+walk_block(const struct cached_walk *w, guint32 m, const guint8 **end, bool *corrupt);
+
+/* Bytewise, a prefix first: the order of a walk's entries. */
+static int
+compare_paths(const char *a, size_t alen, const char *b, size_t blen)
+{
+  const int k = memcmp(a, b, MIN(alen, blen));
+  return k ? k : (alen > blen) - (alen < blen);
+}
+
+/* Is the first entry of block M of W, at AT (to END), the path its key
+ * says (it shares nothing, and is the key's bytes)? */
+static bool
+block_key_ok(const struct cached_walk *w, guint32 m, const guint8 *at, const guint8 *end)
+{
+  struct rd r = {at, end, false};
+  const guint64 shared = r_var(&r), len = r_var(&r);
+  size_t klen;
+  const char *key = mark_key(w, m, &klen);
+  const char *s = r_bytes(&r, r.bad || shared || len != klen ? 0 : (size_t)len);
+  return !r.bad && shared == 0 && len == klen && memcmp(s, key, klen) == 0;
+}
+
 /* Is a block of LEN bytes at WHERE (format.h) within file C's region of
  * entries (DIRS) or of records? */
 static bool
@@ -396,12 +455,33 @@ read_marks(struct rd *r, struct cached_walk *w, const struct cache_file *c)
                        true))
       r->bad = true;
   }
-  if (r->bad) {
-    w->n_marks = 0;
-  } else {
+  if (!r->bad)
     r->p += MARK_SIZE * (size_t)n_marks;
-    w->dirs_checked = g_new0(guint8, w->n_marks);
+  /* The blocks' first paths: in path order, none with a NUL. */
+  size_t keys_len;
+  w->keys = r_str(r, &keys_len);
+  w->keys_len = keys_len;
+  if (w->n_marks == 0 && keys_len)
+    r->bad = true;
+  const char *before = NULL;
+  size_t before_len = 0;
+  for (guint32 m = 0; m < w->n_marks && !r->bad; m++) {
+    const guint64 at = mark_kat(w, m), to = mark_kat(w, m + 1);
+    if ((m == 0 && at != 0) || to < at || to > w->keys_len) {
+      r->bad = true;
+      break;
+    }
+    size_t len;
+    const char *key = mark_key(w, m, &len);
+    if (memchr(key, '\0', len) || (before && compare_paths(before, before_len, key, len) >= 0))
+      r->bad = true;
+    before = key;
+    before_len = len;
   }
+  if (r->bad)
+    w->n_marks = 0;
+  else
+    w->dirs_blocks = g_new0(guint8 *, w->n_marks);
   w->n_must = r_count(r, 1);
   w->must_at = r->p;
   guint64 at = 0;
@@ -800,16 +880,22 @@ dirs_read(struct cache_file *c)
     c->dirs_data = dirs_gather(c);
     c->dirs = (const guint8 *)c->dirs_data;
   }
-  bool ok = c->dirs != NULL;
-  for (guint i = 0; ok && i < c->walks->len; i++) {
+  __atomic_fetch_add(&cache_test_dirs_read_whole, 1, __ATOMIC_RELAXED);
+  bool sums = c->dirs != NULL, keys = true;
+  for (guint i = 0; sums && keys && i < c->walks->len; i++) {
     const struct cached_walk *w = c->walks->pdata[i];
+    const guint8 *at = c->dirs + w->dirs_off;
     /* (Not again the blocks a cursor read from the same file and
-     * checked: a cache file is never written in place.) */
-    for (guint32 m = 0; ok && m < w->n_marks; m++)
-      ok = (w->dirs_checked && __atomic_load_n(&w->dirs_checked[m], __ATOMIC_RELAXED)) ||
-           block_ok(w, m, c->dirs + w->dirs_off);
+     * checked: a cache file is never written in place.) Each block's
+     * first entry its key, as a cursor reading it alone checks. */
+    for (guint32 m = 0; sums && keys && m < w->n_marks; m++) {
+      sums = (w->dirs_blocks && __atomic_load_n(&w->dirs_blocks[m], __ATOMIC_ACQUIRE)) ||
+             block_ok(w, m, at);
+      keys = block_key_ok(w, m, at + mark_at(w, m), at + block_end(w, m));
+    }
   }
-  c->dirs_ok = ok;
+  c->dirs_sums_ok = sums;
+  c->dirs_ok = sums && keys;
   file_done(c);
 }
 
@@ -914,21 +1000,6 @@ cached_memo_part(const struct cached_walk *w, GHashTable *hot)
   return m;
 }
 
-/* The path of the entry at P (one that shares nothing: a block's first),
- * into OUT; false if it does not parse so. */
-static bool
-first_path(const guint8 *p, const guint8 *end, GString *out)
-{
-  struct rd r = {p, end, false};
-  const guint64 shared = r_var(&r), len = r_var(&r);
-  const char *s = r_bytes(&r, r.bad || shared ? 0 : (size_t)len);
-  g_string_truncate(out, 0);
-  if (r.bad || shared)
-    return false;
-  g_string_append_len(out, s, (gssize)len);
-  return true;
-}
-
 /* Is PATH one of the directories a walk left unentered (TOPS, *TOP set),
  * or below one (PREFIXES: theirs with '/')? Asked in path order: *T_IS and
  * *T_BELOW go on from where the last path left them. */
@@ -990,14 +1061,6 @@ block_all_kept(const guint8 *at, const guint8 *end, guint32 n, const GPtrArray *
   return r.p == end;
 }
 
-/* Bytewise, a prefix first: the order of a walk's entries. */
-static int
-compare_paths(const char *a, size_t alen, const char *b, size_t blen)
-{
-  const int k = memcmp(a, b, MIN(alen, blen));
-  return k ? k : (alen > blen) - (alen < blen);
-}
-
 /* Memo entries (struct memo_dir *) in path order. */
 static int
 compare_dirs(gconstpointer a, gconstpointer b)
@@ -1027,6 +1090,27 @@ walked_within(const GPtrArray *walked, guint *at, const GString *key, const GStr
 
 unsigned long cache_test_split_blocks[3];
 
+/* Block M of cached walk W's entries into [*AT, *END), for a split
+ * (walk_block()), *SINGLES counting those read alone. When those come to a
+ * quarter of the blocks, the region is read whole: one read then costs
+ * less than the rest one at a time. False if it cannot be read or does not
+ * check out. */
+static bool
+split_block(const struct cached_walk *w, guint32 m, guint32 *singles, const guint8 **at,
+            const guint8 **end)
+{
+  struct cache_file *c = w->file;
+  if (!c->dirs_checked && *singles >= w->n_marks / 4 + 1) {
+    const guint8 *all, *all_end;
+    if (!cached_walk_dirs(w, &all, &all_end))
+      return false;
+  }
+  *singles += !c->dirs_checked;
+  bool corrupt;
+  *at = walk_block(w, m, end, &corrupt);
+  return *at != NULL;
+}
+
 bool
 cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
                   const struct walk_memo *prev, struct split *out,
@@ -1038,13 +1122,12 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   out->musts = g_array_new(FALSE, FALSE, sizeof(guint32));
   out->entries = 0;
   out->file = c;
-  /* The entries whole, every block checked (few bytes: the records are
-   * most of a file). The records of a block kept whole are not read: the
-   * writer copies them from the file, with their sum (one parsed is read
-   * and checked first). */
-  const guint8 *dirs, *dirs_end;
-  if (!cached_walk_dirs(w, &dirs, &dirs_end))
-    return false;
+  /* A block kept whole by its key and the next block's (format.h: keys)
+   * is not read: neither its entries nor its records (the writer copies
+   * them, with their sums, or leaves them where they are: split_fill()).
+   * The others are read and checked (split_block()), their records too
+   * when they are parsed. */
+  guint32 singles = 0;
   /* An entry is kept when it is a top, or below one. The tops in path
    * order, and apart from them their prefixes ("top/") in path order: the
    * paths below a top are together in path order, those below different
@@ -1062,7 +1145,6 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   g_ptr_array_sort(prefixes, compare_strs);
   guint t_is = 0, t_below = 0, tops_found = 0;
   GString *path = g_string_new(NULL), *key = g_string_new(NULL), *next_key = g_string_new(NULL);
-  bool have_key = false; /* NEXT_KEY holds the next block's first path */
   GPtrArray *walked = NULL; /* the directories NOW holds, in path order (when asked) */
   guint w_at = 0;
   /* The must list, read along (numbers ascending): for the blocks kept
@@ -1076,30 +1158,27 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
   bool ok = true;
   for (guint32 b = 0; b < w->n_marks && ok; b++) {
     const guint32 first = mark_first(w, b), next = mark_first(w, b + 1);
-    const guint8 *at = dirs + mark_at(w, b), *end = dirs + block_end(w, b);
     const guint64 rlen = mark_rlen(w, b);
+    const guint8 *at = NULL, *end = NULL; /* its entries, once read */
     /* Kept whole: its first entry and the next block's both below one
      * top, so every entry between them is (a prefix's paths are together
      * in path order), and none the walk entered is among them. (The last
-     * block is parsed.) */
+     * block is not.) The keys say so: the block is not read. */
     bool whole = false;
-    if (have_key) { /* this block's key: the last block's next */
-      GString *t = key;
-      key = next_key;
-      next_key = t;
-    }
     const bool last_block = b + 1 == w->n_marks;
+    size_t klen;
+    const char *kp = mark_key(w, b, &klen);
+    g_string_truncate(key, 0);
+    g_string_append_len(key, kp, (gssize)klen);
     if (!last_block) {
-      ok = (have_key || first_path(at, end, key)) &&
-           first_path(dirs + mark_at(w, b + 1), dirs + block_end(w, b + 1), next_key);
-      have_key = ok;
-      while (ok && t_below < prefixes->len && strcmp(prefixes->pdata[t_below], key->str) < 0 &&
+      kp = mark_key(w, b + 1, &klen);
+      g_string_truncate(next_key, 0);
+      g_string_append_len(next_key, kp, (gssize)klen);
+      while (t_below < prefixes->len && strcmp(prefixes->pdata[t_below], key->str) < 0 &&
              !g_str_has_prefix(key->str, prefixes->pdata[t_below]))
         t_below++;
-      whole = ok && t_below < prefixes->len && g_str_has_prefix(key->str, prefixes->pdata[t_below]) &&
+      whole = t_below < prefixes->len && g_str_has_prefix(key->str, prefixes->pdata[t_below]) &&
               g_str_has_prefix(next_key->str, prefixes->pdata[t_below]);
-    } else if (!have_key) {
-      ok = first_path(at, end, key);
     }
     /* Or kept whole because every entry in it is kept (a top, or below
      * one), read for their paths alone, and no directory the walk holds
@@ -1107,7 +1186,7 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
      * next one's begin, which would be written again. */
     if (whole) {
       __atomic_fetch_add(&cache_test_split_blocks[0], 1, __ATOMIC_RELAXED);
-    } else if (ok && tops->len) {
+    } else if (tops->len) {
       if (walked == NULL) {
         walked = g_ptr_array_sized_new(g_hash_table_size(now->dirs));
         GHashTableIter it;
@@ -1117,17 +1196,22 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
           g_ptr_array_add(walked, d);
         g_ptr_array_sort(walked, compare_dirs);
       }
-      const guint was_is = t_is, was_below = t_below;
-      guint n_tops = 0;
-      whole = !walked_within(walked, &w_at, key, last_block ? NULL : next_key) &&
-              block_all_kept(at, end, next - first, tops, prefixes, &t_is, &t_below, &n_tops,
-                             path);
-      if (whole) {
-        tops_found += n_tops;
-        __atomic_fetch_add(&cache_test_split_blocks[1], 1, __ATOMIC_RELAXED);
-      } else {
-        t_is = was_is;
-        t_below = was_below;
+      if (!walked_within(walked, &w_at, key, last_block ? NULL : next_key)) {
+        if (!split_block(w, b, &singles, &at, &end)) {
+          ok = false;
+          break;
+        }
+        const guint was_is = t_is, was_below = t_below;
+        guint n_tops = 0;
+        whole = block_all_kept(at, end, next - first, tops, prefixes, &t_is, &t_below, &n_tops,
+                               path);
+        if (whole) {
+          tops_found += n_tops;
+          __atomic_fetch_add(&cache_test_split_blocks[1], 1, __ATOMIC_RELAXED);
+        } else {
+          t_is = was_is;
+          t_below = was_below;
+        }
       }
     }
     if (whole) {
@@ -1140,10 +1224,16 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
         next_must = musts < w->n_must ? next_must + (guint32)r_var(&must) + 1 : G_MAXUINT32;
         musts++;
       }
-      /* Its records from the file when they were not read whole. */
+      /* Its entries where they are when they were read (else read when
+       * they are copied: split_fill()), its records from the file when
+       * they were not read whole. */
       const guint64 rat = mark_rat(w, b);
+      if (at == NULL && c->dirs_checked && c->dirs_ok)
+        at = c->dirs + w->dirs_off + mark_at(w, b);
+      else if (at == NULL)
+        at = __atomic_load_n(&w->dirs_blocks[b], __ATOMIC_ACQUIRE);
       struct kept_entry k = {arena_copy(&out->arena, key->str, key->len), key->len, at,
-                             (size_t)(end - at), 0,
+                             (size_t)(block_end(w, b) - mark_at(w, b)), 0,
                              c->records_loaded && c->recs ? mark_recs(w, b) : NULL, rlen,
                              ((rat & 1) ? c->base_recs_at : c->recs_at) + (rat >> 1), false,
                              next - first, mark_sum(w, b), mark_rsum(w, b), from,
@@ -1151,6 +1241,10 @@ cached_walk_split(const struct cached_walk *w, const struct walk_memo *now,
       g_array_append_val(out->kept, k);
       out->entries += next - first;
       continue;
+    }
+    if (at == NULL && !split_block(w, b, &singles, &at, &end)) {
+      ok = false;
+      break;
     }
     /* Parsed: its records read and checked first. */
     __atomic_fetch_add(&cache_test_split_blocks[2], 1, __ATOMIC_RELAXED);
@@ -1244,7 +1338,6 @@ split_clear(struct split *s)
 /* ---- reading entries from the marks, a block at a time ---- */
 
 unsigned long cache_test_dirs_decoded;
-unsigned long cache_test_blocks_read;
 
 void
 dir_cursor_init(struct dir_cursor *c, const struct cached_walk *w)
@@ -1257,53 +1350,65 @@ dir_cursor_clear(struct dir_cursor *c)
 {
   g_string_free(c->path, TRUE);
   c->path = NULL;
-  if (c->buf)
-    g_byte_array_unref(c->buf);
-  c->buf = NULL;
-  for (guint32 m = 0; c->keys && m < c->w->n_marks; m++)
-    if (c->keys[m])
-      g_bytes_unref(c->keys[m]);
-  g_free(c->keys);
-  c->keys = NULL;
 }
 
-/* C at the start of block M (its first entry): from the region when it was
- * read whole (every block checked then), else read from the file and
- * checked against its sum before anything reads it. False (C bad and
- * corrupt) if it cannot be read or does not check out. */
+static const guint8 *
+walk_block(const struct cached_walk *w, guint32 m, const guint8 **end, bool *corrupt)
+{
+  struct cache_file *f = w->file;
+  const guint64 from = mark_at(w, m), len = block_end(w, m) - from;
+  const guint8 *at;
+  *corrupt = false;
+  if (f->dirs_checked) {
+    *corrupt = !f->dirs_ok;
+    if (!f->dirs_ok)
+      return NULL;
+    at = f->dirs + w->dirs_off + from;
+  } else {
+    at = __atomic_load_n(&w->dirs_blocks[m], __ATOMIC_ACQUIRE);
+    if (at == NULL) {
+      guint8 *b = g_malloc((gsize)len);
+      __atomic_fetch_add(&cache_test_blocks_read, 1, __ATOMIC_RELAXED);
+      if (!read_where(f, mark_dat(w, m), true, b, (gsize)len) ||
+          checksum(b, (gsize)len) != mark_sum(w, m)) {
+        g_free(b);
+        *corrupt = true;
+        return NULL;
+      }
+      guint8 *was = NULL;
+      if (__atomic_compare_exchange_n(&w->dirs_blocks[m], &was, b, false, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE)) {
+        at = b;
+      } else {
+        g_free(b);
+        at = was;
+      }
+    }
+  }
+  *end = at + len;
+  return block_key_ok(w, m, at, *end) ? at : NULL;
+}
+
+/* C at the start of block M (its first entry: walk_block()). False (C bad;
+ * corrupt too if the block cannot be read or does not check out) if it is
+ * not to be read. */
 static bool
 cursor_block(struct dir_cursor *c, guint32 m)
 {
-  const struct cached_walk *w = c->w;
-  struct cache_file *f = w->file;
-  const guint64 from = mark_at(w, m), to = block_end(w, m);
   g_string_truncate(c->path, 0); /* so an entry there that shares anything is bad */
-  c->block = m;
-  c->next = mark_first(w, m);
-  if (f->dirs_checked && f->dirs_ok) {
-    c->start = c->p = f->dirs + w->dirs_off + from;
-    c->end = f->dirs + w->dirs_off + to;
-    return true;
-  }
-  bool ok = !f->dirs_checked;
-  if (ok) {
-    if (c->buf == NULL)
-      c->buf = g_byte_array_new();
-    g_byte_array_set_size(c->buf, (guint)(to - from));
-    ok = read_where(f, mark_dat(w, m), true, c->buf->data, c->buf->len) &&
-         checksum(c->buf->data, c->buf->len) == mark_sum(w, m);
-    __atomic_fetch_add(&cache_test_blocks_read, 1, __ATOMIC_RELAXED);
-    if (ok && w->dirs_checked)
-      __atomic_store_n(&w->dirs_checked[m], 1, __ATOMIC_RELAXED);
-  }
-  if (!ok) {
-    c->bad = c->corrupt = true;
+  bool corrupt;
+  const guint8 *end, *at = walk_block(c->w, m, &end, &corrupt);
+  if (at == NULL) {
+    c->bad = true;
+    c->corrupt = corrupt;
     c->block = G_MAXUINT32;
     c->start = c->p = c->end = NULL;
     return false;
   }
-  c->start = c->p = c->buf->data;
-  c->end = c->buf->data + c->buf->len;
+  c->block = m;
+  c->next = mark_first(c->w, m);
+  c->start = c->p = at;
+  c->end = end;
   return true;
 }
 
@@ -1356,28 +1461,6 @@ dir_cursor_at(struct dir_cursor *c, guint32 i, struct dir_entry *e)
   return !c->bad && cursor_read(c, e, false);
 }
 
-/* The path of mark M's entry (written whole: it shares nothing), read with
- * its block the first time and kept; NULL (C bad) if the block does not
- * check out or the entry there shares anything. */
-static GBytes *
-mark_key(struct dir_cursor *c, guint32 m)
-{
-  if (c->keys == NULL)
-    c->keys = g_new0(GBytes *, c->w->n_marks);
-  if (c->keys[m] == NULL) {
-    if (c->block != m && !cursor_block(c, m))
-      return NULL;
-    GString *key = g_string_new(NULL);
-    if (!first_path(c->start, c->end, key)) {
-      g_string_free(key, TRUE);
-      c->bad = true;
-      return NULL;
-    }
-    c->keys[m] = g_string_free_to_bytes(key);
-  }
-  return c->keys[m];
-}
-
 bool
 dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
                 struct dir_entry *e)
@@ -1385,18 +1468,15 @@ dir_cursor_find(struct dir_cursor *c, const char *path, size_t len, guint32 *i,
   const struct cached_walk *w = c->w;
   if (c->bad || w->n_dirs == 0)
     return false;
-  /* The last mark whose entry's path is PATH or before it: the entry at a
-   * mark shares nothing, its path is there whole. */
+  /* The last mark whose key (its block's first path) is PATH or before
+   * it: a search over the index alone. */
   guint32 lo = 0, hi = w->n_marks; /* the mark is below HI, and LO or after */
   bool any = false;
   while (lo < hi) {
     const guint32 mid = lo + (hi - lo) / 2;
-    GBytes *key = mark_key(c, mid);
-    if (key == NULL)
-      return false;
-    gsize klen;
-    const char *k = g_bytes_get_data(key, &klen);
-    if (compare_paths(klen ? k : "", klen, path, len) <= 0) {
+    size_t klen;
+    const char *k = mark_key(w, mid, &klen);
+    if (compare_paths(k, klen, path, len) <= 0) {
       lo = mid + 1;
       any = true;
     } else {
@@ -2001,6 +2081,7 @@ struct mark_w {
   guint32 first;
   guint64 rat, rlen, rsum, dat;
   guint64 arr;          /* where its records start in RECS' bytes (the open block's) */
+  guint32 kat;          /* where its first path is in the keys */
 };
 
 /* End the block being written (OPEN, of *IN_OPEN entries: none, nothing
@@ -2070,6 +2151,17 @@ file_bytes(const struct cache_file *c)
   return n;
 }
 
+/* Does block KE, kept whole, stay where it is in a file written as
+ * OVERLAY (OVER_*): in the base, which holds both its entries and its
+ * records? Else it is copied. */
+static bool
+block_stays(const struct kept_entry *ke, int overlay)
+{
+  const guint64 part = (guint64)(overlay == OVER_BASE);
+  return ke->n_block && overlay != OVER_NONE && (ke->dwhere & 1) == part &&
+         (ke->rwhere & 1) == part;
+}
+
 int
 cache_overlay_choice(const struct cache_file *old, const char *path,
                      const struct split *const *splits, size_t n)
@@ -2077,16 +2169,37 @@ cache_overlay_choice(const struct cache_file *old, const char *path,
   if (old == NULL || old->path == NULL || strcmp(old->path, path) != 0)
     return OVER_NONE;
   const int overlay = old->has_base ? OVER_BASE : OVER_LAST;
-  const guint64 part = (guint64)(overlay == OVER_BASE);
   guint64 left = 0; /* the bytes of the blocks that would stay where they are */
   for (size_t i = 0; i < n; i++) {
     for (guint k = 0; splits[i] && splits[i]->kept && k < splits[i]->kept->len; k++) {
       const struct kept_entry *ke = &g_array_index(splits[i]->kept, struct kept_entry, k);
-      if (ke->n_block && (ke->dwhere & 1) == part && (ke->rwhere & 1) == part)
+      if (block_stays(ke, overlay))
         left += ke->body_len + ke->recs_len;
     }
   }
   return left > 0 && left >= file_bytes(old) / 2 ? overlay : OVER_NONE;
+}
+
+unsigned long cache_test_split_filled;
+
+bool
+split_fill(struct split *s, int overlay, char **why)
+{
+  for (guint k = 0; s->kept && k < s->kept->len; k++) {
+    struct kept_entry *ke = &g_array_index(s->kept, struct kept_entry, k);
+    if (!ke->n_block || ke->body || block_stays(ke, overlay))
+      continue;
+    guint8 *body = (guint8 *)arena_alloc(&s->arena, ke->body_len);
+    if (!read_where(s->file, ke->dwhere, true, body, ke->body_len)) {
+      const int err = errno;
+      *why = g_strdup_printf("%s: its directory entries cannot be read again (%s)",
+                             s->file->path, err ? g_strerror(err) : "the file is shorter");
+      return false;
+    }
+    ke->body = body;
+    __atomic_fetch_add(&cache_test_split_filled, 1, __ATOMIC_RELAXED);
+  }
+  return true;
 }
 
 /* LEN bytes to O: from memory (P), or from SPLIT's file (PART 0) or its
@@ -2141,6 +2254,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
   GArray *marks = g_array_sized_new(FALSE, FALSE, sizeof(struct mark_w),
                                     (g->kept ? g->kept->kept->len : 0) + all->len / every + 1);
   GArray *must = g_array_new(FALSE, FALSE, sizeof(guint32));
+  GByteArray *keys = g_byte_array_new(); /* the blocks' first paths */
   struct mark_w open = {0}; /* the block being written: where it starts */
   guint32 in_open = 0, nth = 0;
   /* The walk's entries and those kept (both in path order, no path in
@@ -2162,15 +2276,17 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
       /* A block as it was, with its sums: after the one being written.
        * Over a base that holds it, it stays there; else it is copied. */
       close_block(marks, &open, &in_open, b, &at, recs);
-      const guint64 part = (guint64)(g->overlay == OVER_BASE);
-      if (g->overlay != OVER_NONE && (ke->dwhere & 1) == part && (ke->rwhere & 1) == part) {
+      const guint32 kat = keys->len;
+      g_byte_array_append(keys, (const guint8 *)ke->path, (guint)ke->len);
+      if (block_stays(ke, g->overlay)) {
         const struct mark_w m = {at, ke->sum, nth, ke->rwhere | 1, ke->recs_len, ke->rsum,
-                                 ke->dwhere | 1, 0};
+                                 ke->dwhere | 1, 0, kat};
         g_array_append_val(marks, m);
       } else {
         const struct mark_w m = {at, ke->sum, nth, recs->len << 1, ke->recs_len, ke->rsum,
-                                 (guint64)b->len << 1, 0};
+                                 (guint64)b->len << 1, 0, kat};
         g_array_append_val(marks, m);
+        g_assert(ke->body != NULL); /* (split_fill()) */
         g_byte_array_append(b, ke->body, (guint)ke->body_len);
         recs_append(recs, ke->recs, ke->recs_len, g->kept, ke->rfrom, (guint32)(ke->rwhere & 1));
       }
@@ -2194,6 +2310,8 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
       open.first = nth;
       open.rat = recs->len << 1;
       open.arr = recs->bytes->len;
+      open.kat = keys->len;
+      g_byte_array_append(keys, (const guint8 *)p, (guint)plen);
     } else {
       while (shared < before_len && shared < plen && before[shared] == p[shared])
         shared++;
@@ -2274,8 +2392,10 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
     put_le(t + 28, m->rlen, 8);
     put_le(t + 36, m->rsum, 8);
     put_le(t + 44, m->dat, 8);
+    put_le(t + 52, m->kat, 4);
     g_byte_array_append(b, t, MARK_SIZE);
   }
+  w_str(b, (const char *)keys->data, keys->len);
   w_le(b, must->len, 4);
   for (guint k = 0; k < must->len; k++) {
     const guint32 n = g_array_index(must, guint32, k);
@@ -2283,6 +2403,7 @@ cache_write_walk(GByteArray *b, GByteArray *dirs, struct recs_out *recs,
   }
   g_array_unref(marks);
   g_array_unref(must);
+  g_byte_array_unref(keys);
   g_ptr_array_unref(all);
 }
 
@@ -2649,7 +2770,7 @@ cache_read_all(const char *path, char **why)
   const guint8 *at, *end;
   long results = 0;
   if (c->walks->len && !cached_walk_dirs(c->walks->pdata[0], &at, &end))
-    results = -4;
+    results = c->dirs_sums_ok ? -3 : -4;
   records_read(c);
   if (results >= 0 && !c->records_ok)
     results = -2;

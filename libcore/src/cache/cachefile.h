@@ -28,7 +28,7 @@ G_BEGIN_DECLS
 
 /* The header (format.h has the layout). */
 #define CACHE_MAGIC "TRAWLC\x1a\n"
-#define CACHE_FORMAT 14u
+#define CACHE_FORMAT 15u
 #define HEADER_SIZE 56
 
 /* An outside source's kind, when its stamp was racy when recorded: the
@@ -57,10 +57,14 @@ struct cached_walk {
   guint32 n_marks;
   const guint8 *marks;  /* the marks (format.h), checked: in order, inside the entries and
                            the records (the sums when a block is read) */
+  const char *keys;     /* their blocks' first paths (format.h: keys), checked: in path
+                           order (against the blocks' first entries when those are read) */
+  guint64 keys_len;
   gchar **rec_blocks;   /* per mark: its records, read alone and checked (block_records()),
                            when the records were not read whole */
-  guint8 *dirs_checked; /* per mark: its entries, read alone by a cursor, checked against its
-                           sum (set and read atomically: cursors run in several threads) */
+  guint8 **dirs_blocks;  /* per mark: its entries, read alone (walk_block(), cachefile.c) and
+                           checked, kept for every reader after (set and read atomically:
+                           cursors run in several threads) */
   const guint8 *must_at, *must_end; /* the entries watchman never vouches for (format.h: must) */
   guint32 n_must;
   struct cache_file *file;
@@ -79,7 +83,9 @@ struct cache_file {
   guint64 dirs_at, dirs_len; /* where the directory entries are in it */
   gchar *dirs_data;     /* they, once read whole */
   const guint8 *dirs;
-  bool dirs_checked, dirs_ok; /* read whole, and every block checked out */
+  bool dirs_checked, dirs_ok; /* read whole, and every block checked out: its sum, and its
+                                first entry against its key */
+  bool dirs_sums_ok;    /* every block's sum (DIRS_OK false else: the keys) */
   guint64 recs_at, recs_len; /* where the records are in it */
   gchar *recs_data;     /* the records, once read whole */
   const guint8 *recs, *recs_end;
@@ -153,7 +159,8 @@ struct walk_memo *cached_memo_part(const struct cached_walk *w, GHashTable *hot)
 struct kept_entry {
   const char *path;     /* in the split's arena: the entry's, or the block's first's */
   size_t len;
-  const guint8 *body;   /* dir_entry.body: from its live queries to its questions' end */
+  const guint8 *body;   /* dir_entry.body: from its live queries to its questions' end
+                           (a block: its entries, NULL until read: split_fill()) */
   size_t body_len;
   guint32 n;            /* its records: RECS_LEN bytes at RECS (a block: RECS NULL when
                            they are at RFROM in the split's file, unread) */
@@ -178,6 +185,12 @@ struct split {
   const struct cache_file *file; /* the cache file the blocks' records are in */
   struct arena arena;
 };
+
+/* Read the entries of the blocks S keeps whole that a file written as
+ * OVERLAY (OVER_*) copies, when the split did not read them (their BODY
+ * NULL): from S's file, which the split read. False with *WHY set (to
+ * free) if they cannot be read. */
+bool split_fill(struct split *s, int overlay, char **why);
 
 /* One pass over cached walk W's blocks after a walk given PREV, part of
  * W's record (cached_memo_part()), that recorded NOW: into OUT->kept every
@@ -249,9 +262,10 @@ bool cached_walk_must(const struct cached_walk *w,
  * before the one it wants (format.h, marks): at most DIR_MARK_EVERY entries
  * read per lookup, and only the blocks it reads (the entries from one mark
  * to the next) taken from the file, each checked against its sum before a
- * byte of it is read — or from the region, when it was read whole. PATH
- * holds the last entry's path; BAD, once set, stays (CORRUPT too: a block
- * could not be read or did not check out). */
+ * byte of it is read and kept with the walk for every reader after — or
+ * from the region, when it was read whole. PATH holds the last entry's
+ * path; BAD, once set, stays (CORRUPT too: a block could not be read or did
+ * not check out). */
 struct dir_entry;
 struct dir_cursor {
   const struct cached_walk *w;
@@ -259,8 +273,6 @@ struct dir_cursor {
                                    where the block ends */
   guint32 next;
   guint32 block;        /* the block P is in (G_MAXUINT32: none) */
-  GByteArray *buf;      /* that block, read from the file */
-  GBytes **keys;        /* per mark: its entry's path, once read (dir_cursor_find) */
   GString *path;
   bool bad, corrupt;
 };

@@ -48,9 +48,9 @@ G_BEGIN_DECLS
  *              u32 n, source[n], u32 n, u64 bytes (its N dirs: the next
  *              BYTES of the dirs, none without a dir: N 0 and BYTES 0 go
  *              together), u32 every, u32 k, mark[k] (K 0 with N 0 only),
- *              u32 m, var must[m]
+ *              str keys, u32 m, var must[m]
  *   mark    := u64 at, u64 sum, u32 first, u64 rat, u64 rlen, u64 rsum,
- *              u64 dat: a
+ *              u64 dat, u32 key: a
  *              block of the walk's dirs and of their records. Its first
  *              dir is number FIRST (the first mark's 0, each after it
  *              larger by 1 to EVERY, the last's below N by at most EVERY),
@@ -70,7 +70,16 @@ G_BEGIN_DECLS
  *              is copied as it is, sums and all, by a writer that keeps
  *              it (a check that walked only what changed): so a block
  *              holds 1 to EVERY dirs, not always EVERY, and corruption in
- *              a copied block is still found when it is read
+ *              a copied block is still found when it is read. KEY is where
+ *              the path of the block's first dir is in KEYS: the bytes
+ *              from KEY to the next mark's KEY (the last's: to the end of
+ *              KEYS; the first mark's KEY 0, none after it smaller), each
+ *              path after the one before in path order (format 15: a
+ *              search by path reads no block, and a writer keeps a block
+ *              whole by its path and the next one's without reading it);
+ *              checked against the block's first dir when the block is
+ *              read (a reader that finds them apart finds the file
+ *              corrupt)
  *   must    := the dirs watchman can never vouch for (watchman_may_vouch()
  *              false: the root, racy, a start directory or on the way to
  *              one, a nested repository's, absent), by number, ascending:
@@ -121,9 +130,10 @@ G_BEGIN_DECLS
  * and copies the others unread into the new file (format 13), or leaves them
  * where they are and writes the new file over the last as its base, when
  * they are most of it (format 14, docs/cache.md "Writing over a base"). Why, with the numbers: docs/adr/0004-cache-file-read-cost.md. A
- * re-check with watchman's answer reads less still: the marks let it find a
- * directory by its path in a binary search and at most DIR_MARK_EVERY
- * entries, the must list names those it stats whatever watchman says, and
+ * re-check with watchman's answer reads less still: the marks and their
+ * keys let it find a directory by its path in a binary search over the
+ * index and a read of one block, at most DIR_MARK_EVERY entries, the must
+ * list names those it stats whatever watchman says, and
  * of the dirs it reads only the blocks those are in, each checked against
  * its mark's sum (docs/cache.md, "Watchman"). */
 #define DIR_INDEX_MIN 10
@@ -136,7 +146,7 @@ G_BEGIN_DECLS
 #define DIR_REPO 32     /* it holds a nested repository: its sources follow (memo.h) */
 #define WALK_PROBLEMS 1 /* it had problems (a directory it could not read): no quick re-check */
 #define DIR_MARK_EVERY 64 /* the writer's EVERY: a lookup by path reads at most this many dirs */
-#define MARK_SIZE 52      /* a mark in the index: fixed width, for a binary search */
+#define MARK_SIZE 56      /* a mark in the index: fixed width, for a binary search */
 #define STAMP_PRESENT 1
 #define STAMP_DEV 2     /* on the walk's device: not written */
 #define STAMP_CTIME 4   /* ctime = mtime: not written */
