@@ -136,8 +136,15 @@ MUTANTS = {
         ("          checksum((const guint8 *)b, len) != mark_rsum(w, m)) {",
          "          (checksum((const guint8 *)b, len) != mark_rsum(w, m) && false)) {")]),
     "a block's checksum not compared when read alone": ("libcore/src/cache/cachefile.c", [
-        ("         checksum(c->buf->data, c->buf->len) == mark_sum(w, m);",
-         "         (checksum(c->buf->data, c->buf->len) == mark_sum(w, m) || true);")]),
+        ("          checksum(b, (gsize)len) != mark_sum(w, m)) {",
+         "          (checksum(b, (gsize)len) != mark_sum(w, m) && false)) {")]),
+    # Format 15: each block's first path (its key) in the index.
+    "a block's key not compared with its first entry": ("libcore/src/cache/cachefile.c", [
+        ("  return !r.bad && shared == 0 && len == klen && memcmp(s, key, klen) == 0;",
+         "  return true || (!r.bad && shared == 0 && len == klen && memcmp(s, key, klen) == 0);")]),
+    "the keys' order not compared": ("libcore/src/cache/cachefile.c", [
+        ("    if (before && compare_paths(before, before_len, key, len) >= 0)",
+         "    if (before && compare_paths(before, before_len, key, len) >= 0 && false)")]),
     "the blocks' checksums not compared when read whole": ("libcore/src/cache/cachefile.c", [
         ("  return checksum(data + from, (gsize)(block_end(w, m) - from)) == mark_sum(w, m);",
          "  return checksum(data + from, (gsize)(block_end(w, m) - from)) == mark_sum(w, m) || true;")]),

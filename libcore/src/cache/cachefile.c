@@ -457,11 +457,12 @@ read_marks(struct rd *r, struct cached_walk *w, const struct cache_file *c)
   }
   if (!r->bad)
     r->p += MARK_SIZE * (size_t)n_marks;
-  /* The blocks' first paths: in path order, none with a NUL. */
+  /* The blocks' first paths: in path order, none with a NUL (one look
+   * over them all). */
   size_t keys_len;
   w->keys = r_str(r, &keys_len);
   w->keys_len = keys_len;
-  if (w->n_marks == 0 && keys_len)
+  if ((w->n_marks == 0 && keys_len) || memchr(w->keys, '\0', keys_len))
     r->bad = true;
   const char *before = NULL;
   size_t before_len = 0;
@@ -473,7 +474,7 @@ read_marks(struct rd *r, struct cached_walk *w, const struct cache_file *c)
     }
     size_t len;
     const char *key = mark_key(w, m, &len);
-    if (memchr(key, '\0', len) || (before && compare_paths(before, before_len, key, len) >= 0))
+    if (before && compare_paths(before, before_len, key, len) >= 0)
       r->bad = true;
     before = key;
     before_len = len;
