@@ -2,7 +2,7 @@
 """`trawl check` of one change, or of none, by several trawl builds, with a
 private watchman, the same settled cache copied back before every check.
 
-usage: bench/check_ab.py TREE ROUNDS [--cg] [--cg-out=DIR] [--syscalls] [--unchanged] NAME=TRAWL...
+usage: bench/check_ab.py TREE ROUNDS [--cg] [--cg-out=DIR] [--perf] [--syscalls] [--unchanged] NAME=TRAWL...
 
 TREE (e.g. bench/fixtures/big) is copied into a temporary git repository
 that a private watchman daemon watches (tests/cache/watchman_cache.py starts
@@ -16,7 +16,9 @@ left removed), so that every check does the same work: prints the file added
 and system milliseconds (getrusage), or with --cg callgrind's instructions
 (valgrind; --cg-out=DIR keeps each build's last profile there as NAME.cg.out,
 for callgrind_annotate), and the size of the file the last check wrote and of its base.
-With --syscalls, one more check of each build under `strace -f -c` after the
+With --perf, each timed check runs under `perf stat -e task-clock,page-faults`
+and the medians of those are reported too (the CPU the check took, and the
+pages it touched for the first time). With --syscalls, one more check of each build under `strace -f -c` after the
 rounds: its system calls counted by name (counts only: strace's own cost
 swamps their times).
 Only ratios between builds from one run mean anything on a shared machine.
@@ -32,6 +34,7 @@ cg_out = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--cg-out=")
 cg = "--cg" in sys.argv or cg_out is not None
 unchanged = "--unchanged" in sys.argv
 syscalls = "--syscalls" in sys.argv
+perf = "--perf" in sys.argv
 bins = [a.split("=", 1) for a in sys.argv[3:] if "=" in a and not a.startswith("--")]
 tmp = tempfile.mkdtemp(prefix="ab14-")
 d = os.path.join(tmp, "daemon"); os.mkdir(d)
@@ -70,10 +73,19 @@ try:
                 if cg_out:
                     shutil.copy(out, os.path.join(cg_out, name + ".cg.out"))
             else:
+                pre = ["perf", "stat", "-x,", "-e", "task-clock,page-faults", "-o", c + ".perf", "--"] if perf else []
                 ru0 = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = time.perf_counter()
-                p = subprocess.run([b, "check", "--cache", c], env=env, capture_output=True)
+                p = subprocess.run(pre + [b, "check", "--cache", c], env=env, capture_output=True)
                 t1 = time.perf_counter(); ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-                res[name].append(((t1 - t0) * 1000, (ru1.ru_utime - ru0.ru_utime) * 1000, (ru1.ru_stime - ru0.ru_stime) * 1000))
+                row = [(t1 - t0) * 1000, (ru1.ru_utime - ru0.ru_utime) * 1000, (ru1.ru_stime - ru0.ru_stime) * 1000]
+                if perf:
+                    got = {}
+                    for line in open(c + ".perf"):
+                        f = line.strip().split(",")
+                        if len(f) > 2 and f[0] and f[0][0].isdigit():
+                            got[f[2]] = float(f[0])
+                    row += [got.get("task-clock", 0.0), got.get("page-faults", 0.0)]
+                res[name].append(tuple(row))
             if (p.returncode != 0) if unchanged else (p.returncode != 1 or b"added1.txt" not in p.stdout):
                 sys.exit("%s: exit %d %s %s" % (name, p.returncode, p.stdout[:200], p.stderr[:300]))
     for name, _ in bins:
@@ -82,6 +94,8 @@ try:
             print("%s: %.2f M instructions (median of %d)" % (name, statistics.median(v) / 1e6, len(v)))
         else:
             print("%s: wall %.1f ms, user %.1f, system %.1f (medians of %d)" % (name, statistics.median(x[0] for x in v), statistics.median(x[1] for x in v), statistics.median(x[2] for x in v), len(v)))
+            if perf:
+                print("   task clock %.2f ms, page faults %d (perf stat, medians)" % (statistics.median(x[3] for x in v), statistics.median(x[4] for x in v)))
         c = os.path.join(tmp, name + ".cache")
         print("   file %d bytes, base %s" % (os.path.getsize(c), os.path.getsize(c + ".base") if os.path.exists(c + ".base") else "none"))
         if syscalls:
