@@ -1361,7 +1361,7 @@ walk_block(const struct cached_walk *w, guint32 m, const guint8 **end, bool *cor
   const guint8 *at;
   *corrupt = false;
   if (f->dirs_checked) {
-    *corrupt = !f->dirs_ok;
+    *corrupt = !f->dirs_sums_ok;
     if (!f->dirs_ok)
       return NULL;
     at = f->dirs + w->dirs_off + from;
