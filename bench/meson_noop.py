@@ -33,6 +33,11 @@ order rotated each round, each run 30 ms after the last change:
                          differences
   trawl check alone      `trawl check` with the check edge's arguments, on
                          the same cache (what the goal compares with)
+  ninja, trawl's edge running true   (the check on every build only)
+                         a copy of the trawl build whose check rule runs
+                         `true` instead: what Ninja itself costs for running
+                         any command before its manifest check (it resets
+                         its graph, State::Reset()), the floor of that wiring
   ninja, trawl, a directory's time moved   (through a depfile only)
                          the first directory of the fixture touched first
                          (untimed): the check runs once, reads it, finds the
@@ -260,6 +265,23 @@ def bench_shape(shape, tree, work, rounds, configure_rounds, watch_limit, watche
             sys.exit("meson_noop: the check runs every time:\n%s" % deps[:2000])
     else:
         print("wiring: the check on every build (beyond --watch-limit)")
+        # The same build with the check's command `true`: Ninja runs an edge
+        # before its manifest check and does what it does after any (the
+        # stamp is restat, untouched: build.ninja stays clean).
+        floor = builds["trawl"] + "-true"
+        shutil.rmtree(floor, ignore_errors=True)
+        shutil.copytree(builds["trawl"], floor, symlinks=True)
+        head, rest = text.split("\nrule TRAWL_MESON_CHECK\n", 1)
+        line, tail = rest.split("\n", 1)
+        if "command = " not in line:
+            sys.exit("meson_noop: an unexpected check rule: %s" % line)
+        with open(os.path.join(floor, "build.ninja"), "w") as f:
+            f.write(head + "\nrule TRAWL_MESON_CHECK\n" + line.split("command = ")[0] +
+                    "command = true\n" + tail)
+        os.utime(os.path.join(floor, "build.ninja"),
+                 ns=(time.time_ns(),
+                     os.stat(os.path.join(builds["trawl"], "build.ninja")).st_mtime_ns))
+        must(["ninja", "-C", floor], env=stat_env)
     # A directory of the fixture whose time is moved: the check runs, reads
     # it, finds the same answers (what an editor's temporary file costs).
     touched = os.path.join(tree, sorted(d for d in os.listdir(tree) if d != ".git" and
@@ -271,6 +293,8 @@ def bench_shape(shape, tree, work, rounds, configure_rounds, watch_limit, watche
         "ninja, trawl without its edges": (["ninja", "-C", bare], None, stat_env),
         "trawl check alone": (argv, builds["trawl"], stat_env),
     }
+    if not watch:
+        arms["ninja, trawl's edge running true"] = (["ninja", "-C", floor], None, stat_env)
     if watched:
         # The same build and cache; only the environment differs.
         arms["ninja, trawl, watchman"] = (ninja_trawl, None, wm_env)
@@ -298,7 +322,8 @@ def bench_shape(shape, tree, work, rounds, configure_rounds, watch_limit, watche
                 sys.exit("meson_noop: %s was not a no-op (exit %d):\n%s" % (a, code, out))
             # (Ninja prints each edge it runs: the check's description.)
             ran = out.count("Re-checking the file lists")
-            if a in ("ninja, trawl", "ninja, trawl, watchman") and ran != (0 if watch else 1):
+            if a in ("ninja, trawl", "ninja, trawl, watchman", "ninja, trawl's edge running true") \
+                    and ran != (0 if watch else 1):
                 sys.exit("meson_noop: the check ran %d times (want %d):\n%s" % (
                     ran, 0 if watch else 1, out))
             if a.endswith("moved") and ran != 1:
@@ -333,13 +358,21 @@ def bench_shape(shape, tree, work, rounds, configure_rounds, watch_limit, watche
         print("\nratios to `ninja, hand` (median / median; median of the rounds' ratios):\n")
         print("| arm | wall | wall, per round | CPU | CPU, per round |")
         print("|---|---:|---:|---:|---:|")
-        for arm in [a for a in names if a.startswith("ninja, trawl")]:
+        for arm in [a for a in names if a.startswith("ninja, trawl")]:  # (and its floor)
             cells = []
             for data in (times, cpu):
                 h = data["ninja, hand"]
                 cells += ["%.3f" % (statistics.median(data[arm]) / statistics.median(h)),
                           "%.3f" % statistics.median(t / x for t, x in zip(data[arm], h))]
             print("| %s | %s |" % (arm, " | ".join(cells)))
+        if "ninja, trawl's edge running true" in times:
+            # What trawl adds to Ninja's own cost of running a command there.
+            for data, label in ((times, "wall"), (cpu, "CPU")):
+                t, f = data["ninja, trawl, watchman"], data["ninja, trawl's edge running true"]
+                print("\n%s: trawl, watchman over `ninja, trawl's edge running true` %s ms"
+                      " (medians), %s ms (median of the rounds' differences)" % (
+                          label, ms(statistics.median(t) - statistics.median(f)),
+                          ms(statistics.median(a - b for a, b in zip(t, f)))))
         for data, label in ((times, "wall"), (cpu, "CPU")):
             s, w = data["trawl check alone"], data["trawl check alone, watchman"]
             print("\n%s: trawl check alone, stat path / watchman: %.2fx (medians), %.2fx (per"
