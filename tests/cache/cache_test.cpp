@@ -2260,6 +2260,19 @@ TEST_F(CacheWatchman, ALongAnswerWithNothingChangedRecordsItsClock)
 // A cache written over a base records a new clock as it records the rest:
 // over the same base, its own blocks as they were (cache_store_clocks()).
 // Issue 25.
+// NAME added to TMP's tree (ALL) and a check for its changes with watchman
+// run on CACHE, which it writes over a base: that base's inode (0: none).
+ino_t checked_over_a_base(TempDir &tmp, const std::string &cache, std::vector<std::string> &all,
+                          const std::string &name)
+{
+  add_settled(tmp, all, name);
+  Fixture f(tmp / "tree", {{"**/*.c"}});
+  CacheRun r = run(f, cache, TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY);
+  EXPECT_EQ(r.watchman.rfind("used", 0), 0u) << name << ": " << r.watchman;
+  EXPECT_TRUE(r.written) << name;
+  return inode_of(cache + ".base");
+}
+
 // With watchman, a check for its changes reads of the entries only the
 // blocks it must (format 15: each block's first path in the index): the
 // lookups of what it replays read the block each is in, not the blocks a
@@ -2305,14 +2318,7 @@ TEST_F(CacheWatchman, ACheckCopiesABlockItKeptUnreadFromTheLastFile)
   const unsigned flags = TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY;
   // The first check enters a/ and a/d0500: the block that holds it is
   // written again, in the new file; the rest stays in the base.
-  add_settled(tmp, all, "a/d0500/g.c");
-  {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    CacheRun r = run(f, cache, flags);
-    EXPECT_EQ(r.watchman.rfind("used", 0), 0u) << r.watchman;
-    EXPECT_TRUE(r.written);
-  }
-  const ino_t was = inode_of(base);
+  const ino_t was = checked_over_a_base(tmp, cache, all, "a/d0500/g.c");
   ASSERT_NE(was, 0u) << "not written over a base";
   // The second leaves a/ unentered: that block is below "a/" from its first
   // entry to the next one's, kept by its keys, and copied from the last file.
@@ -2350,15 +2356,8 @@ TEST_F(CacheWatchman, AClockRecordedOverABaseKeepsTheBase)
     spit(tmp / ("tree/many/m" + std::to_string(k) + ".txt"), "x");
   const std::string cache = tmp / "c.cache", base = cache + ".base";
   std::vector<std::string> all = settled_blocks(tmp, 1000, cache);
-  add_settled(tmp, all, "c/new.c");
   const unsigned flags = TRAWL_CACHE_WRITE_ON_CHANGE | TRAWL_CACHE_CHANGES_ONLY;
-  {
-    Fixture f(tmp / "tree", {{"**/*.c"}});
-    CacheRun r = run(f, cache, flags);
-    EXPECT_EQ(r.watchman.rfind("used", 0), 0u) << r.watchman;
-    EXPECT_TRUE(r.written);
-  }
-  const ino_t was = inode_of(base);
+  const ino_t was = checked_over_a_base(tmp, cache, all, "c/new.c");
   ASSERT_NE(was, 0u) << "not written over a base";
   // Files edited in place: their directories as recorded, a long answer.
   for (int k = 0; k < 1100; k++)

@@ -304,15 +304,19 @@ mark_sum(const struct cached_walk *w, guint32 m)
   return mark_u64(w, m, 8);
 }
 
+static guint32
+mark_u32(const struct cached_walk *w, guint32 m, size_t field)
+{
+  guint32 v;
+  memcpy(&v, w->marks + MARK_SIZE * (size_t)m + field, 4);
+  return GUINT32_FROM_LE(v);
+}
+
 /* The number of block M's first entry; N_DIRS past the last block. */
 static guint32
 mark_first(const struct cached_walk *w, guint32 m)
 {
-  if (m >= w->n_marks)
-    return w->n_dirs;
-  guint32 v;
-  memcpy(&v, w->marks + MARK_SIZE * (size_t)m + 16, 4);
-  return GUINT32_FROM_LE(v);
+  return m >= w->n_marks ? w->n_dirs : mark_u32(w, m, 16);
 }
 
 /* Where block M's records are (format.h: WHERE), how long, their sum. */
@@ -346,11 +350,7 @@ mark_dat(const struct cached_walk *w, guint32 m)
 static guint64
 mark_kat(const struct cached_walk *w, guint32 m)
 {
-  if (m >= w->n_marks)
-    return w->keys_len;
-  guint32 v;
-  memcpy(&v, w->marks + MARK_SIZE * (size_t)m + 52, 4);
-  return GUINT32_FROM_LE(v);
+  return m >= w->n_marks ? w->keys_len : mark_u32(w, m, 52);
 }
 
 /* Block M's first path (format.h: keys), *LEN bytes, not NUL-terminated. */
